@@ -1,0 +1,73 @@
+# simhash: PGXS build of the extension, its C++ core, unit tests and CLI tools.
+EXTENSION   = simhash
+EXTVERSION  = 1.0
+MODULE_big  = simhash
+
+PG_CONFIG  ?= pg_config
+
+# Every file under src/ is part of the module; pieces of the install script
+# live in src/sql/ and are concatenated in name order.
+C_SRCS      = $(sort $(wildcard src/*.c src/am/*.c))
+CORE_SRCS   = $(sort $(wildcard src/core/*.cpp))
+CORE_OBJS   = $(CORE_SRCS:.cpp=.o)
+OBJS        = $(C_SRCS:.c=.o) $(CORE_OBJS)
+SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
+DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
+DATA        = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*--*.sql))
+
+REGRESS      = $(sort $(notdir $(basename $(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+ISOLATION    = $(sort $(notdir $(basename $(wildcard specs/*.spec))))
+ISOLATION_OPTS = --load-extension=$(EXTENSION)
+TAP_TESTS    = 1
+
+CORE_LIBS   = -lxxhash -licuuc -licudata -lgumbo
+SHLIB_LINK += $(CORE_LIBS) -lstdc++
+PG_CPPFLAGS = -Isrc -Isrc/core
+PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-cast-function-type
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -fPIC
+
+# No LLVM bitcode: the JIT gains nothing from our functions and it would need clang.
+override with_llvm = no
+
+TOOLS       = $(patsubst tools/%.cpp,tools/%,$(wildcard tools/simhash-*.cpp))
+EXTRA_CLEAN = $(DATA_built) $(TOOLS) test/unit_tests test/*.o tools/*.o tmp_install tmp_check results regression.* output_iso log
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+all: $(TOOLS)
+
+$(DATA_built): $(SQL_PARTS) simhash.control
+	( echo '-- complain if script is sourced in psql, rather than via CREATE EXTENSION'; \
+	  echo '\echo Use "CREATE EXTENSION simhash" to load this file. \quit'; \
+	  cat $(SQL_PARTS) ) > $@
+
+# The core depends on its headers; keep rebuilds honest.
+$(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/core/*.h src/core/*.hpp)
+
+# ---- CLI tools (pure core, no PostgreSQL) ----------------------------------
+TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc/core -pthread
+tools/simhash-%: tools/simhash-%.cpp $(wildcard tools/*.hpp) $(CORE_OBJS)
+	$(CXX) $(TOOL_CXXFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
+
+install: install-tools
+install-tools: $(TOOLS)
+	$(if $(TOOLS),$(INSTALL_PROGRAM) $(TOOLS) '$(DESTDIR)$(bindir)/')
+
+# ---- unit tests of the core (GoogleTest) -----------------------------------
+UNIT_SRCS = $(sort $(wildcard test/*_test.cpp))
+test/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(wildcard src/core/*.h src/core/*.hpp)
+	$(CXX) $(TOOL_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_OBJS) $(CORE_LIBS) -lgtest -lgtest_main
+
+unit: test/unit_tests
+	./test/unit_tests
+
+# ---- the two commands of the README ----------------------------------------
+test:
+	bash test/run-all.sh
+
+demo:
+	bash tools/demo.sh
+
+.PHONY: unit test demo install-tools

@@ -1,0 +1,70 @@
+/*
+ * simhash_core.h — the C face of the C++ core.
+ *
+ * Everything here is callable from C, never throws, never calls back into
+ * PostgreSQL, and reports failure through an sh_status.  Memory the core hands
+ * back is either caller-provided or released by a matching sh_*_free call.
+ */
+#ifndef SIMHASH_CORE_H
+#define SIMHASH_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define SH_NOEXCEPT noexcept
+extern "C" {
+#else
+#define SH_NOEXCEPT
+#endif
+
+typedef enum sh_status
+{
+	SH_OK = 0,
+	SH_ERR_SYNTAX,		/* malformed input text */
+	SH_ERR_RANGE,		/* value out of range */
+	SH_ERR_ARGUMENT,	/* invalid option or parameter */
+	SH_ERR_NOMEM,		/* allocation failed */
+	SH_ERR_INTERNAL		/* unexpected exception inside the core */
+} sh_status;
+
+/* A short English description of a status, for error messages. */
+const char *sh_status_message(sh_status status) SH_NOEXCEPT;
+
+/* ---- bits ---------------------------------------------------------------- */
+
+/* Hamming distance: popcount(a ^ b). */
+int			sh_distance(uint64_t a, uint64_t b) SH_NOEXCEPT;
+
+/*
+ * Parse 1..16 hex digits, with an optional 0x/0X prefix and surrounding
+ * whitespace.  Returns SH_ERR_SYNTAX for anything else.
+ */
+sh_status	sh_parse_hex(const char *text, size_t len, uint64_t *out) SH_NOEXCEPT;
+
+/* Write 16 lowercase hex digits and a NUL terminator into out[17]. */
+void		sh_format_hex(uint64_t value, char *out) SH_NOEXCEPT;
+
+/* ---- bit voting ---------------------------------------------------------- */
+
+/*
+ * A vote is 64 per-bit sums: each feature adds its weight to bit i when the
+ * feature's bit i is set and subtracts it otherwise.  The fingerprint has bit
+ * i set when sum i is strictly positive (a strict majority).
+ */
+#define SH_BITS 64
+
+void		sh_vote_add(double *sums, uint64_t feature, double weight) SH_NOEXCEPT;
+uint64_t	sh_vote_result(const double *sums) SH_NOEXCEPT;
+
+/*
+ * The classic compute() on raw feature hashes: every feature weighs one,
+ * bit i is set when more than half of the features have it.
+ */
+uint64_t	sh_compute(const uint64_t *features, size_t n) SH_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* SIMHASH_CORE_H */

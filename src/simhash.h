@@ -1,0 +1,32 @@
+/*
+ * simhash.h — shared declarations of the C shim.
+ *
+ * A simhash is an unsigned 64-bit value passed by value; on the SQL side it
+ * has the size and alignment of bigint, so Datum conversions are bit-exact.
+ */
+#ifndef SIMHASH_H
+#define SIMHASH_H
+
+#include "postgres.h"
+#include "fmgr.h"
+
+#include "simhash_core.h"
+
+typedef uint64 simhash;
+
+#define DatumGetSimhash(X)		((simhash) DatumGetInt64(X))
+#define SimhashGetDatum(X)		Int64GetDatum((int64) (X))
+#define PG_GETARG_SIMHASH(n)	DatumGetSimhash(PG_GETARG_DATUM(n))
+#define PG_RETURN_SIMHASH(x)	return SimhashGetDatum(x)
+
+/* Turn a non-OK core status into an ERROR; "what" names the failing call. */
+extern void simhash_report_status(sh_status status, const char *what);
+
+#define SH_CHECK(call, what) \
+	do { \
+		sh_status sh_check_status_ = (call); \
+		if (sh_check_status_ != SH_OK) \
+			simhash_report_status(sh_check_status_, (what)); \
+	} while (0)
+
+#endif							/* SIMHASH_H */

@@ -1,0 +1,234 @@
+/*
+ * simhash_type.c — the simhash type: text I/O, binary I/O, casts,
+ * comparison support and Hamming distance.
+ */
+#include "simhash.h"
+
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+#include "utils/varbit.h"
+#include "common/hashfn.h"
+
+PG_MODULE_MAGIC;
+
+void
+simhash_report_status(sh_status status, const char *what)
+{
+	int			code;
+
+	switch (status)
+	{
+		case SH_OK:
+			return;
+		case SH_ERR_SYNTAX:
+			code = ERRCODE_INVALID_TEXT_REPRESENTATION;
+			break;
+		case SH_ERR_RANGE:
+			code = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+			break;
+		case SH_ERR_ARGUMENT:
+			code = ERRCODE_INVALID_PARAMETER_VALUE;
+			break;
+		case SH_ERR_NOMEM:
+			code = ERRCODE_OUT_OF_MEMORY;
+			break;
+		default:
+			code = ERRCODE_INTERNAL_ERROR;
+			break;
+	}
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("%s: %s", what, sh_status_message(status))));
+}
+
+/* ---- text and binary I/O ------------------------------------------------ */
+
+PG_FUNCTION_INFO_V1(simhash_in);
+Datum
+simhash_in(PG_FUNCTION_ARGS)
+{
+	char	   *str = PG_GETARG_CSTRING(0);
+	uint64_t	value;
+
+	if (sh_parse_hex(str, strlen(str), &value) != SH_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+				 errhint("A simhash is 1 to 16 hexadecimal digits, optionally prefixed with 0x.")));
+	PG_RETURN_SIMHASH(value);
+}
+
+PG_FUNCTION_INFO_V1(simhash_out);
+Datum
+simhash_out(PG_FUNCTION_ARGS)
+{
+	char	   *buf = palloc(17);
+
+	sh_format_hex(PG_GETARG_SIMHASH(0), buf);
+	PG_RETURN_CSTRING(buf);
+}
+
+PG_FUNCTION_INFO_V1(simhash_recv);
+Datum
+simhash_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+
+	PG_RETURN_SIMHASH((simhash) pq_getmsgint64(buf));
+}
+
+PG_FUNCTION_INFO_V1(simhash_send);
+Datum
+simhash_send(PG_FUNCTION_ARGS)
+{
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, (int64) PG_GETARG_SIMHASH(0));
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+/* ---- casts ---------------------------------------------------------------- */
+
+PG_FUNCTION_INFO_V1(simhash_from_int8);
+Datum
+simhash_from_int8(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_SIMHASH((simhash) PG_GETARG_INT64(0));
+}
+
+PG_FUNCTION_INFO_V1(simhash_to_int8);
+Datum
+simhash_to_int8(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) PG_GETARG_SIMHASH(0));
+}
+
+PG_FUNCTION_INFO_V1(simhash_to_bit);
+Datum
+simhash_to_bit(PG_FUNCTION_ARGS)
+{
+	simhash		value = PG_GETARG_SIMHASH(0);
+	int			len = VARBITTOTALLEN(64);
+	VarBit	   *result = (VarBit *) palloc0(len);
+	bits8	   *p = VARBITS(result);
+
+	SET_VARSIZE(result, len);
+	VARBITLEN(result) = 64;
+	/* Most significant bit first, as bit(64) prints. */
+	for (int i = 0; i < 8; i++)
+		p[i] = (bits8) (value >> (56 - 8 * i));
+	PG_RETURN_VARBIT_P(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_from_bit);
+Datum
+simhash_from_bit(PG_FUNCTION_ARGS)
+{
+	VarBit	   *arg = PG_GETARG_VARBIT_P(0);
+	bits8	   *p = VARBITS(arg);
+	simhash		value = 0;
+
+	if (VARBITLEN(arg) != 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
+				 errmsg("cannot cast bit string of length %d to simhash", VARBITLEN(arg)),
+				 errhint("A simhash has exactly 64 bits.")));
+	for (int i = 0; i < 8; i++)
+		value = (value << 8) | p[i];
+	PG_RETURN_SIMHASH(value);
+}
+
+PG_FUNCTION_INFO_V1(simhash_to_numeric);
+Datum
+simhash_to_numeric(PG_FUNCTION_ARGS)
+{
+	char		buf[24];
+
+	snprintf(buf, sizeof(buf), UINT64_FORMAT, (uint64) PG_GETARG_SIMHASH(0));
+	PG_RETURN_DATUM(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+										ObjectIdGetDatum(InvalidOid),
+										Int32GetDatum(-1)));
+}
+
+PG_FUNCTION_INFO_V1(simhash_from_numeric);
+Datum
+simhash_from_numeric(PG_FUNCTION_ARGS)
+{
+	Numeric		num = PG_GETARG_NUMERIC(0);
+	char	   *str = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
+	char	   *end;
+	unsigned long long value;
+
+	/* Only plain unsigned integers in 0 .. 2^64-1 are fingerprints. */
+	errno = 0;
+	value = strtoull(str, &end, 10);
+	if (str[0] == '-' || !isdigit((unsigned char) str[0]) || *end != '\0' || errno == ERANGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("numeric value %s is out of range for type simhash", str),
+				 errhint("A simhash as a number is an integer from 0 to 18446744073709551615.")));
+	PG_RETURN_SIMHASH((simhash) value);
+}
+
+/* ---- comparison (unsigned order, so numeric and hex order agree) --------- */
+
+static inline int
+simhash_cmp_internal(simhash a, simhash b)
+{
+	return (a > b) - (a < b);
+}
+
+#define SIMHASH_CMP_FN(name, expr) \
+	PG_FUNCTION_INFO_V1(name); \
+	Datum name(PG_FUNCTION_ARGS) \
+	{ \
+		int c = simhash_cmp_internal(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)); \
+		PG_RETURN_BOOL(expr); \
+	}
+
+SIMHASH_CMP_FN(simhash_eq, c == 0)
+SIMHASH_CMP_FN(simhash_ne, c != 0)
+SIMHASH_CMP_FN(simhash_lt, c < 0)
+SIMHASH_CMP_FN(simhash_le, c <= 0)
+SIMHASH_CMP_FN(simhash_gt, c > 0)
+SIMHASH_CMP_FN(simhash_ge, c >= 0)
+
+PG_FUNCTION_INFO_V1(simhash_cmp);
+Datum
+simhash_cmp(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(simhash_cmp_internal(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)));
+}
+
+PG_FUNCTION_INFO_V1(simhash_hash);
+Datum
+simhash_hash(PG_FUNCTION_ARGS)
+{
+	/* Same as hashint8, so a simhash and its bigint cast hash alike. */
+	return DirectFunctionCall1(hashint8, PG_GETARG_DATUM(0));
+}
+
+PG_FUNCTION_INFO_V1(simhash_hash_extended);
+Datum
+simhash_hash_extended(PG_FUNCTION_ARGS)
+{
+	return DirectFunctionCall2(hashint8extended, PG_GETARG_DATUM(0), PG_GETARG_DATUM(1));
+}
+
+/* ---- Hamming distance ----------------------------------------------------- */
+
+PG_FUNCTION_INFO_V1(simhash_distance);
+Datum
+simhash_distance(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(sh_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)));
+}
+
+PG_FUNCTION_INFO_V1(simhash_distance_int8);
+Datum
+simhash_distance_int8(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(sh_distance((uint64) PG_GETARG_INT64(0), (uint64) PG_GETARG_INT64(1)));
+}

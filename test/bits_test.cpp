@@ -1,0 +1,110 @@
+// Unit tests of bits.cpp: distance, hex form, voting.
+#include "simhash_core.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+TEST(Distance, CountsDifferingBits)
+{
+    EXPECT_EQ(sh_distance(0, 0), 0);
+    EXPECT_EQ(sh_distance(0, ~uint64_t{0}), 64);
+    EXPECT_EQ(sh_distance(0x1, 0x3), 1);
+    EXPECT_EQ(sh_distance(0xF0F0, 0x0F0F), 16);
+}
+
+TEST(Distance, IsAMetric)
+{
+    std::mt19937_64 rng(42);
+    for (int i = 0; i < 10000; i++)
+    {
+        uint64_t a = rng(), b = rng(), c = rng();
+        ASSERT_EQ(sh_distance(a, b), sh_distance(b, a));
+        ASSERT_LE(sh_distance(a, c), sh_distance(a, b) + sh_distance(b, c));
+        ASSERT_EQ(sh_distance(a, a), 0);
+    }
+}
+
+TEST(Distance, InvariantUnderBitPermutation)
+{
+    // Rotating both operands is one permutation of the 64 bit positions.
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 1000; i++)
+    {
+        uint64_t a = rng(), b = rng();
+        int r = static_cast<int>(rng() % 63) + 1;
+        uint64_t ra = (a << r) | (a >> (64 - r)), rb = (b << r) | (b >> (64 - r));
+        ASSERT_EQ(sh_distance(a, b), sh_distance(ra, rb));
+    }
+}
+
+static sh_status parse(const std::string &s, uint64_t *v)
+{
+    return sh_parse_hex(s.data(), s.size(), v);
+}
+
+TEST(Hex, ParsesPrefixesAndCase)
+{
+    uint64_t v = 1;
+    ASSERT_EQ(parse("0x0123456789ABCDEF", &v), SH_OK);
+    EXPECT_EQ(v, 0x0123456789abcdefULL);
+    ASSERT_EQ(parse("ffffffffffffffff", &v), SH_OK);
+    EXPECT_EQ(v, ~uint64_t{0});
+    ASSERT_EQ(parse("  a  ", &v), SH_OK);
+    EXPECT_EQ(v, 0xaULL);
+}
+
+TEST(Hex, RejectsBadInput)
+{
+    uint64_t v = 0;
+    EXPECT_EQ(parse("", &v), SH_ERR_SYNTAX);
+    EXPECT_EQ(parse("0x", &v), SH_ERR_SYNTAX);
+    EXPECT_EQ(parse("0123456789abcdef0", &v), SH_ERR_SYNTAX);
+    EXPECT_EQ(parse("12g4", &v), SH_ERR_SYNTAX);
+    EXPECT_EQ(parse("-1", &v), SH_ERR_SYNTAX);
+    EXPECT_EQ(parse(std::string("12\0" "34", 5), &v), SH_ERR_SYNTAX);
+}
+
+TEST(Hex, FormatsSixteenLowercaseDigits)
+{
+    char buf[17];
+    sh_format_hex(0x0123456789ABCDEFULL, buf);
+    EXPECT_STREQ(buf, "0123456789abcdef");
+    sh_format_hex(0, buf);
+    EXPECT_STREQ(buf, "0000000000000000");
+}
+
+TEST(Compute, MatchesClassicGoldenValues)
+{
+    // Golden values from the seomoz simhash-cpp compute() tests.
+    const uint64_t three[] = {0xABCD, 0xBCDE, 0xCDEF};
+    EXPECT_EQ(sh_compute(three, 3), 0xADCFULL);
+    const uint64_t opposite[] = {0x123456789abcdefULL, ~0x123456789abcdefULL};
+    EXPECT_EQ(sh_compute(opposite, 2), 0ULL);
+    EXPECT_EQ(sh_compute(nullptr, 0), 0ULL);
+}
+
+TEST(Vote, UnitWeightsAgreeWithCompute)
+{
+    std::mt19937_64 rng(3);
+    for (int n = 1; n < 50; n++)
+    {
+        std::vector<uint64_t> f(n);
+        double sums[SH_BITS] = {0};
+        for (auto &x : f)
+        {
+            x = rng();
+            sh_vote_add(sums, x, 1.0);
+        }
+        ASSERT_EQ(sh_vote_result(sums), sh_compute(f.data(), f.size())) << n;
+    }
+}
+
+TEST(Vote, HeavierFeatureWins)
+{
+    double sums[SH_BITS] = {0};
+    sh_vote_add(sums, 0xFF, 1.0);
+    sh_vote_add(sums, 0x0F, 3.0);
+    EXPECT_EQ(sh_vote_result(sums), 0x0FULL);
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# run-all.sh — every test of the project: core unit tests, then pg_regress,
+# isolation and TAP tests against a private, throwaway PostgreSQL instance.
+#
+# The extension is installed into tmp_install/ (a copy of the server's own
+# installation), never into the system, so tests cannot see a stale build and
+# parallel checkouts do not disturb each other.  PostgreSQL refuses to run as
+# root, so when started as root the server-side tests run as "postgres" on a
+# copy of the tree that user can write.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PG_CONFIG=${PG_CONFIG:-pg_config}
+JOBS=${JOBS:-$(nproc)}
+passed=0 failed=0
+summary=()
+
+note() { printf '\n==== %s\n' "$*"; }
+tally() {  # tally NAME PASSED FAILED
+	passed=$((passed + $2)); failed=$((failed + $3))
+	summary+=("$(printf '%-12s %4d passed, %d failed' "$1" "$2" "$3")")
+}
+
+note "build"
+make -s -j"$JOBS" all test/unit_tests || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+note "core: no PostgreSQL header in src/core"
+if grep -lE '#include *[<"](postgres|fmgr|utils/|access/|catalog/)' src/core/* ; then
+	tally core-purity 0 1
+else
+	tally core-purity 1 0
+fi
+
+note "core unit tests (GoogleTest)"
+out=$(./test/unit_tests --gtest_brief=1 2>&1); rc=$?
+echo "$out" | tail -25
+np=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p'); np=${np:-0}
+nf=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p'); nf=${nf:-0}
+[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
+tally unit "$np" "$nf"
+
+note "install into tmp_install/"
+bindir=$($PG_CONFIG --bindir)         # e.g. /usr/lib/postgresql/15/bin
+pkgdir=$(dirname "$bindir")           # e.g. /usr/lib/postgresql/15
+sharedir=$($PG_CONFIG --sharedir)     # e.g. /usr/share/postgresql/15
+T=$ROOT/tmp_install
+rm -rf "$T"
+mkdir -p "$T$(dirname "$pkgdir")" "$T$(dirname "$sharedir")"
+cp -a "$pkgdir" "$T$(dirname "$pkgdir")/"
+cp -a "$sharedir" "$T$(dirname "$sharedir")/"
+make -s install DESTDIR="$T" >/dev/null || { tally install 0 1; }
+
+server_tests() {
+	# Runs in a tree writable by the current (non-root) user.
+	local tbin=$1
+	make -s installcheck bindir="$tbin" \
+		EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
+		PROVE_FLAGS="--timer" 2>&1
+}
+
+note "server tests (pg_regress, isolation, TAP)"
+if [ "$(id -u)" = 0 ]; then
+	W=/tmp/simhash-test-tree
+	rm -rf "$W"; mkdir -p "$W"
+	cp -a "$ROOT/." "$W/"
+	chown -R postgres:postgres "$W"
+	out=$(cd "$W" && runuser -u postgres -- env HOME=/tmp PATH="$PATH" \
+		bash -c "$(declare -f server_tests); server_tests '$W/tmp_install$bindir'"); rc=$?
+	for f in regression.diffs output_iso/regression.diffs; do
+		[ -f "$W/$f" ] && mkdir -p "$ROOT/$(dirname "$f")" && cp "$W/$f" "$ROOT/$f"
+	done
+	[ -d "$W/tmp_check/log" ] && rm -rf "$ROOT/tmp_check/log" && mkdir -p "$ROOT/tmp_check" && cp -a "$W/tmp_check/log" "$ROOT/tmp_check/"
+else
+	out=$(server_tests "$T$bindir"); rc=$?
+fi
+echo "$out" | grep -vE '^(\+\+\+|=+$)' | tail -80
+np=$(echo "$out" | grep -cE '^(ok [0-9]+|test .* \.\.\. ok|ok +[0-9]* *[+-] )' || true)
+nf=$(echo "$out" | grep -cE '(^not ok [0-9]+|\.\.\. FAILED| FAILED )' || true)
+npt=$(echo "$out" | sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' | head -1)
+if echo "$out" | grep -q '^Result: PASS'; then np=$((np + ${npt:-0})); fi
+if echo "$out" | grep -q '^Result: FAIL'; then nf=$((nf + 1)); fi
+[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
+if [ -f regression.diffs ] && [ "$nf" -gt 0 ]; then note "regression.diffs"; head -200 regression.diffs; fi
+tally server "$np" "$nf"
+
+note "summary"
+printf '%s\n' "${summary[@]}"
+echo "simhash: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

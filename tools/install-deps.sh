@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# install-deps.sh — Debian 12 packages needed to build, test and demo simhash.
+set -euo pipefail
+PKGS=(build-essential pkg-config postgresql-15 postgresql-server-dev-15 postgresql-contrib
+      libxxhash-dev libicu-dev libgumbo-dev libgtest-dev libipc-run-perl postgresql-doc-15)
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
