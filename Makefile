@@ -40,7 +40,7 @@ all: $(TOOLS)
 
 $(DATA_built): $(SQL_PARTS) simhash.control
 	( echo '-- complain if script is sourced in psql, rather than via CREATE EXTENSION'; \
-	  echo '\echo Use "CREATE EXTENSION simhash" to load this file. \quit'; \
+	  printf '%s\n' '\echo Use "CREATE EXTENSION simhash" to load this file. \quit'; \
 	  cat $(SQL_PARTS) ) > $@
 
 # The core depends on its headers; keep rebuilds honest.

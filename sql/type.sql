@@ -8,7 +8,6 @@ SELECT '0x'::simhash;
 SELECT '0123456789abcdef0'::simhash;
 SELECT 'xyz'::simhash;
 SELECT '12 34'::simhash;
-SELECT pg_input_is_valid('12', 'simhash') AS ok;
 DO $$ BEGIN PERFORM 'nothex'::simhash; EXCEPTION WHEN others THEN RAISE NOTICE 'sqlstate %', SQLSTATE; END $$;
 -- bigint: bit exact, both ways
 SELECT 'ffffffffffffffff'::simhash::bigint, (-1)::bigint::simhash, '8000000000000000'::simhash::bigint;
@@ -26,7 +25,7 @@ SELECT '8000000000000001'::simhash::bit(64);
 SELECT B'1000000000000000000000000000000000000000000000000000000000000001'::simhash;
 SELECT B'101'::simhash;
 -- binary I/O round trip
-SELECT simhash_recv(simhash_send('0123456789abcdef')) IS NULL AS never;
+SELECT simhash_send('0123456789abcdef');
 -- ordering is unsigned, like the hex and numeric forms
 SELECT v FROM (VALUES ('ffffffffffffffff'::simhash), ('0'), ('8000000000000000'), ('7fffffffffffffff')) t(v) ORDER BY v;
 SELECT '8000000000000000'::simhash > '7fffffffffffffff'::simhash AS gt, 'a'::simhash = '0xA' AS eq,

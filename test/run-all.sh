@@ -60,7 +60,7 @@ server_tests() {
 
 note "server tests (pg_regress, isolation, TAP)"
 if [ "$(id -u)" = 0 ]; then
-	W=/tmp/simhash-test-tree
+	W=/tmp/simhash-test-$(printf %s "$ROOT" | md5sum | cut -c1-8)
 	rm -rf "$W"; mkdir -p "$W"
 	cp -a "$ROOT/." "$W/"
 	chown -R postgres:postgres "$W"

@@ -1,0 +1,61 @@
+/*
+ * tables.h — the permuted-table layout shared by the index and the batch
+ * algorithms (C API of the core; see simhash_core.h for conventions).
+ *
+ * The 64 bits are cut into `blocks` contiguous blocks, most significant
+ * first; the first 64 % blocks blocks are one bit wider than the rest.  For a
+ * radius `bits`, there is one table per choice of blocks - bits "prefix"
+ * blocks, in lexicographic order of the chosen block numbers.  Table t's key
+ * is the fingerprint with its prefix blocks moved, in order, to the most
+ * significant end and the other blocks following in order.  Two fingerprints
+ * within `bits` differing bits agree on every prefix block of at least one
+ * table (pigeonhole), so their keys share that table's prefix_bits high bits.
+ * Permuting is a bijection that preserves Hamming distance.
+ */
+#ifndef SIMHASH_TABLES_H
+#define SIMHASH_TABLES_H
+
+#include "simhash_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SH_MAX_BLOCKS 16
+
+typedef struct sh_table
+{
+	int			nblocks;
+	int			prefix_bits;	/* width of the exact-match prefix of the key */
+	uint64_t	prefix_key_mask;	/* the prefix_bits high bits of a key */
+	uint64_t	prefix_orig_mask;	/* the prefix blocks, in fingerprint bit space */
+	uint8_t		src_shift[SH_MAX_BLOCKS];	/* block i's lowest bit in the fingerprint */
+	uint8_t		dst_shift[SH_MAX_BLOCKS];	/* block i's lowest bit in the key */
+	uint64_t	width_mask[SH_MAX_BLOCKS];	/* block i's width, as low-order ones */
+} sh_table;
+
+/* Number of tables, C(blocks, bits); 0 when the pair is not valid. */
+int			sh_table_count(int blocks, int bits) SH_NOEXCEPT;
+
+/*
+ * Fill tables[0 .. sh_table_count(blocks, bits) - 1].  SH_ERR_ARGUMENT unless
+ * 1 <= bits < blocks <= SH_MAX_BLOCKS and blocks <= 64.
+ */
+sh_status	sh_table_layout(int blocks, int bits, sh_table *tables, int ntables) SH_NOEXCEPT;
+
+/* Fingerprint -> table key, and back. */
+uint64_t	sh_table_permute(const sh_table *table, uint64_t fingerprint) SH_NOEXCEPT;
+uint64_t	sh_table_unpermute(const sh_table *table, uint64_t key) SH_NOEXCEPT;
+
+/*
+ * True when fingerprint fp, a match for query q found in table t, is not
+ * also reachable in an earlier table (one whose prefix blocks agree with q),
+ * so that a probe of every table reports each match exactly once.
+ */
+int			sh_table_first_match(const sh_table *tables, int t, uint64_t fp, uint64_t q) SH_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* SIMHASH_TABLES_H */

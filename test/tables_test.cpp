@@ -1,0 +1,84 @@
+// Unit tests of the permuted-table layout.
+#include "tables.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+static std::vector<sh_table> layout(int blocks, int bits)
+{
+    std::vector<sh_table> t(sh_table_count(blocks, bits));
+    EXPECT_EQ(sh_table_layout(blocks, bits, t.data(), static_cast<int>(t.size())), SH_OK);
+    return t;
+}
+
+TEST(Tables, CountIsBinomial)
+{
+    EXPECT_EQ(sh_table_count(6, 3), 20);
+    EXPECT_EQ(sh_table_count(4, 3), 4);
+    EXPECT_EQ(sh_table_count(16, 8), 12870);
+    EXPECT_EQ(sh_table_count(3, 3), 0);
+    EXPECT_EQ(sh_table_count(17, 3), 0);
+    EXPECT_EQ(sh_table_count(5, 0), 0);
+}
+
+TEST(Tables, RejectsBadLayouts)
+{
+    sh_table t[4];
+    EXPECT_EQ(sh_table_layout(3, 3, t, 0), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_table_layout(4, 3, t, 3), SH_ERR_ARGUMENT);
+}
+
+TEST(Tables, PrefixWidthsOfSixBlocks)
+{
+    // 64 = 11+11+11+11+10+10: the first table's prefix is blocks 0..2.
+    auto t = layout(6, 3);
+    EXPECT_EQ(t[0].prefix_bits, 33);
+    EXPECT_EQ(t[0].prefix_orig_mask, 0xFFFFFFFF80000000ULL);
+    EXPECT_EQ(t.back().prefix_bits, 31);  // blocks 3, 4, 5
+}
+
+TEST(Tables, PermuteIsABijectionPreservingDistance)
+{
+    std::mt19937_64 rng(11);
+    for (int blocks = 2; blocks <= 16; blocks++)
+        for (int bits = 1; bits < blocks && bits <= 4; bits++)
+        {
+            auto tabs = layout(blocks, bits);
+            for (const auto &tab : tabs)
+                for (int i = 0; i < 20; i++)
+                {
+                    uint64_t a = rng(), b = rng();
+                    uint64_t ka = sh_table_permute(&tab, a);
+                    ASSERT_EQ(sh_table_unpermute(&tab, ka), a);
+                    ASSERT_EQ(sh_distance(ka, sh_table_permute(&tab, b)), sh_distance(a, b));
+                }
+        }
+}
+
+TEST(Tables, NearPairsShareAPrefixInExactlyOneFirstTable)
+{
+    std::mt19937_64 rng(5);
+    for (int blocks = 4; blocks <= 8; blocks++)
+        for (int bits = 1; bits < blocks && bits <= 4; bits++)
+        {
+            auto tabs = layout(blocks, bits);
+            for (int i = 0; i < 300; i++)
+            {
+                uint64_t q = rng(), fp = q;
+                int flips = static_cast<int>(rng() % (bits + 1));
+                for (int f = 0; f < flips; f++)
+                    fp ^= uint64_t{1} << (rng() % 64);
+                int first = 0;
+                for (int t = 0; t < static_cast<int>(tabs.size()); t++)
+                {
+                    uint64_t kq = sh_table_permute(&tabs[t], q), kf = sh_table_permute(&tabs[t], fp);
+                    bool shares = ((kq ^ kf) & tabs[t].prefix_key_mask) == 0;
+                    if (shares && sh_table_first_match(tabs.data(), t, fp, q))
+                        first++;
+                }
+                ASSERT_EQ(first, 1) << blocks << "/" << bits;
+            }
+        }
+}
