@@ -15,11 +15,11 @@ SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
 DATA        = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*--*.sql))
 
-REGRESS      = $(sort $(notdir $(basename $(wildcard sql/*.sql))))
+REGRESS     := $(sort $(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
-ISOLATION    = $(sort $(notdir $(basename $(wildcard specs/*.spec))))
+ISOLATION   := $(sort $(notdir $(basename $(wildcard specs/*.spec))))
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
-TAP_TESTS    = 1
+TAP_TESTS   := $(if $(wildcard t/*.pl),1)
 
 CORE_LIBS   = -lxxhash -licuuc -licudata -lgumbo
 SHLIB_LINK += $(CORE_LIBS) -lstdc++
@@ -63,6 +63,14 @@ test/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(wildcard src/core/*.h src/core/*.hp
 unit: test/unit_tests
 	./test/unit_tests
 
+# The same tests on a core built with AddressSanitizer and UBSan.
+test/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.h src/core/*.hpp)
+	$(CXX) $(TOOL_CXXFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+		-fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(CORE_LIBS) -lgtest -lgtest_main
+
+unit-asan: test/unit_tests_asan
+	./test/unit_tests_asan
+
 # ---- the two commands of the README ----------------------------------------
 test:
 	bash test/run-all.sh
@@ -70,4 +78,4 @@ test:
 demo:
 	bash tools/demo.sh
 
-.PHONY: unit test demo install-tools
+.PHONY: unit unit-asan test demo install-tools

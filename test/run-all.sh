@@ -39,6 +39,14 @@ nf=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p'); nf=${nf:-
 [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
 tally unit "$np" "$nf"
 
+note "core unit tests under AddressSanitizer + UBSan"
+if make -s test/unit_tests_asan >/dev/null && ./test/unit_tests_asan --gtest_brief=1 >/tmp/simhash-asan.$$ 2>&1; then
+	tally unit-asan 1 0
+else
+	tail -30 /tmp/simhash-asan.$$; tally unit-asan 0 1
+fi
+rm -f /tmp/simhash-asan.$$
+
 note "install into tmp_install/"
 bindir=$($PG_CONFIG --bindir)         # e.g. /usr/lib/postgresql/15/bin
 pkgdir=$(dirname "$bindir")           # e.g. /usr/lib/postgresql/15

@@ -98,7 +98,7 @@ TEST(TextFingerprint, RejectsBadOptions)
     o.shingle = SH_MAX_SHINGLE + 1;
     EXPECT_EQ(sh_fingerprint_text("a", 1, &o, &out), SH_ERR_ARGUMENT);
     o.shingle = 3;
-    o.tokens = static_cast<sh_token_mode>(7);
+    o.tokens = 7;
     EXPECT_EQ(sh_fingerprint_text("a", 1, &o, &out), SH_ERR_ARGUMENT);
 }
 

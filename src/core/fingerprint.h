@@ -24,7 +24,7 @@ typedef enum sh_token_mode
 typedef struct sh_text_options
 {
 	int			shingle;		/* tokens per feature, 1 .. SH_MAX_SHINGLE */
-	sh_token_mode tokens;
+	int			tokens;			/* an sh_token_mode */
 	int			casefold;		/* non-zero: Unicode case folding */
 } sh_text_options;
 
