@@ -47,6 +47,18 @@ else
 fi
 rm -f /tmp/simhash-asan.$$
 
+note "command-line tools (test/*_test.sh)"
+for t in test/*_test.sh; do
+	[ -e "$t" ] || continue
+	out=$(bash "$t" 2>&1); rc=$?
+	echo "$out" | tail -15
+	line=$(echo "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -1)
+	np=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+'); np=${np:-0}
+	nf=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); nf=${nf:-0}
+	[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
+	tally "$(basename "$t" _test.sh)" "$np" "$nf"
+done
+
 note "install into tmp_install/"
 bindir=$($PG_CONFIG --bindir)         # e.g. /usr/lib/postgresql/15/bin
 pkgdir=$(dirname "$bindir")           # e.g. /usr/lib/postgresql/15

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# CLI tests of simhash-fingerprint: golden values, stdin, options, errors.
+set -u
+cd "$(dirname "$0")/.."
+BIN=./tools/simhash-fingerprint
+pass=0 fail=0
+check() {  # check NAME EXPECTED ACTUAL
+	if [ "$2" == "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+printf 'hello world' > "$tmp/a.txt"
+# golden values: test/golden/text_reference.py
+check file-hex "2b1502900150c14d	$tmp/a.txt" "$($BIN "$tmp/a.txt")"
+check stdin-nul "$(printf '2b1502900150c14d\t1\n2b1502900150c14d\t2\n0000000000000000\t3')" \
+	"$(printf 'hello world\0Hello, World!\0\0' | $BIN)"
+check decimal "3104390335662440781	1" "$(printf 'hello world' | $BIN --decimal)"
+check shingle-1 "8212868318d29267	1" "$(printf 'the quick brown fox jumps over the lazy dog' | $BIN --shingle 1)"
+check chars "14e04c0b3b46c4e8	1" "$(printf '日本語のテキスト' | $BIN --tokens chars)"
+check no-casefold "3e6b567ce4cdc5b4	1" "$(printf 'The Quick Brown Fox' | $BIN --shingle 2 --no-casefold)"
+$BIN --shingle 0 </dev/null >/dev/null 2>&1; check bad-shingle-exit 2 $?
+$BIN --tokens bytes </dev/null >/dev/null 2>&1; check bad-tokens-exit 2 $?
+$BIN "$tmp/missing.txt" >/dev/null 2>"$tmp/err"; check missing-file-exit 1 $?
+check missing-file-message 1 "$(grep -c "cannot read $tmp/missing.txt" "$tmp/err")"
+$BIN --help >/dev/null; check help-exit 0 $?
+echo "cli-fingerprint: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
