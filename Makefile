@@ -71,6 +71,19 @@ test/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.h src/core
 unit-asan: test/unit_tests_asan
 	./test/unit_tests_asan
 
+# ---- style and static analysis (C++ core, tests, tools) ------------------------
+CXX_STYLE_FILES = $(CORE_SRCS) $(wildcard src/core/*.hpp) $(UNIT_SRCS) $(wildcard tools/*.cpp tools/*.hpp)
+format:
+	clang-format -i $(CXX_STYLE_FILES)
+
+format-check:
+	clang-format --dry-run --Werror $(CXX_STYLE_FILES)
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--std=c++17 --language=c++ -Isrc/core --suppress=missingIncludeSystem $(CORE_SRCS) $(wildcard tools/*.cpp)
+	clang-tidy --quiet $(CORE_SRCS) -- -std=c++17 -Isrc/core
+
 # ---- the two commands of the README ----------------------------------------
 test:
 	bash test/run-all.sh
@@ -78,4 +91,4 @@ test:
 demo:
 	bash tools/demo.sh
 
-.PHONY: unit unit-asan test demo install-tools
+.PHONY: unit unit-asan test demo install-tools format format-check lint

@@ -15,13 +15,17 @@ long long binomial(int n, int k)
     return r;
 }
 
+static_assert(SH_MAX_BLOCKS <= 64, "a block has at least one bit");
+
 bool valid(int blocks, int bits)
 {
-    return bits >= 1 && bits < blocks && blocks <= SH_MAX_BLOCKS;
+    return bits >= 1 && bits < blocks && blocks >= 2 && blocks <= SH_MAX_BLOCKS;
 }
 
 uint64_t low_ones(int width)
 {
+    if (width <= 0)
+        return 0;
     return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
 }
 
@@ -93,7 +97,7 @@ sh_status sh_table_layout(int blocks, int bits, sh_table *tables, int ntables) n
                     if (pass == 0)
                     {
                         tab.prefix_bits += width[b];
-                        tab.prefix_orig_mask |= tab.width_mask[b] << lo[b];
+                        tab.prefix_orig_mask |= tab.width_mask[b] << (lo[b] & 63);
                     }
                 }
             tab.prefix_key_mask = ~low_ones(64 - tab.prefix_bits);
