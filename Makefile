@@ -44,7 +44,7 @@ $(DATA_built): $(SQL_PARTS) simhash.control
 	  cat $(SQL_PARTS) ) > $@
 
 # The core depends on its headers; keep rebuilds honest.
-$(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/core/*.h src/core/*.hpp)
+$(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/am/*.h src/core/*.h src/core/*.hpp)
 
 # ---- CLI tools (pure core, no PostgreSQL) ----------------------------------
 TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc/core -pthread

@@ -33,6 +33,9 @@ simhash_report_status(sh_status status, const char *what)
 		case SH_ERR_NOMEM:
 			code = ERRCODE_OUT_OF_MEMORY;
 			break;
+		case SH_ERR_INTERRUPTED:
+			code = ERRCODE_QUERY_CANCELED;
+			break;
 		default:
 			code = ERRCODE_INTERNAL_ERROR;
 			break;

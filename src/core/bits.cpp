@@ -16,6 +16,7 @@ const char *sh_status_message(sh_status status) noexcept
         case SH_ERR_ARGUMENT: return "invalid argument";
         case SH_ERR_NOMEM: return "out of memory";
         case SH_ERR_INTERNAL: return "internal error in simhash core";
+        case SH_ERR_INTERRUPTED: return "canceled";
     }
     return "unknown status";
 }

@@ -25,7 +25,8 @@ typedef enum sh_status
 	SH_ERR_RANGE,		/* value out of range */
 	SH_ERR_ARGUMENT,	/* invalid option or parameter */
 	SH_ERR_NOMEM,		/* allocation failed */
-	SH_ERR_INTERNAL		/* unexpected exception inside the core */
+	SH_ERR_INTERNAL,	/* unexpected exception inside the core */
+	SH_ERR_INTERRUPTED	/* the caller's interrupt callback asked to stop */
 } sh_status;
 
 /* A short English description of a status, for error messages. */
