@@ -1,50 +1,97 @@
 -- demo.sql — run by tools/demo.sh against a throwaway cluster.
 \timing off
+\set VERBOSITY terse
 CREATE EXTENSION simhash;
 CREATE TABLE pages (url text PRIMARY KEY, html text NOT NULL, fp simhash);
-INSERT INTO pages (url, html)
-  SELECT 'pgdoc/' || f, pg_read_file(:'corpus' || '/' || f)
-    FROM pg_ls_dir(:'corpus') f WHERE f LIKE '%.html';
--- Debian's license files: many packages ship the same license with another header.
+
+SET demo.corpus = :'corpus';  -- psql variables do not reach inside $$ quotes
+-- Load the files one by one, with a progress line every 10 %.
 DO $$
-DECLARE pkg text;
+DECLARE
+  files text[];
+  f text;
+  t text;
+  total int;
+  i int := 0;
+  bytes bigint := 0;
+  started timestamptz := clock_timestamp();
 BEGIN
-  FOR pkg IN SELECT * FROM pg_ls_dir('/usr/share/doc') ORDER BY 1 LOOP
+  SELECT array_agg(p ORDER BY p) INTO files FROM (
+      SELECT current_setting('demo.corpus') || '/' || f AS p
+        FROM pg_ls_dir(current_setting('demo.corpus')) f WHERE f LIKE '%.html'
+      UNION ALL
+      SELECT '/usr/share/doc/' || d || '/copyright' FROM pg_ls_dir('/usr/share/doc') d) s;
+  total := cardinality(files);
+  FOREACH f IN ARRAY files LOOP
+    i := i + 1;
     BEGIN
-      INSERT INTO pages SELECT 'copyright/' || pkg, body FROM
-        pg_read_file('/usr/share/doc/' || pkg || '/copyright', 0, 10000000, true) body
-       WHERE body IS NOT NULL;
+      t := pg_read_file(f, 0, 10000000, true);   -- NULL when the file is missing
+      IF t IS NOT NULL THEN
+        INSERT INTO pages (url, html) VALUES (
+          CASE WHEN f LIKE '%/copyright' THEN 'copyright/' || split_part(f, '/', 5)
+               ELSE 'pgdoc/' || regexp_replace(f, '^.*/', '') END, t);
+        bytes := bytes + octet_length(t);
+      END IF;
     EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
       NULL;  -- not valid UTF-8: skipped
     END;
+    IF i % greatest(total / 10, 1) = 0 OR i = total THEN
+      RAISE NOTICE 'loaded % / % files (% MB, % s)', i, total, round(bytes / 1e6, 1),
+        round(extract(epoch FROM clock_timestamp() - started)::numeric, 1);
+    END IF;
   END LOOP;
 END $$;
+
 SELECT count(*) FILTER (WHERE url LIKE 'pgdoc/%') AS html_pages,
-       count(*) FILTER (WHERE url LIKE 'copyright/%') AS license_files FROM pages;
-\echo fingerprinting...
+       count(*) FILTER (WHERE url LIKE 'copyright/%') AS license_files,
+       pg_size_pretty(sum(length(html))) AS text FROM pages;
+
+\echo 'fingerprinting the visible text of every page (simhash_html) ...'
 \timing on
--- The visible text: tags, scripts and entities removed.
-UPDATE pages SET fp = simhash(regexp_replace(regexp_replace(html,
-         '<(script|style)[^>]*>.*?</\1>|<[^>]*>', ' ', 'gs'), '&[a-z#0-9]+;', ' ', 'g'));
+UPDATE pages SET fp = simhash_html(html);
+\echo 'building the index (USING simhash, radius up to 3 answered by probing) ...'
+CREATE INDEX pages_fp ON pages USING simhash (fp) WITH (bits = 3);
 \timing off
+ANALYZE pages;
 
 \echo
-\echo '== identical fingerprints (distance 0): the largest groups'
-SELECT fp, n AS pages, string_agg(url, ' ' ORDER BY url) AS sample
-  FROM (SELECT fp, url, count(*) OVER (PARTITION BY fp) AS n,
-               row_number() OVER (PARTITION BY fp ORDER BY url) AS r FROM pages) s
- WHERE r <= 3 AND n > 1 GROUP BY fp, n ORDER BY n DESC, fp LIMIT 10;
+\echo '== near-duplicate clusters (connected components at distance <= 3): the largest'
+WITH c AS (SELECT url, simhash_cluster(fp, 3) OVER (ORDER BY url) AS cluster FROM pages),
+     s AS (SELECT cluster, count(*) AS pages,
+                  string_agg(url, ' ' ORDER BY url) FILTER (WHERE r <= 3) AS sample_urls
+             FROM (SELECT *, row_number() OVER (PARTITION BY cluster ORDER BY url) AS r FROM c) x
+            GROUP BY cluster)
+SELECT pages, sample_urls FROM s WHERE pages > 1 ORDER BY pages DESC, sample_urls LIMIT 12;
 
-\echo '== near-duplicate pairs (distance 1..3)'
+SELECT count(*) AS pages_in_clusters, count(DISTINCT cluster) AS clusters,
+       round(100.0 * (count(*) - count(DISTINCT cluster)) / (SELECT count(*) FROM pages), 1)
+         AS "redundant pages %"
+  FROM (SELECT cluster, count(*) OVER (PARTITION BY cluster) AS n
+          FROM (SELECT simhash_cluster(fp, 3) OVER (ORDER BY url) AS cluster FROM pages) c) s
+ WHERE n > 1;
+
+\echo '== the pages nearest to pgdoc/sql-createindex.html (exact KNN through the index)'
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF)
+SELECT url FROM pages ORDER BY fp <~> (SELECT fp FROM pages WHERE url = 'pgdoc/sql-createindex.html') LIMIT 8;
+SELECT url, fp <~> q AS bits
+  FROM pages, (SELECT fp AS q FROM pages WHERE url = 'pgdoc/sql-createindex.html') q
+ ORDER BY fp <~> q LIMIT 8;
+RESET enable_seqscan;
+
+\echo '== pages within 3 bits of copyright/libpq5 (indexed radius search)'
+SELECT url, fp <~> q AS bits
+  FROM pages, (SELECT fp AS q FROM pages WHERE url = 'copyright/libpq5') q
+ WHERE simhash_within(fp, q, 3) ORDER BY 2, 1 LIMIT 10;
+
+\echo '== near-duplicate pairs (distance 1..3) by an index nested-loop self-join'
 SELECT a.url, b.url, a.fp <~> b.fp AS bits
-  FROM pages a JOIN pages b ON a.url < b.url AND a.fp <~> b.fp BETWEEN 1 AND 3
- ORDER BY bits, a.url, b.url LIMIT 15;
-
-\echo '== the pages nearest to copyright/libpq5'
-SELECT url, fp <~> (SELECT fp FROM pages WHERE url = 'copyright/libpq5') AS bits
-  FROM pages ORDER BY 2, 1 LIMIT 8;
+  FROM pages a JOIN pages b ON simhash_within(b.fp, a.fp, 3)
+ WHERE a.url < b.url AND a.fp <> b.fp
+ ORDER BY bits, a.url, b.url LIMIT 12;
 
 \echo '== distance histogram over all pairs'
-SELECT d AS bits, count(*) AS pairs, repeat('#', (40 * count(*) / max(count(*)) OVER ())::int) AS histogram
+SELECT d AS bits, count(*) AS pairs,
+       repeat('#', ceil(40 * ln(1 + count(*)) / max(ln(1 + count(*))) OVER ())::int) AS "log scale"
   FROM (SELECT a.fp <~> b.fp AS d FROM pages a JOIN pages b ON a.url < b.url) s
  GROUP BY d ORDER BY d;
