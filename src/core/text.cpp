@@ -35,33 +35,79 @@ int lowest_bit(uint64_t x)  // x != 0
     return __builtin_ctzll(x);
 }
 
-// Counts, per bit, how many features have it set.  Bits are counted eight
-// at a time in byte lanes (a table spreads a byte's bits over the lanes of a
-// word), and the lanes are flushed into wide counters before they overflow.
+// Counts, per bit, how many features have it set, exactly.  Features are
+// taken sixteen at a time through a tree of carry-save adders (the
+// Harley-Seal scheme): ones_, twos_, fours_ and eights_ hold each bit's count
+// in binary, and every sixteen features yield one word of "sixteens" that is
+// counted per bit in byte lanes (a table spreads a byte's bits over the lanes
+// of a word), flushed into wide counters before a lane can overflow.
 class BitVote
 {
 public:
     void add(uint64_t feature)
     {
-        const uint64_t *t = spread();
-        for (int k = 0; k < 8; k++)
-            lanes_[k] += t[(feature >> (8 * k)) & 0xFF];
-        if (++pending_ == 255)
-            flush();
-        features_++;
+        batch_[batched_++] = feature;
+        if (batched_ == 16)
+            absorb();
     }
 
     uint64_t result()
     {
-        flush();
+        flush_lanes();
+        uint64_t features = 16 * absorbed_ + static_cast<uint64_t>(batched_);
         uint64_t r = 0;
         for (int i = 0; i < SH_BITS; i++)
-            if (counts_[i] * 2 > features_)
+        {
+            uint64_t count = 16 * sixteens_[i] + ((ones_ >> i) & 1) + 2 * ((twos_ >> i) & 1) +
+                             4 * ((fours_ >> i) & 1) + 8 * ((eights_ >> i) & 1);
+            for (int f = 0; f < batched_; f++)
+                count += (batch_[f] >> i) & 1;
+            if (count * 2 > features)
                 r |= uint64_t{1} << i;
+        }
         return r;
     }
 
 private:
+    // a + b + c = 2 * carry + sum, bit by bit.
+    static void csa(uint64_t &carry, uint64_t &sum, uint64_t a, uint64_t b, uint64_t c)
+    {
+        const uint64_t u = a ^ b;
+        carry = (a & b) | (u & c);
+        sum = u ^ c;
+    }
+
+    void absorb()
+    {
+        const uint64_t *f = batch_;
+        uint64_t ones = ones_, twos = twos_, fours = fours_, eights = eights_;
+        uint64_t twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
+        csa(twos_a, ones, ones, f[0], f[1]);
+        csa(twos_b, ones, ones, f[2], f[3]);
+        csa(fours_a, twos, twos, twos_a, twos_b);
+        csa(twos_a, ones, ones, f[4], f[5]);
+        csa(twos_b, ones, ones, f[6], f[7]);
+        csa(fours_b, twos, twos, twos_a, twos_b);
+        csa(eights_a, fours, fours, fours_a, fours_b);
+        csa(twos_a, ones, ones, f[8], f[9]);
+        csa(twos_b, ones, ones, f[10], f[11]);
+        csa(fours_a, twos, twos, twos_a, twos_b);
+        csa(twos_a, ones, ones, f[12], f[13]);
+        csa(twos_b, ones, ones, f[14], f[15]);
+        csa(fours_b, twos, twos, twos_a, twos_b);
+        csa(eights_b, fours, fours, fours_a, fours_b);
+        csa(sixteens, eights, eights, eights_a, eights_b);
+        ones_ = ones, twos_ = twos, fours_ = fours, eights_ = eights;
+
+        const uint64_t *t = spread();
+        for (int k = 0; k < 8; k++)
+            lanes_[k] += t[(sixteens >> (8 * k)) & 0xFF];
+        if (++lane_adds_ == 255)
+            flush_lanes();
+        absorbed_++;
+        batched_ = 0;
+    }
+
     static const uint64_t *spread()
     {
         static const auto table = [] {
@@ -78,27 +124,30 @@ private:
         return table.v;
     }
 
-    void flush()
+    void flush_lanes()
     {
         for (int k = 0; k < 8; k++)
         {
             for (int j = 0; j < 8; j++)
-                counts_[8 * k + j] += (lanes_[k] >> (8 * j)) & 0xFF;
+                sixteens_[8 * k + j] += (lanes_[k] >> (8 * j)) & 0xFF;
             lanes_[k] = 0;
         }
-        pending_ = 0;
+        lane_adds_ = 0;
     }
 
-    uint64_t counts_[SH_BITS] = {0};
+    uint64_t batch_[16];
+    int batched_ = 0;
+    uint64_t ones_ = 0, twos_ = 0, fours_ = 0, eights_ = 0;
     uint64_t lanes_[8] = {0};
-    uint64_t features_ = 0;
-    int pending_ = 0;
+    int lane_adds_ = 0;
+    uint64_t sixteens_[SH_BITS] = {0};
+    uint64_t absorbed_ = 0;  // batches of sixteen
 };
 
 // The hash of n consecutive token hashes: XXH3 of their little-endian bytes,
 // so the value does not depend on the machine.  Common shingle sizes get a
 // constant length, which lets the compiler drop XXH3's length dispatch.
-uint64_t shingle_hash(const uint64_t *window, int n)
+inline uint64_t shingle_hash(const uint64_t *window, int n)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     switch (n)
@@ -123,7 +172,8 @@ uint64_t shingle_hash(const uint64_t *window, int n)
 
 // Turns a stream of token hashes into shingle features: each feature is the
 // hash of `k` consecutive token hashes (a single token's hash when k == 1).
-// Every hash is stored twice, k apart, so the last k are always contiguous.
+// Hashes gather in h_ behind the last k - 1 of the previous batch, so every
+// window is contiguous, and a batch's windows are hashed in one loop.
 class Shingler
 {
 public:
@@ -131,33 +181,64 @@ public:
 
     void token(uint64_t h)
     {
-        if (k_ == 1)
-        {
-            vote_.add(h);
-            return;
-        }
-        ring_[next_] = h;
-        ring_[next_ + k_] = h;
-        if (++next_ == k_)
-            next_ = 0;
-        if (seen_ < k_ && ++seen_ < k_)
-            return;
-        vote_.add(shingle_hash(ring_ + next_, k_));
+        if (n_ == kCapacity)
+            drain();
+        h_[n_++] = h;
     }
 
-    // A document with fewer tokens than a shingle is one feature of all of them.
+    // A document with fewer tokens than a shingle is one feature of all of
+    // them (still in h_: fewer than k are always kept).
     void finish()
     {
-        if (seen_ > 0 && seen_ < k_)
-            vote_.add(shingle_hash(ring_, seen_));
+        drain();
+        if (seen_ > 0 && seen_ < static_cast<uint64_t>(k_))
+            vote_.add(shingle_hash(h_, static_cast<int>(seen_)));
     }
 
 private:
+    static constexpr int kCapacity = SH_MAX_SHINGLE + 512;
+
+    void drain()
+    {
+        // The windows that end at a new hash: kept_ <= k - 1 always.
+        const int from = k_ - 1;
+        switch (k_)
+        {
+            case 1:
+                windows<1>(from);
+                break;
+            case 2:
+                windows<2>(from);
+                break;
+            case 3:
+                windows<3>(from);
+                break;
+            case 4:
+                windows<4>(from);
+                break;
+            default:
+                for (int e = from; e < n_; e++)
+                    vote_.add(shingle_hash(h_ + e - k_ + 1, k_));
+        }
+        seen_ += static_cast<uint64_t>(n_ - kept_);
+        const int keep = n_ < k_ - 1 ? n_ : k_ - 1;
+        memmove(h_, h_ + n_ - keep, sizeof(uint64_t) * static_cast<size_t>(keep));
+        n_ = kept_ = keep;
+    }
+
+    template <int K>
+    void windows(int from)
+    {
+        for (int e = from; e < n_; e++)
+            vote_.add(K == 1 ? h_[e] : shingle_hash(h_ + e - K + 1, K));
+    }
+
     int k_;
     BitVote &vote_;
-    uint64_t ring_[2 * SH_MAX_SHINGLE] = {0};
-    int next_ = 0;  // where the next hash goes
-    int seen_ = 0;  // hashes seen, up to k
+    uint64_t h_[kCapacity];
+    int n_ = 0;         // hashes in h_
+    int kept_ = 0;      // of which carried over from the previous batch
+    uint64_t seen_ = 0; // hashes drained so far
 };
 
 // One block's classes: bit i describes byte i.
