@@ -326,11 +326,11 @@ public:
             if (limit > 0)
             {
                 uint64_t alnum = limit == kBlock ? c.alnum : c.alnum & ((uint64_t{1} << limit) - 1);
-                if (chars_)
-                    ascii_chars(folded, alnum, limit);
-                else
-                    ascii_words(folded, alnum, limit);
-                i += static_cast<size_t>(limit);
+                Edge edge = static_cast<size_t>(limit) == avail ? Edge::kEnd
+                            : limit == kBlock                   ? Edge::kBlock
+                                                                : Edge::kNonAscii;
+                i += static_cast<size_t>(chars_ ? ascii_chars(folded, alnum, limit, edge)
+                                                : ascii_words(folded, alnum, limit, edge));
             }
             while (i < n && s[i] >= 0x80)
                 code_point(s, i, n);
@@ -358,9 +358,44 @@ private:
         pending_.append(reinterpret_cast<const char *>(bytes), len);
     }
 
+    // What follows the ASCII bytes of a block: the end of the text, more
+    // text not yet classified, or a non-ASCII code point.
+    enum class Edge
+    {
+        kEnd,
+        kBlock,
+        kNonAscii
+    };
+
+    // The token [a, b) of the folded block, after what is pending if a == 0.
+    void complete(const uint8_t *folded, int a, int b)
+    {
+        if (a == 0 && !pending_.empty())
+        {
+            hold(folded, static_cast<size_t>(b));
+            flush();
+        }
+        else
+            emit(folded + a, static_cast<size_t>(b - a));
+    }
+
+    // A token that reaches the edge of the ASCII bytes at `limit`.  Returns
+    // the bytes consumed: at a block edge the next block starts at the token
+    // (unless it fills the block), so tokens are rarely copied to pending_.
+    int at_edge(const uint8_t *folded, int a, int limit, Edge edge)
+    {
+        if (edge == Edge::kEnd)
+            complete(folded, a, limit);
+        else if (edge == Edge::kBlock && a > 0)
+            return a;
+        else
+            hold(folded + a, static_cast<size_t>(limit - a));  // may go on
+        return limit;
+    }
+
     // Word tokens in the first `limit` ASCII bytes of a folded block; `alnum`
-    // has no bits at or above limit.  A run touching limit may go on.
-    void ascii_words(const uint8_t *folded, uint64_t alnum, int limit)
+    // has no bits at or above limit.  Returns the bytes consumed.
+    int ascii_words(const uint8_t *folded, uint64_t alnum, int limit, Edge edge)
     {
         if (!(alnum & 1))
             flush();  // byte 0 separates
@@ -370,37 +405,27 @@ private:
             uint64_t rest = ~(alnum >> a);
             int b = rest ? a + lowest_bit(rest) : kBlock;
             if (b >= limit)
-            {
-                hold(folded + a, static_cast<size_t>(b - a));
-                return;
-            }
-            if (a == 0 && !pending_.empty())
-            {
-                hold(folded, static_cast<size_t>(b));
-                flush();
-            }
-            else
-                emit(folded + a, static_cast<size_t>(b - a));
+                return at_edge(folded, a, limit, edge);
+            complete(folded, a, b);
             alnum &= ~uint64_t{0} << b;
         }
+        return limit;
     }
 
     // Every ASCII letter or digit is a token; the one at limit - 1 may still
-    // take combining marks, so it waits.
-    void ascii_chars(const uint8_t *folded, uint64_t alnum, int limit)
+    // take combining marks.  Returns the bytes consumed.
+    int ascii_chars(const uint8_t *folded, uint64_t alnum, int limit, Edge edge)
     {
         flush();  // byte 0 is ASCII: a separator or a new token
         while (alnum)
         {
             int a = lowest_bit(alnum);
             if (a == limit - 1)
-            {
-                hold(folded + a, 1);
-                return;
-            }
+                return at_edge(folded, a, limit, edge);
             emit(folded + a, 1);
             alnum &= alnum - 1;
         }
+        return limit;
     }
 
     // One code point at s[i] through ICU; i moves past it.
