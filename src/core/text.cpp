@@ -48,7 +48,21 @@ public:
     {
         batch_[batched_++] = feature;
         if (batched_ == 16)
-            absorb();
+        {
+            absorb(batch_);
+            batched_ = 0;
+        }
+    }
+
+    bool between_batches() const
+    {
+        return batched_ == 0;
+    }
+
+    // Sixteen features at once; only between batches of add().
+    void add16(const uint64_t *f)
+    {
+        absorb(f);
     }
 
     uint64_t result()
@@ -77,9 +91,8 @@ private:
         sum = u ^ c;
     }
 
-    void absorb()
+    void absorb(const uint64_t *f)
     {
-        const uint64_t *f = batch_;
         uint64_t ones = ones_, twos = twos_, fours = fours_, eights = eights_;
         uint64_t twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
         csa(twos_a, ones, ones, f[0], f[1]);
@@ -105,7 +118,6 @@ private:
         if (++lane_adds_ == 255)
             flush_lanes();
         absorbed_++;
-        batched_ = 0;
     }
 
     static const uint64_t *spread()
@@ -227,10 +239,28 @@ private:
     }
 
     template <int K>
+    uint64_t window(int end) const
+    {
+        return K == 1 ? h_[end] : shingle_hash(h_ + end - K + 1, K);
+    }
+
+    // Features of the windows ending at from .. n_ - 1, mostly sixteen at a
+    // time straight into the vote.
+    template <int K>
     void windows(int from)
     {
-        for (int e = from; e < n_; e++)
-            vote_.add(K == 1 ? h_[e] : shingle_hash(h_ + e - K + 1, K));
+        int e = from;
+        while (e < n_ && !vote_.between_batches())
+            vote_.add(window<K>(e++));
+        for (; e + 16 <= n_; e += 16)
+        {
+            uint64_t f[16];
+            for (int j = 0; j < 16; j++)
+                f[j] = window<K>(e + j);
+            vote_.add16(f);
+        }
+        while (e < n_)
+            vote_.add(window<K>(e++));
     }
 
     int k_;
@@ -394,22 +424,39 @@ private:
     }
 
     // Word tokens in the first `limit` ASCII bytes of a folded block; `alnum`
-    // has no bits at or above limit.  Returns the bytes consumed.
+    // has no bits at or above limit.  Returns the bytes consumed.  The runs
+    // that continue a pending token or reach the edge are taken out first,
+    // so the loop over the others has no special cases: run k starts at the
+    // k-th bit of `starts` and ends at the k-th bit of `ends`.
     int ascii_words(const uint8_t *folded, uint64_t alnum, int limit, Edge edge)
     {
         if (!(alnum & 1))
             flush();  // byte 0 separates
-        while (alnum)
+        else if (!pending_.empty())
         {
-            int a = lowest_bit(alnum);
-            uint64_t rest = ~(alnum >> a);
-            int b = rest ? a + lowest_bit(rest) : kBlock;
+            uint64_t gaps = ~alnum;
+            int b = gaps ? lowest_bit(gaps) : kBlock;
             if (b >= limit)
-                return at_edge(folded, a, limit, edge);
-            complete(folded, a, b);
+                return at_edge(folded, 0, limit, edge);
+            complete(folded, 0, b);
             alnum &= ~uint64_t{0} << b;
         }
-        return limit;
+        int last = -1;  // start of the run that reaches the edge
+        if ((alnum >> (limit - 1)) & 1)
+        {
+            uint64_t gaps_before = ~alnum & ((uint64_t{1} << (limit - 1)) - 1);
+            last = gaps_before ? 64 - __builtin_clzll(gaps_before) : 0;
+            alnum &= (uint64_t{1} << last) - 1;
+        }
+        uint64_t starts = alnum & ~(alnum << 1), ends = alnum & ~(alnum >> 1);
+        while (starts)
+        {
+            int a = lowest_bit(starts), b = lowest_bit(ends) + 1;
+            emit(folded + a, static_cast<size_t>(b - a));
+            starts &= starts - 1;
+            ends &= ends - 1;
+        }
+        return last >= 0 ? at_edge(folded, last, limit, edge) : limit;
     }
 
     // Every ASCII letter or digit is a token; the one at limit - 1 may still
