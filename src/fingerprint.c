@@ -102,7 +102,7 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 		WordEntry  *we = &entries[i];
 		char	   *utf8 = pg_server_to_any(lexemes + we->pos, we->len, PG_UTF8);
 		size_t		len = (utf8 == lexemes + we->pos) ? we->len : strlen(utf8);
-		uint64		h = sh_feature_hash(utf8, len);
+		uint64_t	h = sh_feature_hash(utf8, len);
 		double		weight = 0;
 
 		if (we->haspos)
@@ -114,7 +114,7 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 		}
 		else
 			weight = 1.0;		/* a stripped tsvector: every lexeme once */
-		sh_vote_add(sums, h, weight);
+		sh_vote_add_many(sums, &h, &weight, 1);
 	}
 	PG_RETURN_SIMHASH(sh_vote_result(sums));
 }
@@ -151,7 +151,12 @@ simhash_agg_trans(PG_FUNCTION_ARGS)
 	VoteState  *state = vote_state(fcinfo);
 
 	if (!PG_ARGISNULL(1))
-		sh_vote_add(state->sums, (uint64) PG_GETARG_INT64(1), 1.0);
+	{
+		uint64_t	feature = (uint64_t) PG_GETARG_INT64(1);
+		double		weight = 1.0;
+
+		sh_vote_add_many(state->sums, &feature, &weight, 1);
+	}
 	PG_RETURN_POINTER(state);
 }
 
@@ -163,13 +168,14 @@ simhash_agg_weighted_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2))
 	{
+		uint64_t	feature = (uint64_t) PG_GETARG_INT64(1);
 		double		weight = PG_GETARG_FLOAT8(2);
 
 		if (isnan(weight) || isinf(weight))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("feature weight must be finite, got %g", weight)));
-		sh_vote_add(state->sums, (uint64) PG_GETARG_INT64(1), weight);
+		sh_vote_add_many(state->sums, &feature, &weight, 1);
 	}
 	PG_RETURN_POINTER(state);
 }

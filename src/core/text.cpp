@@ -554,4 +554,34 @@ uint64_t sh_feature_hash(const void *data, size_t len) noexcept
     return XXH3_64bits(data, len);
 }
 
+// sums[i] += bit i ? w : -w, for each feature in turn.  -w differs from w
+// only in the sign bit, so the sign is flipped with an XOR mask picked by
+// the feature's bits, two bits (two sums) per SSE2 operation.
+void sh_vote_add_many(double *sums, const uint64_t *features, const double *weights, size_t n) noexcept
+{
+#ifdef SH_TEXT_SSE2
+    const __m128d neg = _mm_set1_pd(-0.0);
+    // Sign masks for two bits, low bit in the low lane: a clear bit negates.
+    const __m128d flip[4] = {neg, _mm_set_pd(-0.0, 0.0), _mm_set_pd(0.0, -0.0), _mm_setzero_pd()};
+    for (size_t f = 0; f < n; f++)
+    {
+        const __m128d w = _mm_set1_pd(weights[f]);
+        const uint64_t bits = features[f];
+        for (int i = 0; i < SH_BITS; i += 2)
+        {
+            __m128d s = _mm_loadu_pd(sums + i);
+            s = _mm_add_pd(s, _mm_xor_pd(w, flip[(bits >> i) & 3]));
+            _mm_storeu_pd(sums + i, s);
+        }
+    }
+#else
+    for (size_t f = 0; f < n; f++)
+    {
+        const double plus_minus[2] = {-weights[f], weights[f]};
+        for (int i = 0; i < SH_BITS; i++)
+            sums[i] += plus_minus[(features[f] >> i) & 1];
+    }
+#endif
+}
+
 }  // extern "C"
