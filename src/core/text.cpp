@@ -374,6 +374,24 @@ private:
         out_.token(XXH3_64bits(token, len));
     }
 
+    // The hash of a one-byte token, from a table (tokens=>'chars' on ASCII).
+    static uint64_t byte_hash(uint8_t b)
+    {
+        static const auto table = [] {
+            struct T
+            {
+                uint64_t v[256];
+            } t{};
+            for (int c = 0; c < 256; c++)
+            {
+                const auto byte = static_cast<uint8_t>(c);
+                t.v[c] = XXH3_64bits(&byte, 1);
+            }
+            return t;
+        }();
+        return table.v[b];
+    }
+
     void flush()
     {
         if (!pending_.empty())
@@ -469,7 +487,7 @@ private:
             int a = lowest_bit(alnum);
             if (a == limit - 1)
                 return at_edge(folded, a, limit, edge);
-            emit(folded + a, 1);
+            out_.token(byte_hash(folded[a]));
             alnum &= alnum - 1;
         }
         return limit;
