@@ -280,6 +280,21 @@ size_t check(const std::vector<const Corpus *> &corpora, size_t random_docs)
             compare((*c)[d], sets[0]);
             compare((*c)[d], sets[d % sets.size()]);
         }
+    // Every code point below U+0800 (the core has a table for them) and a
+    // sample above, inside a word, alone, doubled and after a separator.
+    for (uint32_t c = 0x80; c < 0x30000; c += c < 0x800 ? 1 : 97)
+    {
+        if (c >= 0xD800 && c < 0xE000)
+            continue;
+        char u[U8_MAX_LENGTH];
+        int32_t w = 0;
+        U8_APPEND_UNSAFE(u, w, c);
+        std::string cp(u, static_cast<size_t>(w));
+        std::string doc = "x" + cp + "Y " + cp + " " + cp + cp + "z, " + cp + "\xcc\x81 q";
+        compare(doc, sets[c % 6]);        // words, case folded
+        compare(doc, sets[6 + c % 6]);    // words, not folded
+        compare(doc, sets[12 + c % 12]);  // chars
+    }
     std::mt19937_64 rng(20261123);
     for (size_t d = 0; d < random_docs; d++)
     {

@@ -493,28 +493,94 @@ private:
         return limit;
     }
 
-    // One code point at s[i] through ICU; i moves past it.
-    void code_point(const uint8_t *s, size_t &i, size_t n)
+    // What a code point does to tokens.
+    enum Role : uint8_t
     {
-        auto pos = static_cast<int32_t>(i);
-        UChar32 c;
-        U8_NEXT(s, pos, static_cast<int32_t>(n), c);  // c < 0 for an ill-formed sequence: a separator
-        i = static_cast<size_t>(pos);
+        kSeparator,
+        kLetter,  // letter or digit
+        kMark     // combining mark: part of a token it follows
+    };
+
+    static Role role_of(UChar32 c)
+    {
         uint32_t gc = c < 0 ? 0 : U_GET_GC_MASK(c);
-        bool part_of_word = (gc & kTokenMask) || ((gc & kMarkMask) && !pending_.empty());
-        if (!part_of_word)
+        return (gc & kTokenMask) ? kLetter : (gc & kMarkMask) ? kMark : kSeparator;
+    }
+
+    // A code point of the given role, as `bytes` (UTF-8, folded if asked).
+    void take(Role role, const uint8_t *bytes, size_t len)
+    {
+        if (role == kSeparator || (role == kMark && pending_.empty()))
         {
             flush();
             return;
         }
-        if (chars_ && (gc & kTokenMask))
+        if (chars_ && role == kLetter)
             flush();  // every letter or digit starts a token; marks stay attached
+        hold(bytes, len);
+    }
+
+    // Two-byte code points (U+0080..U+07FF: Latin-1 and Latin extensions,
+    // Greek, Cyrillic, Armenian, Hebrew, Arabic...) from a table built once
+    // with ICU: role and folded UTF-8 (folding may change the length: U+017F
+    // folds to "s", U+023A to U+2C65).
+    struct TwoByte
+    {
+        Role role;
+        uint8_t len;
+        uint8_t folded[U8_MAX_LENGTH];
+    };
+
+    static const TwoByte *two_byte_table()
+    {
+        static const auto table = [] {
+            struct T
+            {
+                TwoByte v[0x800 - 0x80];
+            } t{};
+            for (UChar32 c = 0x80; c < 0x800; c++)
+            {
+                TwoByte &e = t.v[c - 0x80];
+                e.role = role_of(c);
+                int32_t w = 0;
+                U8_APPEND_UNSAFE(e.folded, w, u_foldCase(c, U_FOLD_CASE_DEFAULT));
+                e.len = static_cast<uint8_t>(w);
+            }
+            return t;
+        }();
+        return table.v;
+    }
+
+    // One code point at s[i], s[i] >= 0x80; i moves past it.
+    void code_point(const uint8_t *s, size_t &i, size_t n)
+    {
+        const uint8_t lead = s[i];
+        if (lead >= 0xC2 && lead < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80)
+        {
+            const TwoByte &e = two_byte_table()[(((lead & 0x1F) << 6) | (s[i + 1] & 0x3F)) - 0x80];
+            if (fold_)
+                take(e.role, e.folded, e.len);
+            else
+                take(e.role, s + i, 2);
+            i += 2;
+            return;
+        }
+        auto pos = static_cast<int32_t>(i);
+        UChar32 c;
+        U8_NEXT(s, pos, static_cast<int32_t>(n), c);  // c < 0 for an ill-formed sequence: a separator
+        i = static_cast<size_t>(pos);
+        const Role role = role_of(c);
+        if (role == kSeparator)
+        {
+            flush();
+            return;
+        }
         if (fold_)
             c = u_foldCase(c, U_FOLD_CASE_DEFAULT);
         uint8_t buf[U8_MAX_LENGTH];
         int32_t w = 0;
         U8_APPEND_UNSAFE(buf, w, c);
-        hold(buf, static_cast<size_t>(w));
+        take(role, buf, static_cast<size_t>(w));
     }
 
     bool chars_;
