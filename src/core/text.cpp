@@ -147,7 +147,7 @@ private:
         lane_adds_ = 0;
     }
 
-    uint64_t batch_[16];
+    uint64_t batch_[16] = {};
     int batched_ = 0;
     uint64_t ones_ = 0, twos_ = 0, fours_ = 0, eights_ = 0;
     uint64_t lanes_[8] = {0};
@@ -265,7 +265,7 @@ private:
 
     int k_;
     BitVote &vote_;
-    uint64_t h_[kCapacity];
+    uint64_t h_[kCapacity] = {};
     int n_ = 0;         // hashes in h_
     int kept_ = 0;      // of which carried over from the previous batch
     uint64_t seen_ = 0; // hashes drained so far
@@ -289,7 +289,7 @@ BlockClass classify(const uint8_t *p, uint8_t *out, bool fold)
     const __m128i digit_lo = _mm_set1_epi8('0' - 1), digit_hi = _mm_set1_epi8('9' + 1);
     const __m128i case_bit = _mm_set1_epi8(0x20);
     BlockClass c{0, 0};
-    for (int q = 0; q < kBlock / 16; q++)
+    for (size_t q = 0; q < kBlock / 16; q++)
     {
         __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16 * q));
         __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, upper_lo), _mm_cmplt_epi8(v, upper_hi));
