@@ -1,12 +1,15 @@
 // text.cpp — the default text fingerprint: Unicode tokens, case folding,
 // word shingles, XXH3 feature hashes, majority bit vote (see fingerprint.h).
 //
-// Speed: text is classified 64 bytes at a time (SSE2 on x86-64, plain C
-// elsewhere); runs of ASCII letters and digits become tokens straight from a
-// folded copy of the block, with no per-character work and no ICU calls.
-// Only non-ASCII code points go one by one through ICU.  The values are those
-// of the plain pipeline (test/golden/text_reference.py); bench/fingerprint_bench
-// checks that on real and random documents.
+// Speed (bench/fingerprint_bench, bench/fingerprint_bench.sh): text is
+// classified 64 bytes at a time (SSE2 on x86-64, plain C elsewhere); runs of
+// ASCII letters and digits become tokens straight from a folded copy of the
+// block, with no per-character work and no ICU calls.  Two-byte code points
+// come from a table; only the others go one by one through ICU.  Token hashes
+// are shingled a batch at a time and the vote counts sixteen features at once
+// with carry-save adders.  The values are those of the plain pipeline
+// (test/golden/text_reference.py); bench/fingerprint_bench checks that on
+// real and random documents against a straightforward reference.
 #include "fingerprint.h"
 
 #include <unicode/uchar.h>
