@@ -20,7 +20,7 @@
 #include <xxhash.h>
 
 #include <cstring>
-#include <string>
+#include <vector>
 
 #if defined(__SSE2__) && !defined(SH_TEXT_NO_SIMD)
 #include <emmintrin.h>
@@ -325,6 +325,57 @@ BlockClass classify(const uint8_t *p, uint8_t *out, bool fold)
 }
 #endif
 
+// The token being built: bytes in a fixed buffer, moved to the heap only
+// for the rare token longer than that.  Appends are mostly one code point.
+class TokenBuffer
+{
+public:
+    bool empty() const
+    {
+        return len_ == 0;
+    }
+
+    size_t size() const
+    {
+        return len_;
+    }
+
+    const uint8_t *data() const
+    {
+        return heap_.empty() ? local_ : heap_.data();
+    }
+
+    void clear()
+    {
+        len_ = 0;
+        heap_.clear();
+    }
+
+    void append(const uint8_t *bytes, size_t n)
+    {
+        if (heap_.empty() && len_ + n <= sizeof local_)
+        {
+            if (n <= U8_MAX_LENGTH)
+                for (size_t k = 0; k < n; k++)
+                    local_[len_ + k] = bytes[k];
+            else
+                memcpy(local_ + len_, bytes, n);
+        }
+        else
+        {
+            if (heap_.empty())
+                heap_.assign(local_, local_ + len_);
+            heap_.insert(heap_.end(), bytes, bytes + n);
+        }
+        len_ += n;
+    }
+
+private:
+    uint8_t local_[256] = {};
+    size_t len_ = 0;
+    std::vector<uint8_t> heap_;
+};
+
 // The tokenizer: feeds token hashes to the shingler.  A token that may go on
 // past what has been seen (across a block or into non-ASCII text) waits in
 // pending_ until its end is known.
@@ -399,14 +450,14 @@ private:
     {
         if (!pending_.empty())
         {
-            emit(reinterpret_cast<const uint8_t *>(pending_.data()), pending_.size());
+            emit(pending_.data(), pending_.size());
             pending_.clear();
         }
     }
 
     void hold(const uint8_t *bytes, size_t len)
     {
-        pending_.append(reinterpret_cast<const char *>(bytes), len);
+        pending_.append(bytes, len);
     }
 
     // What follows the ASCII bytes of a block: the end of the text, more
@@ -589,7 +640,7 @@ private:
     bool chars_;
     bool fold_;
     Shingler &out_;
-    std::string pending_;
+    TokenBuffer pending_;
 };
 
 uint64_t fingerprint(const char *utf8, size_t len, const sh_text_options &opts)
