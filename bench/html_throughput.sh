@@ -53,7 +53,7 @@ INSERT INTO timing SELECT e, best(e, :rounds) FROM unnest(ARRAY[
   'octet_length(html)', 'md5(html)', 'simhash_html(html)', 'html_text(html)',
   'simhash(html)', 'simhash_seomoz(html)']) e;
 SELECT what, round(seconds::numeric, 3) AS seconds,
-       round((SELECT sum(octet_length(html)) FROM pages) / 1e6 / seconds) AS "MB/s",
-       round((SELECT seconds FROM timing WHERE what = 'md5(html)') / seconds, 3) AS "vs md5"
+       round((SELECT sum(octet_length(html)) FROM pages) / 1e6 / seconds::numeric) AS "MB/s",
+       round(((SELECT seconds FROM timing WHERE what = 'md5(html)') / seconds)::numeric, 3) AS "vs md5"
   FROM timing ORDER BY seconds;
 SQL

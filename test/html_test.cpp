@@ -5,7 +5,8 @@
 
 #include <string>
 
-namespace {
+namespace
+{
 
 std::string text_of(const std::string &html)
 {
@@ -92,7 +93,7 @@ TEST(HtmlText, MalformedHtmlNeverFails)
 {
     EXPECT_EQ(text_of("<p>unclosed <b>bold <i>both</p>after"), "unclosed bold both\nafter");
     EXPECT_EQ(text_of("</div></p>text<<>>&&&"), "text<<>>&&&");
-    EXPECT_EQ(text_of("<scr<script>ipt>x</script>y"), "ipt>xy");  // a tag named "scr<script"
+    EXPECT_EQ(text_of("<scr<script>ipt>x</script>y"), "ipt>xy");              // a tag named "scr<script"
     EXPECT_EQ(text_of("<p>a\xff\xfe b</p>"), "a\xef\xbf\xbd\xef\xbf\xbd b");  // invalid UTF-8 -> U+FFFD
     EXPECT_EQ(text_of(std::string("a\0b", 3)), "ab");  // NUL in body text is dropped (HTML5)
 }
@@ -140,7 +141,8 @@ TEST(HtmlText, MemoryBudgetGivesNoMem)
     std::string out;
     EXPECT_EQ(sh::html_text(html.data(), html.size(), 64 * 1024, nullptr, out), SH_ERR_NOMEM);
     EXPECT_EQ(sh::html_text(html.data(), html.size(), 0, nullptr, out), SH_ERR_NOMEM);
-    EXPECT_EQ(sh::html_text(html.data(), html.size(), SH_HTML_MEMORY_LIMIT(html.size()), nullptr, out), SH_OK);
+    EXPECT_EQ(sh::html_text(html.data(), html.size(), SH_HTML_MEMORY_LIMIT(html.size()), nullptr, out),
+              SH_OK);
     EXPECT_EQ(out.substr(0, 24), "paragraph 0\nparagraph 1\n");
 }
 

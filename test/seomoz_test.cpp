@@ -1,7 +1,7 @@
 // Unit tests of lookup3 (lookup3.cpp) and the seomoz-compatible fingerprint
 // (seomoz.cpp).
-#include "lookup3.h"
 #include "seomoz.h"
+#include "lookup3.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace
+{
 
 uint64_t seomoz(const std::string &text)
 {

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace
+{
 
 // ---- memory ---------------------------------------------------------------
 //
@@ -81,7 +82,7 @@ private:
     size_t limit_;
     sh_html_stop_fn stop_;
     size_t used_ = 0;
-    size_t chunk_size_ = 32 * 1024;
+    size_t chunk_size_ = size_t{32} * 1024;
     Chunk *head_ = nullptr;
     char *next_ = nullptr;
     char *end_ = nullptr;
@@ -92,9 +93,7 @@ void *arena_allocate(void *arena, size_t n)
     return static_cast<Arena *>(arena)->allocate(n);
 }
 
-void arena_release(void *, void *)
-{
-}
+void arena_release(void *, void *) {}
 
 // ---- what each element does to the text ------------------------------------
 
@@ -120,25 +119,24 @@ struct RoleTable
                            GUMBO_TAG_NOSCRIPT, GUMBO_TAG_TEMPLATE, GUMBO_TAG_DATALIST, GUMBO_TAG_IFRAME,
                            GUMBO_TAG_DESC, GUMBO_TAG_NAV, GUMBO_TAG_ASIDE})
             role[t] = kSkip;
-        for (GumboTag t :
-             {GUMBO_TAG_HTML,       GUMBO_TAG_BODY,     GUMBO_TAG_ADDRESS,  GUMBO_TAG_BLOCKQUOTE,
-              GUMBO_TAG_CENTER,     GUMBO_TAG_DD,       GUMBO_TAG_DETAILS,
-              GUMBO_TAG_DIR,        GUMBO_TAG_DIV,      GUMBO_TAG_DL,       GUMBO_TAG_DT,
-              GUMBO_TAG_FIELDSET,   GUMBO_TAG_FIGCAPTION, GUMBO_TAG_FIGURE, GUMBO_TAG_FORM,
-              GUMBO_TAG_FRAMESET,   GUMBO_TAG_H1,       GUMBO_TAG_H2,       GUMBO_TAG_H3,
-              GUMBO_TAG_H4,         GUMBO_TAG_H5,       GUMBO_TAG_H6,       GUMBO_TAG_HGROUP,
-              GUMBO_TAG_HR,         GUMBO_TAG_LEGEND,   GUMBO_TAG_LI,       GUMBO_TAG_MENU,
-              GUMBO_TAG_OL,         GUMBO_TAG_P,        GUMBO_TAG_SUMMARY,  GUMBO_TAG_TABLE,
-              GUMBO_TAG_CAPTION,    GUMBO_TAG_THEAD,    GUMBO_TAG_TBODY,    GUMBO_TAG_TFOOT,
-              GUMBO_TAG_TR,         GUMBO_TAG_UL,       GUMBO_TAG_OPTION,   GUMBO_TAG_OPTGROUP})
+        for (GumboTag t : {GUMBO_TAG_HTML,       GUMBO_TAG_BODY,    GUMBO_TAG_ADDRESS, GUMBO_TAG_BLOCKQUOTE,
+                           GUMBO_TAG_CENTER,     GUMBO_TAG_DD,      GUMBO_TAG_DETAILS, GUMBO_TAG_DIR,
+                           GUMBO_TAG_DIV,        GUMBO_TAG_DL,      GUMBO_TAG_DT,      GUMBO_TAG_FIELDSET,
+                           GUMBO_TAG_FIGCAPTION, GUMBO_TAG_FIGURE,  GUMBO_TAG_FORM,    GUMBO_TAG_FRAMESET,
+                           GUMBO_TAG_H1,         GUMBO_TAG_H2,      GUMBO_TAG_H3,      GUMBO_TAG_H4,
+                           GUMBO_TAG_H5,         GUMBO_TAG_H6,      GUMBO_TAG_HGROUP,  GUMBO_TAG_HR,
+                           GUMBO_TAG_LEGEND,     GUMBO_TAG_LI,      GUMBO_TAG_MENU,    GUMBO_TAG_OL,
+                           GUMBO_TAG_P,          GUMBO_TAG_SUMMARY, GUMBO_TAG_TABLE,   GUMBO_TAG_CAPTION,
+                           GUMBO_TAG_THEAD,      GUMBO_TAG_TBODY,   GUMBO_TAG_TFOOT,   GUMBO_TAG_TR,
+                           GUMBO_TAG_UL,         GUMBO_TAG_OPTION,  GUMBO_TAG_OPTGROUP})
             role[t] = kBlock;
         role[GUMBO_TAG_BR] = kBreak;
         for (GumboTag t : {GUMBO_TAG_TD, GUMBO_TAG_TH, GUMBO_TAG_IMG, GUMBO_TAG_INPUT, GUMBO_TAG_BUTTON,
                            GUMBO_TAG_SELECT, GUMBO_TAG_EMBED, GUMBO_TAG_OBJECT, GUMBO_TAG_VIDEO,
                            GUMBO_TAG_AUDIO, GUMBO_TAG_CANVAS, GUMBO_TAG_SVG, GUMBO_TAG_MATH})
             role[t] = kSeparate;
-        for (GumboTag t : {GUMBO_TAG_PRE, GUMBO_TAG_TEXTAREA, GUMBO_TAG_LISTING, GUMBO_TAG_XMP,
-                           GUMBO_TAG_PLAINTEXT})
+        for (GumboTag t :
+             {GUMBO_TAG_PRE, GUMBO_TAG_TEXTAREA, GUMBO_TAG_LISTING, GUMBO_TAG_XMP, GUMBO_TAG_PLAINTEXT})
             role[t] = kPreformatted;
         for (GumboTag t : {GUMBO_TAG_ARTICLE, GUMBO_TAG_SECTION, GUMBO_TAG_MAIN})
             role[t] = kSection;
@@ -159,8 +157,10 @@ Role role_of(const GumboElement &e)
             case GUMBO_TAG_TITLE:
             case GUMBO_TAG_DESC:
             case GUMBO_TAG_STYLE:
-            case GUMBO_TAG_SCRIPT: return kSkip;
-            default: return e.tag == GUMBO_TAG_SVG || e.tag == GUMBO_TAG_MATH ? kSeparate : kInline;
+            case GUMBO_TAG_SCRIPT:
+                return kSkip;
+            default:
+                return e.tag == GUMBO_TAG_SVG || e.tag == GUMBO_TAG_MATH ? kSeparate : kInline;
         }
     }
     return table.role[e.tag];
@@ -253,7 +253,8 @@ void visible_text(const GumboNode *root, std::string &out)
     std::vector<Frame> stack;
     int preformatted = 0, sections = 0;
 
-    auto enter = [&](const GumboNode *node) {
+    auto enter = [&](const GumboNode *node)
+    {
         switch (node->type)
         {
             case GUMBO_NODE_TEXT:
@@ -265,8 +266,10 @@ void visible_text(const GumboNode *root, std::string &out)
                 return;
             }
             case GUMBO_NODE_ELEMENT:
-            case GUMBO_NODE_DOCUMENT: break;
-            default: return;  // comments, template contents
+            case GUMBO_NODE_DOCUMENT:
+                break;
+            default:
+                return;  // comments, template contents
         }
         Role role = node->type == GUMBO_NODE_DOCUMENT ? kBlock : role_of(node->v.element);
         if (role == kSkip || (role == kPageFurniture && sections == 0))
@@ -275,23 +278,48 @@ void visible_text(const GumboNode *root, std::string &out)
             return;
         switch (role)
         {
-            case kBreak: writer.line(); return;  // void element
-            case kSeparate: writer.space(); break;
-            case kPreformatted: preformatted++; writer.line(); break;
-            case kSection: sections++; writer.line(); break;
-            case kInline: break;
-            default: writer.line(); break;
+            case kBreak:
+                writer.line();
+                return;  // void element
+            case kSeparate:
+                writer.space();
+                break;
+            case kPreformatted:
+                preformatted++;
+                writer.line();
+                break;
+            case kSection:
+                sections++;
+                writer.line();
+                break;
+            case kInline:
+                break;
+            default:
+                writer.line();
+                break;
         }
         stack.push_back({node, 0, role});
     };
-    auto leave = [&](const Frame &f) {
+    auto leave = [&](const Frame &f)
+    {
         switch (f.role)
         {
-            case kSeparate: writer.space(); break;
-            case kInline: break;
-            case kPreformatted: preformatted--; writer.line(); break;
-            case kSection: sections--; writer.line(); break;
-            default: writer.line(); break;
+            case kSeparate:
+                writer.space();
+                break;
+            case kInline:
+                break;
+            case kPreformatted:
+                preformatted--;
+                writer.line();
+                break;
+            case kSection:
+                sections--;
+                writer.line();
+                break;
+            default:
+                writer.line();
+                break;
         }
     };
 
@@ -299,9 +327,8 @@ void visible_text(const GumboNode *root, std::string &out)
     while (!stack.empty())
     {
         Frame &top = stack.back();
-        const GumboVector &children = top.node->type == GUMBO_NODE_DOCUMENT
-                                          ? top.node->v.document.children
-                                          : top.node->v.element.children;
+        const GumboVector &children = top.node->type == GUMBO_NODE_DOCUMENT ? top.node->v.document.children
+                                                                            : top.node->v.element.children;
         if (top.next_child < children.length)
         {
             const auto *child = static_cast<const GumboNode *>(children.data[top.next_child++]);
@@ -356,59 +383,59 @@ sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_html_s
 }
 }  // namespace sh
 
-extern "C" {
-
-sh_status sh_html_text(const char *html, size_t len, sh_html_stop_fn stop, char **out,
-                       size_t *out_len) noexcept
+extern "C"
 {
-    try
+    sh_status sh_html_text(const char *html, size_t len, sh_html_stop_fn stop, char **out,
+                           size_t *out_len) noexcept
     {
-        std::string text;
-        sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
-        if (st != SH_OK)
-            return st;
-        auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
-        if (buf == nullptr)
+        try
+        {
+            std::string text;
+            sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
+            if (st != SH_OK)
+                return st;
+            auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
+            if (buf == nullptr)
+                return SH_ERR_NOMEM;
+            std::memcpy(buf, text.c_str(), text.size() + 1);
+            *out = buf;
+            *out_len = text.size();
+            return SH_OK;
+        }
+        catch (const std::bad_alloc &)
+        {
             return SH_ERR_NOMEM;
-        std::memcpy(buf, text.c_str(), text.size() + 1);
-        *out = buf;
-        *out_len = text.size();
-        return SH_OK;
+        }
+        catch (...)
+        {
+            return SH_ERR_INTERNAL;
+        }
     }
-    catch (const std::bad_alloc &)
-    {
-        return SH_ERR_NOMEM;
-    }
-    catch (...)
-    {
-        return SH_ERR_INTERNAL;
-    }
-}
 
-void sh_html_free(char *text) noexcept
-{
-    std::free(text);
-}
+    void sh_html_free(char *text) noexcept
+    {
+        std::free(text);
+    }
 
-sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
-                              sh_html_stop_fn stop, uint64_t *out) noexcept
-{
-    try
+    sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
+                                  sh_html_stop_fn stop, uint64_t *out) noexcept
     {
-        std::string text;
-        sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
-        if (st != SH_OK)
-            return st;
-        return sh_fingerprint_text(text.data(), text.size(), opts, out);
+        try
+        {
+            std::string text;
+            sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
+            if (st != SH_OK)
+                return st;
+            return sh_fingerprint_text(text.data(), text.size(), opts, out);
+        }
+        catch (const std::bad_alloc &)
+        {
+            return SH_ERR_NOMEM;
+        }
+        catch (...)
+        {
+            return SH_ERR_INTERNAL;
+        }
     }
-    catch (const std::bad_alloc &)
-    {
-        return SH_ERR_NOMEM;
-    }
-    catch (...)
-    {
-        return SH_ERR_INTERNAL;
-    }
-}
 
 }  // extern "C"

@@ -3,7 +3,8 @@
 
 #include "lookup3.h"
 
-namespace {
+namespace
+{
 
 inline uint64_t rotl(uint64_t v, int k)
 {
