@@ -50,7 +50,7 @@ BEGIN
   RETURN best;
 END $$;
 INSERT INTO timing SELECT e, best(e, :rounds) FROM unnest(ARRAY[
-  'octet_length(html)', 'md5(html)', 'simhash_html(html)', 'html_text(html)',
+  'octet_length(html)', 'md5(html)', 'html_text(html)', 'simhash_html(html)',
   'simhash(html)', 'simhash_seomoz(html)']) e;
 SELECT what, round(seconds::numeric, 3) AS seconds,
        round((SELECT sum(octet_length(html)) FROM pages) / 1e6 / seconds::numeric) AS "MB/s",
