@@ -61,4 +61,14 @@ SELECT simhash_html('<p>&#x4E2D;&#25991; text</p>') = :'cjk_value' AS fingerprin
 SELECT html_text('<p>&#x4E2D;&#25991;</p>');
 \c contrib_regression
 DROP DATABASE simhash_html_latin1;
+-- SQL_ASCII: valid UTF-8 is parsed as such; other bytes are rejected with the conversion error
+CREATE DATABASE simhash_html_ascii ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
+\c simhash_html_ascii
+CREATE EXTENSION simhash;
+SELECT html_text('<p>Café crème &eacute;t&eacute;</p>') AS utf8_text,
+       simhash_html('<p>Café crème &eacute;t&eacute;</p>') = :'utf8_value' AS same_in_sql_ascii;
+SELECT html_text(E'<p>a\xffb</p>');
+SELECT simhash_html(E'<p>a\xffb</p>');
+\c contrib_regression
+DROP DATABASE simhash_html_ascii;
 DROP TABLE pages;
