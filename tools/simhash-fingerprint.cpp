@@ -125,13 +125,13 @@ Options parse_args(int argc, char **argv)
 bool emit(const Options &o, const std::string &doc, const std::string &label)
 {
     uint64_t fp = 0;
-    sh_status st = SH_OK;
-    switch (o.mode)
-    {
-        case Mode::kText: st = sh_fingerprint_text(doc.data(), doc.size(), &o.text, &fp); break;
-        case Mode::kHtml: st = sh_fingerprint_html(doc.data(), doc.size(), &o.text, nullptr, &fp); break;
-        case Mode::kSeomoz: st = sh_fingerprint_seomoz(doc.data(), doc.size(), &fp); break;
-    }
+    sh_status st;
+    if (o.mode == Mode::kHtml)
+        st = sh_fingerprint_html(doc.data(), doc.size(), &o.text, nullptr, &fp);
+    else if (o.mode == Mode::kSeomoz)
+        st = sh_fingerprint_seomoz(doc.data(), doc.size(), &fp);
+    else
+        st = sh_fingerprint_text(doc.data(), doc.size(), &o.text, &fp);
     if (st != SH_OK)
     {
         std::cerr << "simhash-fingerprint: " << label << ": " << sh_status_message(st) << "\n";
