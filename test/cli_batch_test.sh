@@ -39,6 +39,16 @@ check output-untouched "$($ALL --distance 1 < "$tmp/in.txt")" "$(cat "$tmp/out.t
 $CLU --distance 1 --input "$tmp/bad.txt" --output "$tmp/new.txt" 2>/dev/null; check clusters-malformed-exit 1 $?
 check no-partial-file "out.txt" "$(ls "$tmp" | grep -E '^(out|new)\.txt' | tr '\n' ' ' | sed 's/ $//')"
 check no-temp-files 0 "$(ls "$tmp" | grep -c tmp)"
+# Paths that are not regular files are written in place, never replaced
+# (a rename over a device such as /dev/null would replace the device).
+echo old > "$tmp/target"; ln -s target "$tmp/link"; chmod 640 "$tmp/target"
+$ALL --distance 1 --input "$tmp/in.txt" --output "$tmp/link"; check symlink-exit 0 $?
+check symlink-kept link "$([ -L "$tmp/link" ] && echo link)"
+check symlink-target-written "$($ALL --distance 1 < "$tmp/in.txt")" "$(cat "$tmp/target")"
+$ALL --distance 2 --input "$tmp/in.txt" --output "$tmp/target"
+check replaced-file-mode-kept 640 "$(stat -c %a "$tmp/target")"
+check replaced-file-content "$($ALL --distance 2 < "$tmp/in.txt")" "$(cat "$tmp/target")"
+check dev-stdout "[1, 3]" "$(printf '1\n3\n' | $CLU --distance 1 --output /dev/stdout)"
 printf '18446744073709551616\n' | $ALL --distance 1 >/dev/null 2>&1; check overflow-exit 1 $?
 printf '1\n\n2\n' | $ALL --distance 1 2> "$tmp/err" >/dev/null; check blank-line-exit 1 $?
 check blank-line-named 1 "$(grep -c '<stdin>:2:' "$tmp/err")"

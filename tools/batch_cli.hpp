@@ -5,7 +5,8 @@
 // allowed).  Like seomoz simhash-cpp, which reads the input into a set, the
 // tools work on the distinct hashes: a repeated hash is the same hash, never a
 // pair with itself.  Output: one JSON array per line, unsigned decimals joined
-// by ", ", written to a temporary file renamed over --output only on success.
+// by ", ", written to a temporary file renamed over --output only on success
+// (when --output is a regular file or new; other paths are written in place).
 #ifndef SIMHASH_BATCH_CLI_HPP
 #define SIMHASH_BATCH_CLI_HPP
 
@@ -206,6 +207,27 @@ public:
             fd_ = 1;
             return;
         }
+        // Only a regular file (or a new one) is replaced by rename; anything
+        // else (a device such as /dev/null, a FIFO, a symbolic link) is
+        // written in place, as a plain open would.
+        struct stat st;
+        if (lstat(path.c_str(), &st) == 0)
+        {
+            if (!S_ISREG(st.st_mode))
+            {
+                fd_ = open(path.c_str(), O_WRONLY | O_TRUNC);
+                if (fd_ < 0)
+                    die(1, "cannot write " + path + ": " + std::strerror(errno));
+                return;
+            }
+            mode_ = st.st_mode & 07777;
+        }
+        else
+        {
+            mode_t mask = umask(0);
+            umask(mask);
+            mode_ = 0666 & ~mask;
+        }
         tmp_ = path + ".tmp.XXXXXX";
         fd_ = mkstemp(tmp_.data());
         if (fd_ < 0)
@@ -242,12 +264,14 @@ public:
     {
         flush();
         if (tmp_.empty())
+        {
+            if (fd_ != 1 && close(fd_) != 0)
+                fail();
             return;
-        // A fresh file gets the usual permissions, not mkstemp's 0600.
-        mode_t mask = umask(0);
-        umask(mask);
-        fchmod(fd_, 0666 & ~mask);
-        if (close(fd_) != 0)
+        }
+        // The file keeps its permissions (a new one gets 0666 & ~umask),
+        // not mkstemp's 0600.
+        if (fchmod(fd_, mode_) != 0 || close(fd_) != 0)
             fail();
         if (rename(tmp_.c_str(), path_.c_str()) != 0)
             fail();
@@ -293,6 +317,7 @@ private:
 
     std::string path_, tmp_, buf_;
     int fd_ = -1;
+    mode_t mode_ = 0644;
 };
 
 inline void check(sh_status st)
