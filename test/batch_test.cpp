@@ -11,7 +11,8 @@
 #include <tuple>
 #include <vector>
 
-namespace {
+namespace
+{
 
 using Pairs = std::vector<std::pair<uint32_t, uint32_t>>;
 
@@ -31,7 +32,8 @@ std::vector<uint32_t> brute_labels(size_t n, const Pairs &pairs)
     std::vector<uint32_t> parent(n);
     for (uint32_t i = 0; i < n; i++)
         parent[i] = i;
-    auto find = [&](uint32_t x) {
+    auto find = [&](uint32_t x)
+    {
         while (parent[x] != x)
             x = parent[x];
         return x;
@@ -81,8 +83,7 @@ Pairs find_all(const std::vector<uint64_t> &h, int blocks, int d, int threads)
 {
     sh_pair *p = nullptr;
     size_t np = 0;
-    EXPECT_EQ(sh_find_all(h.data(), h.size(), blocks, d, threads, nullptr, nullptr, &p, &np),
-              SH_OK);
+    EXPECT_EQ(sh_find_all(h.data(), h.size(), blocks, d, threads, nullptr, nullptr, &p, &np), SH_OK);
     Pairs out;
     for (size_t i = 0; i < np; i++)
         out.emplace_back(p[i].a, p[i].b);
@@ -93,9 +94,7 @@ Pairs find_all(const std::vector<uint64_t> &h, int blocks, int d, int threads)
 std::vector<uint32_t> labels(const std::vector<uint64_t> &h, int blocks, int d, int threads)
 {
     std::vector<uint32_t> l(h.size());
-    EXPECT_EQ(sh_cluster_labels(h.data(), h.size(), blocks, d, threads, nullptr, nullptr,
-                                l.data()),
-              SH_OK);
+    EXPECT_EQ(sh_cluster_labels(h.data(), h.size(), blocks, d, threads, nullptr, nullptr, l.data()), SH_OK);
     return l;
 }
 
@@ -147,9 +146,7 @@ TEST(Batch, FindClustersGroupsLabels)
 
     uint32_t *members = nullptr;
     size_t *bounds = nullptr, nc = 0;
-    ASSERT_EQ(sh_find_clusters(h.data(), h.size(), 0, d, 2, nullptr, nullptr, &members, &bounds,
-                               &nc),
-              SH_OK);
+    ASSERT_EQ(sh_find_clusters(h.data(), h.size(), 0, d, 2, nullptr, nullptr, &members, &bounds, &nc), SH_OK);
     std::vector<std::vector<uint32_t>> got;
     for (size_t c = 0; c < nc; c++)
         got.emplace_back(members + bounds[c], members + bounds[c + 1]);
@@ -225,7 +222,8 @@ TEST(Batch, RejectsBadArguments)
     EXPECT_EQ(sh_find_all(h.data(), 3, 3, 0, 1, nullptr, nullptr, &p, &np), SH_OK);
 }
 
-namespace {
+namespace
+{
 int stop_after(void *arg)
 {
     auto *calls = static_cast<std::atomic<int> *>(arg);
@@ -252,8 +250,7 @@ TEST(Batch, InterruptStopsWithNoOutput)
         EXPECT_GE(calls.load(), 4);
         std::vector<uint32_t> l(h.size());
         calls = 0;
-        EXPECT_EQ(sh_cluster_labels(h.data(), h.size(), 6, 3, threads, stop_after, &calls,
-                                    l.data()),
+        EXPECT_EQ(sh_cluster_labels(h.data(), h.size(), 6, 3, threads, stop_after, &calls, l.data()),
                   SH_ERR_INTERRUPTED);
     }
 }

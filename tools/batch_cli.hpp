@@ -26,7 +26,8 @@
 #include <thread>
 #include <vector>
 
-namespace batch_cli {
+namespace batch_cli
+{
 
 struct Options
 {
@@ -91,7 +92,8 @@ inline Options parse_args(int argc, char **argv, const char *what)
             inline_value = a.substr(a.find('=') + 1);
             has_inline = true;
         }
-        auto value = [&]() -> std::string {
+        auto value = [&]() -> std::string
+        {
             if (has_inline)
                 return inline_value;
             if (i + 1 >= argc)
@@ -184,8 +186,8 @@ inline std::vector<uint64_t> read_hashes(const std::string &path)
         if (!ok)
         {
             std::string text = data.substr(at, std::min<size_t>(stop - at, 40));
-            die(1, shown + ":" + std::to_string(line) +
-                       ": expected an unsigned decimal 64-bit hash, got \"" + text + "\"");
+            die(1, shown + ":" + std::to_string(line) + ": expected an unsigned decimal 64-bit hash, got \"" +
+                       text + "\"");
         }
         h.push_back(v);
         at = end + 1;

@@ -13,8 +13,7 @@ int main(int argc, char **argv)
 
     sh_pair *pairs = nullptr;
     size_t np = 0;
-    check(sh_find_all(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr,
-                      &pairs, &np));
+    check(sh_find_all(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, &pairs, &np));
     Writer out(o.output);
     for (size_t i = 0; i < np; i++)
     {

@@ -14,8 +14,8 @@ int main(int argc, char **argv)
 
     uint32_t *members = nullptr;
     size_t *bounds = nullptr, nc = 0;
-    check(sh_find_clusters(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr,
-                           &members, &bounds, &nc));
+    check(sh_find_clusters(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, &members,
+                           &bounds, &nc));
     Writer out(o.output);
     std::vector<uint64_t> values;
     for (size_t c = 0; c < nc; c++)

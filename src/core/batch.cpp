@@ -18,7 +18,8 @@
 #include <utility>
 #include <vector>
 
-namespace {
+namespace
+{
 
 constexpr int kDigitBits = 11;            // radix digit: 2048 counters fit in L1
 constexpr unsigned kPollWork = 1u << 16;  // work units (records or pair tests) between polls
@@ -53,6 +54,8 @@ sh_table whole_key_table(int prefix_bits)
 // 64 % blocks blocks are one bit wider).
 int min_prefix_bits(int blocks, int bits)
 {
+    if (blocks < 1 || bits >= blocks)
+        return 0;
     int kept = blocks - bits;
     int narrow = blocks - 64 % blocks;
     return kept * (64 / blocks) + std::max(0, kept - narrow);
@@ -184,7 +187,10 @@ struct PairSink
     static constexpr bool kNeedsFirstMatch = true;
     std::vector<sh_pair> pairs;
     explicit PairSink(size_t) {}
-    void add(uint32_t a, uint32_t b) { pairs.push_back(sh_pair{a, b}); }
+    void add(uint32_t a, uint32_t b)
+    {
+        pairs.push_back(sh_pair{a, b});
+    }
 };
 
 struct UnionFind
@@ -397,10 +403,12 @@ sh_status run(Shared &s, int threads, std::vector<Sink> &sinks)
             {
                 Sink *sink = &sinks[i];
                 s.running++;
-                pool.emplace_back([&s, sink] {
-                    work(s, *sink, false);
-                    s.running--;
-                });
+                pool.emplace_back(
+                    [&s, sink]
+                    {
+                        work(s, *sink, false);
+                        s.running--;
+                    });
             }
         }
         catch (...)
@@ -471,150 +479,149 @@ sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int distance
 
 }  // namespace
 
-extern "C" {
-
-int sh_batch_auto_blocks(size_t n, int distance) noexcept
+extern "C"
 {
-    if (distance < 0 || distance > 64)
-        return -1;
-    return auto_blocks(n, distance);
-}
-
-sh_status sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
-                      sh_interrupt_fn interrupt, void *interrupt_arg, sh_pair **pairs,
-                      size_t *npairs) noexcept
-{
-    *pairs = nullptr;
-    *npairs = 0;
-    try
+    int sh_batch_auto_blocks(size_t n, int distance) noexcept
     {
-        std::vector<sh_table> tables;
-        sh_status st = make_plan(n, blocks, distance, tables);
-        if (st != SH_OK || n < 2)
-            return st;
-        Shared s;
-        init_shared(s, hashes, n, distance, tables, interrupt, interrupt_arg);
-        std::vector<PairSink> sinks;
-        st = run(s, threads, sinks);
-        if (st != SH_OK)
-            return st;
-        size_t total = 0;
-        for (const PairSink &k : sinks)
-            total += k.pairs.size();
-        if (total == 0)
+        if (distance < 0 || distance > 64)
+            return -1;
+        return auto_blocks(n, distance);
+    }
+
+    sh_status sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+                          sh_interrupt_fn interrupt, void *interrupt_arg, sh_pair **pairs,
+                          size_t *npairs) noexcept
+    {
+        *pairs = nullptr;
+        *npairs = 0;
+        try
+        {
+            std::vector<sh_table> tables;
+            sh_status st = make_plan(n, blocks, distance, tables);
+            if (st != SH_OK || n < 2)
+                return st;
+            Shared s;
+            init_shared(s, hashes, n, distance, tables, interrupt, interrupt_arg);
+            std::vector<PairSink> sinks;
+            st = run(s, threads, sinks);
+            if (st != SH_OK)
+                return st;
+            size_t total = 0;
+            for (const PairSink &k : sinks)
+                total += k.pairs.size();
+            if (total == 0)
+                return SH_OK;
+            auto *out = static_cast<sh_pair *>(std::malloc(total * sizeof(sh_pair)));
+            if (!out)
+                return SH_ERR_NOMEM;
+            size_t at = 0;
+            for (PairSink &k : sinks)
+            {
+                if (!k.pairs.empty())
+                    std::memcpy(out + at, k.pairs.data(), k.pairs.size() * sizeof(sh_pair));
+                at += k.pairs.size();
+                std::vector<sh_pair>().swap(k.pairs);
+            }
+            std::sort(out, out + total, pair_less);
+            *pairs = out;
+            *npairs = total;
             return SH_OK;
-        auto *out = static_cast<sh_pair *>(std::malloc(total * sizeof(sh_pair)));
-        if (!out)
-            return SH_ERR_NOMEM;
-        size_t at = 0;
-        for (PairSink &k : sinks)
-        {
-            if (!k.pairs.empty())
-                std::memcpy(out + at, k.pairs.data(), k.pairs.size() * sizeof(sh_pair));
-            at += k.pairs.size();
-            std::vector<sh_pair>().swap(k.pairs);
         }
-        std::sort(out, out + total, pair_less);
-        *pairs = out;
-        *npairs = total;
-        return SH_OK;
-    }
-    catch (const std::bad_alloc &)
-    {
-        return SH_ERR_NOMEM;
-    }
-    catch (...)
-    {
-        return SH_ERR_INTERNAL;
-    }
-}
-
-sh_status sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int distance,
-                            int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
-                            uint32_t *labels) noexcept
-{
-    try
-    {
-        return labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, labels);
-    }
-    catch (const std::bad_alloc &)
-    {
-        return SH_ERR_NOMEM;
-    }
-    catch (...)
-    {
-        return SH_ERR_INTERNAL;
-    }
-}
-
-sh_status sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance,
-                           int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
-                           uint32_t **members, size_t **bounds, size_t *nclusters) noexcept
-{
-    *members = nullptr;
-    *bounds = nullptr;
-    *nclusters = 0;
-    try
-    {
-        std::vector<uint32_t> label(n);
-        sh_status st = labels_impl(hashes, n, blocks, distance, threads, interrupt,
-                                   interrupt_arg, label.data());
-        if (st != SH_OK)
-            return st;
-        // size[r] for each root r, then each component's first slot.
-        std::vector<uint32_t> size(n, 0);
-        for (size_t i = 0; i < n; i++)
-            size[label[i]]++;
-        size_t nc = 0, nm = 0;
-        for (size_t r = 0; r < n; r++)
-            if (size[r] > 1)
-            {
-                nc++;
-                nm += size[r];
-            }
-        auto *m = static_cast<uint32_t *>(std::malloc(std::max<size_t>(nm, 1) * sizeof(uint32_t)));
-        auto *b = static_cast<size_t *>(std::malloc((nc + 1) * sizeof(size_t)));
-        if (!m || !b)
+        catch (const std::bad_alloc &)
         {
-            std::free(m);
-            std::free(b);
             return SH_ERR_NOMEM;
         }
-        // Reuse size[] as each cluster's next free slot.
-        size_t c = 0, at = 0;
-        for (size_t r = 0; r < n; r++)
+        catch (...)
         {
-            if (size[r] > 1)
-            {
-                b[c++] = at;
-                at += size[r];
-                size[r] = static_cast<uint32_t>(b[c - 1]);
-            }
-            else
-                size[r] = UINT32_MAX;
+            return SH_ERR_INTERNAL;
         }
-        b[nc] = nm;
-        for (size_t i = 0; i < n; i++)
-            if (size[label[i]] != UINT32_MAX)
-                m[size[label[i]]++] = static_cast<uint32_t>(i);
-        *members = m;
-        *bounds = b;
-        *nclusters = nc;
-        return SH_OK;
     }
-    catch (const std::bad_alloc &)
-    {
-        return SH_ERR_NOMEM;
-    }
-    catch (...)
-    {
-        return SH_ERR_INTERNAL;
-    }
-}
 
-void sh_batch_free(void *p) noexcept
-{
-    std::free(p);
-}
+    sh_status sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+                                sh_interrupt_fn interrupt, void *interrupt_arg, uint32_t *labels) noexcept
+    {
+        try
+        {
+            return labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, labels);
+        }
+        catch (const std::bad_alloc &)
+        {
+            return SH_ERR_NOMEM;
+        }
+        catch (...)
+        {
+            return SH_ERR_INTERNAL;
+        }
+    }
+
+    sh_status sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+                               sh_interrupt_fn interrupt, void *interrupt_arg, uint32_t **members,
+                               size_t **bounds, size_t *nclusters) noexcept
+    {
+        *members = nullptr;
+        *bounds = nullptr;
+        *nclusters = 0;
+        try
+        {
+            std::vector<uint32_t> label(n);
+            sh_status st =
+                labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, label.data());
+            if (st != SH_OK)
+                return st;
+            // size[r] for each root r, then each component's first slot.
+            std::vector<uint32_t> size(n, 0);
+            for (size_t i = 0; i < n; i++)
+                size[label[i]]++;
+            size_t nc = 0, nm = 0;
+            for (size_t r = 0; r < n; r++)
+                if (size[r] > 1)
+                {
+                    nc++;
+                    nm += size[r];
+                }
+            auto *m = static_cast<uint32_t *>(std::malloc(std::max<size_t>(nm, 1) * sizeof(uint32_t)));
+            auto *b = static_cast<size_t *>(std::malloc((nc + 1) * sizeof(size_t)));
+            if (!m || !b)
+            {
+                std::free(m);
+                std::free(b);
+                return SH_ERR_NOMEM;
+            }
+            // Reuse size[] as each cluster's next free slot.
+            size_t c = 0, at = 0;
+            for (size_t r = 0; r < n; r++)
+            {
+                if (size[r] > 1)
+                {
+                    b[c++] = at;
+                    at += size[r];
+                    size[r] = static_cast<uint32_t>(b[c - 1]);
+                }
+                else
+                    size[r] = UINT32_MAX;
+            }
+            b[nc] = nm;
+            for (size_t i = 0; i < n; i++)
+                if (size[label[i]] != UINT32_MAX)
+                    m[size[label[i]]++] = static_cast<uint32_t>(i);
+            *members = m;
+            *bounds = b;
+            *nclusters = nc;
+            return SH_OK;
+        }
+        catch (const std::bad_alloc &)
+        {
+            return SH_ERR_NOMEM;
+        }
+        catch (...)
+        {
+            return SH_ERR_INTERNAL;
+        }
+    }
+
+    void sh_batch_free(void *p) noexcept
+    {
+        std::free(p);
+    }
 
 }  // extern "C"
