@@ -81,6 +81,13 @@ SELECT url, simhash_cluster(fp::bigint, 0) OVER (ORDER BY url) AS c0,
   FROM pages ORDER BY url;
 -- Empty input.
 SELECT simhash_cluster(fp, 3) OVER () FROM pages WHERE false;
+-- The README's examples.
+WITH s AS (SELECT array_agg(fp ORDER BY url) AS fps, array_agg(url ORDER BY url) AS urls FROM pages)
+SELECT s.urls[f.a] AS url_a, s.urls[f.b] AS url_b, f.distance
+  FROM s, simhash_find_all(s.fps, 1) f;
+SELECT site, cluster, count(*) FROM (
+    SELECT site, simhash_cluster(fp, 3) OVER (PARTITION BY site ORDER BY url) AS cluster FROM pages) s
+ GROUP BY 1, 2 HAVING count(*) > 1 ORDER BY 3 DESC, 1, 2;
 -- Errors: out of range, and a distance that changes within a partition.
 SELECT simhash_cluster(fp, 65) OVER () FROM pages;
 SELECT simhash_cluster(fp, CASE WHEN url = 'b/2' THEN 2 ELSE 1 END) OVER () FROM pages;
