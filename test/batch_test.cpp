@@ -155,6 +155,32 @@ TEST(Batch, FindClustersGroupsLabels)
     EXPECT_EQ(got, expect);
 }
 
+TEST(Batch, ClustersWithManyExactCopies)
+{
+    // Groups far above the copy-collapsing threshold, mixed with near copies.
+    std::mt19937_64 rng(13);
+    std::vector<uint64_t> h;
+    for (int i = 0; i < 600; i++)
+        h.push_back(rng());
+    for (int i = 0; i < 900; i++)
+        h.push_back(h[i % 5]);  // 180 copies each of 5 values
+    for (int i = 0; i < 300; i++)
+        h.push_back(flip_bits(h[i % 7], 1 + i % 4, rng));
+    std::shuffle(h.begin(), h.end(), rng);
+    for (int d = 0; d <= 4; d++)
+    {
+        std::vector<uint32_t> want = brute_labels(h.size(), brute_pairs(h, d));
+        EXPECT_EQ(labels(h, 0, d, 1), want) << d;
+        EXPECT_EQ(labels(h, 6, d, 2), want) << d;
+    }
+    // 200000 copies of one value: one cluster, found without 2*10^10 pair tests.
+    std::vector<uint64_t> same(200000, 0x0123456789abcdefULL);
+    same.push_back(~same[0]);
+    std::vector<uint32_t> l = labels(same, 0, 3, 1);
+    EXPECT_EQ(std::count(l.begin(), l.end(), 0u), 200000);
+    EXPECT_EQ(l.back(), 200000u);
+}
+
 TEST(Batch, ThreadsAgreeWithOneThread)
 {
     std::vector<uint64_t> h = planted(3000, 11);

@@ -97,5 +97,20 @@ for x in list(parent): comp.setdefault(find(x), []).append(x)
 for m in sorted(sorted(c) for c in comp.values()): print('[' + ', '.join(map(str, m)) + ']')
 " | md5sum)" "$($CLU --distance 3 < "$tmp/planted.txt" | md5sum)"
 
+# Input read in 1 MiB blocks: 80000 lines (1.6 MB) split across blocks all
+# arrive.  Half are 1-bit copies of the other half; Python lists the pairs
+# within 1 bit by probing all 64 one-bit neighbours of each distinct hash.
+python3 -c "
+import random
+r = random.Random(8); v = [r.getrandbits(64) for _ in range(40000)]
+v += [x ^ (1 << r.randrange(64)) for x in v] + [5, 5]
+print('\\n'.join(map(str, v)))" > "$tmp/big.txt"
+check block-boundaries "$(python3 -c "
+s = set(int(l) for l in open('$tmp/big.txt'))
+for a in sorted(s):
+    for b in sorted(a ^ (1 << i) for i in range(64)):
+        if b > a and b in s: print('[%d, %d]' % (a, b))" | md5sum)" \
+	"$($ALL --distance 1 --input "$tmp/big.txt" | md5sum)"
+
 echo "cli-batch: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

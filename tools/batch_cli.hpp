@@ -134,13 +134,42 @@ inline Options parse_args(int argc, char **argv, const char *what)
     return o;
 }
 
-inline std::string slurp(const std::string &path)
+// Parses one line [b, e) of the input; dies naming the line if malformed.
+inline uint64_t parse_line(const char *b, const char *e, const std::string &shown, size_t line)
 {
+    if (e > b && e[-1] == '\r')
+        e--;
+    uint64_t v = 0;
+    bool ok = e > b && e - b <= 20;
+    for (const char *k = b; ok && k < e; k++)
+    {
+        unsigned digit = static_cast<unsigned char>(*k) - '0';
+        if (digit > 9 || v > (UINT64_MAX - digit) / 10)
+            ok = false;
+        else
+            v = v * 10 + digit;
+    }
+    if (!ok)
+        die(1, shown + ":" + std::to_string(line) + ": expected an unsigned decimal 64-bit hash, got \"" +
+                   std::string(b, std::min<size_t>(static_cast<size_t>(e - b), 40)) + "\"");
+    return v;
+}
+
+// The distinct hashes of the input, ascending.  The input is read in blocks,
+// never whole: memory is the 8 bytes per hash of the result.
+inline std::vector<uint64_t> read_hashes(const std::string &path)
+{
+    const std::string shown = path == "-" ? "<stdin>" : path;
     int fd = path == "-" ? 0 : open(path.c_str(), O_RDONLY);
     if (fd < 0)
         die(1, "cannot read " + path + ": " + std::strerror(errno));
-    std::string data;
+    std::vector<uint64_t> h;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        h.reserve(static_cast<size_t>(st.st_size) / 20 + 1);  // ~20 bytes per random hash
     std::vector<char> buf(1 << 20);
+    std::string carry;  // a line split across blocks
+    size_t line = 0;
     for (;;)
     {
         ssize_t got = read(fd, buf.data(), buf.size());
@@ -150,50 +179,37 @@ inline std::string slurp(const std::string &path)
             die(1, "cannot read " + path + ": " + std::strerror(errno));
         if (got == 0)
             break;
-        data.append(buf.data(), static_cast<size_t>(got));
+        const char *p = buf.data(), *end = p + got;
+        for (;;)
+        {
+            const char *nl = static_cast<const char *>(std::memchr(p, '\n', end - p));
+            if (!nl)
+            {
+                carry.append(p, end);
+                if (carry.size() > 64)  // too long to be a hash: report it now
+                    parse_line(carry.data(), carry.data() + carry.size(), shown, line + 1);
+                break;
+            }
+            line++;
+            if (carry.empty())
+                h.push_back(parse_line(p, nl, shown, line));
+            else
+            {
+                carry.append(p, nl);
+                h.push_back(parse_line(carry.data(), carry.data() + carry.size(), shown, line));
+                carry.clear();
+            }
+            p = nl + 1;
+        }
     }
+    if (!carry.empty())
+        h.push_back(parse_line(carry.data(), carry.data() + carry.size(), shown, ++line));
     if (fd != 0)
         close(fd);
-    return data;
-}
-
-// The distinct hashes of the input, ascending.
-inline std::vector<uint64_t> read_hashes(const std::string &path)
-{
-    const std::string data = slurp(path);
-    const std::string shown = path == "-" ? "<stdin>" : path;
-    std::vector<uint64_t> h;
-    size_t line = 0, at = 0;
-    while (at < data.size())
-    {
-        size_t end = data.find('\n', at);
-        if (end == std::string::npos)
-            end = data.size();
-        line++;
-        size_t stop = end;
-        if (stop > at && data[stop - 1] == '\r')
-            stop--;
-        uint64_t v = 0;
-        bool ok = stop > at && stop - at <= 20;
-        for (size_t k = at; ok && k < stop; k++)
-        {
-            unsigned digit = static_cast<unsigned char>(data[k]) - '0';
-            if (digit > 9 || v > (UINT64_MAX - digit) / 10)
-                ok = false;
-            else
-                v = v * 10 + digit;
-        }
-        if (!ok)
-        {
-            std::string text = data.substr(at, std::min<size_t>(stop - at, 40));
-            die(1, shown + ":" + std::to_string(line) + ": expected an unsigned decimal 64-bit hash, got \"" +
-                       text + "\"");
-        }
-        h.push_back(v);
-        at = end + 1;
-    }
     std::sort(h.begin(), h.end());
     h.erase(std::unique(h.begin(), h.end()), h.end());
+    if (h.capacity() > h.size() + h.size() / 4)
+        h.shrink_to_fit();
     return h;
 }
 

@@ -323,6 +323,39 @@ private:
     // Positions p[0..g) ascending, all sharing table t_'s prefix.
     bool test_group(const uint32_t *p, size_t g)
     {
+        if constexpr (!Sink::kNeedsFirstMatch)
+        {
+            if (g > 16)
+                return test_distinct(p, g);
+        }
+        return test_pairs(p, g);
+    }
+
+    // Clustering only: join equal fingerprints once, then test the distinct
+    // values, so that many exact copies (common: boilerplate pages) cost
+    // g log g rather than g^2.
+    bool test_distinct(const uint32_t *p, size_t g)
+    {
+        copies_.clear();
+        for (size_t x = 0; x < g; x++)
+            copies_.emplace_back(s_.h[p[x]], p[x]);
+        std::sort(copies_.begin(), copies_.end());
+        distinct_.clear();
+        for (size_t x = 0; x < g; x++)
+        {
+            if (x > 0 && copies_[x].first == copies_[x - 1].first)
+                sink_.add(distinct_.back(), copies_[x].second);
+            else
+                distinct_.push_back(copies_[x].second);
+        }
+        if (poll_.tick(g))
+            return false;
+        return test_pairs(distinct_.data(), distinct_.size());
+    }
+
+    // Every pair of p[0..g); ascending positions when pairs are reported.
+    bool test_pairs(const uint32_t *p, size_t g)
+    {
         vals_.resize(g);
         for (size_t x = 0; x < g; x++)
             vals_[x] = s_.h[p[x]];
@@ -350,8 +383,8 @@ private:
     Poll &poll_;
     int t_ = 0;
     std::vector<uint64_t> rec_, tmp_, vals_;
-    std::vector<uint32_t> group_, sub_;
-    std::vector<std::pair<uint64_t, uint32_t>> keyed_;
+    std::vector<uint32_t> group_, sub_, distinct_;
+    std::vector<std::pair<uint64_t, uint32_t>> keyed_, copies_;
 };
 
 template <class Sink>
