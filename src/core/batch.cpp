@@ -21,7 +21,7 @@
 namespace
 {
 
-constexpr int kDigitBits = 11;            // radix digit: 2048 counters fit in L1
+constexpr int kMaxDigitBits = 12;         // radix digit: 4096 counters fit in L1
 constexpr unsigned kPollWork = 1u << 16;  // work units (records or pair tests) between polls
 constexpr int kMaxTables = 20000;         // layouts with more tables are never worth it
 constexpr int kMaxThreads = 256;
@@ -67,7 +67,7 @@ double layout_cost(double n, double ntables, int prefix_bits)
 {
     int pos_bits = std::max(1, bit_width(static_cast<uint64_t>(n)));
     int sort_bits = std::min(prefix_bits, 64 - pos_bits);
-    int passes = (sort_bits + kDigitBits - 1) / kDigitBits;
+    int passes = (sort_bits + kMaxDigitBits - 1) / kMaxDigitBits;
     double pairs = n * (n - 1) / 2 / std::ldexp(1.0, prefix_bits);
     return ntables * (n * (passes + 3) * 4 + pairs);
 }
@@ -225,33 +225,6 @@ struct UnionFind
     }
 };
 
-// Stable LSD radix sort of records on bits [lo, lo + nbits); the result ends
-// in `a` (scratch is `b`).  Returns false when stopped.
-bool radix_sort(std::vector<uint64_t> &a, std::vector<uint64_t> &b, int lo, int nbits, Poll &poll)
-{
-    const size_t n = a.size();
-    std::vector<size_t> count(size_t{1} << kDigitBits);
-    for (int shift = lo; shift < lo + nbits; shift += kDigitBits)
-    {
-        const int width = std::min(kDigitBits, lo + nbits - shift);
-        const uint64_t mask = (uint64_t{1} << width) - 1;
-        std::fill(count.begin(), count.end(), 0);
-        for (size_t i = 0; i < n; i++)
-            count[(a[i] >> shift) & mask]++;
-        if (count[(a[0] >> shift) & mask] == n)
-            continue;  // one digit value throughout: already in order
-        size_t sum = 0;
-        for (size_t d = 0; d <= mask; d++)
-            sum += std::exchange(count[d], sum);
-        for (size_t i = 0; i < n; i++)
-            b[count[(a[i] >> shift) & mask]++] = a[i];
-        a.swap(b);
-        if (poll.tick(2 * n))
-            return false;
-    }
-    return true;
-}
-
 template <class Sink>
 class TableScan
 {
@@ -267,13 +240,38 @@ public:
         const int sort_bits = std::min(tab.prefix_bits, 64 - pos_bits);
         rec_.resize(s_.n);
         tmp_.resize(s_.n);
+        // Records (prefix above position), with the histogram of every radix
+        // digit counted on the way, so each sort pass is a single scatter.
+        const int ndigits = (sort_bits + kMaxDigitBits - 1) / kMaxDigitBits;
+        const int width = ndigits ? (sort_bits + ndigits - 1) / ndigits : 0;
+        const uint64_t dmask = (uint64_t{1} << width) - 1;
+        hist_.assign(static_cast<size_t>(ndigits) << width, 0);
         for (size_t i = 0; i < s_.n; i++)
         {
             uint64_t top = sort_bits == 0 ? 0 : sh_table_permute(&tab, s_.h[i]) >> (64 - sort_bits);
-            rec_[i] = (top << pos_bits) | i;
+            uint64_t r = (top << pos_bits) | i;
+            rec_[i] = r;
+            for (int d = 0; d < ndigits; d++)
+                hist_[(static_cast<size_t>(d) << width) + ((r >> (pos_bits + d * width)) & dmask)]++;
         }
-        if (!radix_sort(rec_, tmp_, pos_bits, sort_bits, poll_))
+        if (poll_.tick(s_.n))
             return false;
+        // Stable LSD passes: records with equal prefixes keep position order.
+        for (int d = 0; d < ndigits; d++)
+        {
+            const int shift = pos_bits + d * width;
+            uint32_t *count = &hist_[static_cast<size_t>(d) << width];
+            if (count[(rec_[0] >> shift) & dmask] == s_.n)
+                continue;  // one digit value throughout: already in order
+            uint32_t sum = 0;
+            for (size_t v = 0; v <= dmask; v++)
+                sum += std::exchange(count[v], sum);
+            for (size_t i = 0; i < s_.n; i++)
+                tmp_[count[(rec_[i] >> shift) & dmask]++] = rec_[i];
+            rec_.swap(tmp_);
+            if (poll_.tick(s_.n))
+                return false;
+        }
         const uint64_t pos_mask = (uint64_t{1} << pos_bits) - 1;
         const bool exact = sort_bits == tab.prefix_bits;
         for (size_t i = 0; i < s_.n;)
@@ -383,7 +381,7 @@ private:
     Poll &poll_;
     int t_ = 0;
     std::vector<uint64_t> rec_, tmp_, vals_;
-    std::vector<uint32_t> group_, sub_, distinct_;
+    std::vector<uint32_t> group_, sub_, distinct_, hist_;
     std::vector<std::pair<uint64_t, uint32_t>> keyed_, copies_;
 };
 
