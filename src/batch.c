@@ -191,7 +191,7 @@ typedef struct ClusterPartition
 } ClusterPartition;
 
 static void
-cluster_partition(WindowObject winobj, ClusterPartition *part)
+cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_constant)
 {
 	MemoryContext partctx = GetMemoryChunkContext(part);
 	int64		nrows = WinGetPartitionRowCount(winobj);
@@ -219,14 +219,18 @@ cluster_partition(WindowObject winobj, ClusterPartition *part)
 	rowpos = palloc_extended(sizeof(uint32) * Max(nrows, 1), MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < nrows; i++)
 	{
-		Datum		d = WinGetFuncArgInPartition(winobj, 1, i, WINDOW_SEEK_HEAD, false,
-												 &isnull, &isout);
 		Datum		fp;
 
-		if (isnull != part->null_distance || (!isnull && DatumGetInt32(d) != max_distance))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("max_distance of simhash_cluster must be the same in every row of a window partition")));
+		if (!distance_is_constant)
+		{
+			Datum		d = WinGetFuncArgInPartition(winobj, 1, i, WINDOW_SEEK_HEAD, false,
+													 &isnull, &isout);
+
+			if (isnull != part->null_distance || (!isnull && DatumGetInt32(d) != max_distance))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("max_distance of simhash_cluster must be the same in every row of a window partition")));
+		}
 		fp = WinGetFuncArgInPartition(winobj, 0, i, WINDOW_SEEK_HEAD, false, &isnull, &isout);
 		part->label[i] = 0;
 		if (!isnull)
@@ -262,7 +266,7 @@ simhash_cluster_window(PG_FUNCTION_ARGS)
 
 	part = (ClusterPartition *) WinGetPartitionLocalMemory(winobj, sizeof(ClusterPartition));
 	if (!part->done)
-		cluster_partition(winobj, part);
+		cluster_partition(winobj, part, get_fn_expr_arg_stable(fcinfo->flinfo, 1));
 	row = WinGetCurrentPosition(winobj);
 	if (part->null_distance || part->label[row] == 0)
 		PG_RETURN_NULL();
