@@ -508,6 +508,55 @@ sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int distance
     return SH_OK;
 }
 
+// Components of two or more positions from their labels, as the arrays of
+// sh_find_clusters: members grouped by label (labels ascending), positions
+// ascending within each.
+sh_status group_by_label(const std::vector<uint32_t> &label, uint32_t **members, size_t **bounds,
+                         size_t *nclusters)
+{
+    const size_t n = label.size();
+    std::vector<uint32_t> slot(n, 0);  // first the size of each root's component
+    for (size_t i = 0; i < n; i++)
+        slot[label[i]]++;
+    size_t nc = 0, nm = 0;
+    for (size_t r = 0; r < n; r++)
+        if (slot[r] > 1)
+        {
+            nc++;
+            nm += slot[r];
+        }
+    auto *m = static_cast<uint32_t *>(std::malloc(std::max<size_t>(nm, 1) * sizeof(uint32_t)));
+    auto *b = static_cast<size_t *>(std::malloc((nc + 1) * sizeof(size_t)));
+    if (!m || !b)
+    {
+        std::free(m);
+        std::free(b);
+        return SH_ERR_NOMEM;
+    }
+    // Then each cluster's next free slot in m (UINT32_MAX: a singleton).
+    size_t c = 0, at = 0;
+    for (size_t r = 0; r < n; r++)
+    {
+        if (slot[r] > 1)
+        {
+            b[c++] = at;
+            size_t first = at;
+            at += slot[r];
+            slot[r] = static_cast<uint32_t>(first);
+        }
+        else
+            slot[r] = UINT32_MAX;
+    }
+    b[nc] = nm;
+    for (size_t i = 0; i < n; i++)
+        if (slot[label[i]] != UINT32_MAX)
+            m[slot[label[i]]++] = static_cast<uint32_t>(i);
+    *members = m;
+    *bounds = b;
+    *nclusters = nc;
+    return SH_OK;
+}
+
 }  // namespace
 
 extern "C"
@@ -599,46 +648,7 @@ extern "C"
                 labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, label.data());
             if (st != SH_OK)
                 return st;
-            // size[r] for each root r, then each component's first slot.
-            std::vector<uint32_t> size(n, 0);
-            for (size_t i = 0; i < n; i++)
-                size[label[i]]++;
-            size_t nc = 0, nm = 0;
-            for (size_t r = 0; r < n; r++)
-                if (size[r] > 1)
-                {
-                    nc++;
-                    nm += size[r];
-                }
-            auto *m = static_cast<uint32_t *>(std::malloc(std::max<size_t>(nm, 1) * sizeof(uint32_t)));
-            auto *b = static_cast<size_t *>(std::malloc((nc + 1) * sizeof(size_t)));
-            if (!m || !b)
-            {
-                std::free(m);
-                std::free(b);
-                return SH_ERR_NOMEM;
-            }
-            // Reuse size[] as each cluster's next free slot.
-            size_t c = 0, at = 0;
-            for (size_t r = 0; r < n; r++)
-            {
-                if (size[r] > 1)
-                {
-                    b[c++] = at;
-                    at += size[r];
-                    size[r] = static_cast<uint32_t>(b[c - 1]);
-                }
-                else
-                    size[r] = UINT32_MAX;
-            }
-            b[nc] = nm;
-            for (size_t i = 0; i < n; i++)
-                if (size[label[i]] != UINT32_MAX)
-                    m[size[label[i]]++] = static_cast<uint32_t>(i);
-            *members = m;
-            *bounds = b;
-            *nclusters = nc;
-            return SH_OK;
+            return group_by_label(label, members, bounds, nclusters);
         }
         catch (const std::bad_alloc &)
         {
