@@ -51,12 +51,14 @@ RANDOM_IN=$W/random-$N.txt; gen "$RANDOM_IN" 0
 PLANTED_IN=$W/planted-$N.txt; gen "$PLANTED_IN" 0.1
 IN=$RANDOM_IN
 
-# measure LABEL CMD... -> sets SECS and KB; output in $W/LABEL.out
+# measure LABEL CMD... -> sets SECS (wall), CPU (user+sys) and KB (peak RSS);
+# output in $W/LABEL.out.  CPU time is the steadier figure on a busy machine.
 measure() {
 	local label=$1; shift
-	/usr/bin/time -f '%e %M' -o "$W/$label.time" "$@" --input "$IN" --output "$W/$label.out" 2>/dev/null
-	read -r SECS KB < "$W/$label.time"
-	printf '%-34s %8.2f s %8.1f MB\n' "$label" "$SECS" "$(echo "$KB / 1024" | bc -l)"
+	/usr/bin/time -f '%e %U %S %M' -o "$W/$label.time" "$@" --input "$IN" --output "$W/$label.out" 2>/dev/null
+	read -r SECS USR SYS KB < "$W/$label.time"
+	CPU=$(echo "$USR + $SYS" | bc -l)
+	printf '%-34s %8.2f s wall %8.2f s cpu %8.1f MB\n' "$label" "$SECS" "$CPU" "$(echo "$KB / 1024" | bc -l)"
 }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 
@@ -68,15 +70,15 @@ rows = sorted(', '.join(map(str, sorted(map(int, l.strip()[1:-1].split(', ')))))
 sys.stdout.write(''.join(r + '\\n' for r in rows))" "$1"
 }
 
-echo "== $N random hashes (input: $RANDOM_IN); distance 3; $(nproc) cores; $(date -u +%FT%TZ)"
+echo "== $N random hashes (input: $RANDOM_IN); distance 3; $(nproc) cores; load $(cut -d" " -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
 status=0
 for tool in find-all find-clusters; do
 	for blocks in 5 6; do
 		measure "seomoz-$tool-b$blocks" "$S/simhash-$tool" --blocks $blocks --distance 3
-		base=$SECS; baseKB=$KB
+		base=$SECS; baseCPU=$CPU; baseKB=$KB
 		for t in 1 2; do
 			measure "ours-$tool-b$blocks-t$t" ./tools/simhash-$tool --blocks $blocks --distance 3 --threads $t
-			echo "    seomoz time / ours: x$(ratio "$base" "$SECS")   peak RSS ours / seomoz: $(ratio "$KB" "$baseKB")"
+			echo "    seomoz / ours: wall x$(ratio "$base" "$SECS"), cpu x$(ratio "$baseCPU" "$CPU");  peak RSS ours / seomoz: $(ratio "$KB" "$baseKB")"
 		done
 	done
 done
