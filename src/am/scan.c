@@ -170,6 +170,53 @@ page_hikey(Relation index, BlockNumber blkno)
 }
 
 /*
+ * The first page of the run [start, start + npages) whose hikey >= lo
+ * (npages when none): a binary search over the directory after the run.
+ */
+static BlockNumber
+first_page_from(Relation index, BlockNumber start, BlockNumber npages, uint64 lo)
+{
+	BlockNumber dstart = start + npages;
+	BlockNumber ndir = SimhashDirPages(npages);
+	BlockNumber l = 0,
+				r = ndir;
+	Buffer		buf;
+	Page		page;
+	int			lo_i,
+				hi_i;
+	const uint64 *keys;
+
+	while (l < r)
+	{
+		BlockNumber mid = l + (r - l) / 2;
+
+		if (page_hikey(index, dstart + mid) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	if (l == ndir)
+		return npages;
+	buf = ReadBuffer(index, dstart + l);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	keys = (const uint64 *) PageGetContents(page);
+	lo_i = 0;
+	hi_i = (int) ((((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / sizeof(uint64));
+	while (lo_i < hi_i)
+	{
+		int			mid = lo_i + (hi_i - lo_i) / 2;
+
+		if (keys[mid] < lo)
+			lo_i = mid + 1;
+		else
+			hi_i = mid;
+	}
+	UnlockReleaseBuffer(buf);
+	return l * SIMHASH_DIR_CAPACITY + lo_i;
+}
+
+/*
  * Entries of table t whose key has the prefix of qkey, within radius and
  * found first in this table.
  */
@@ -184,8 +231,7 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius,
 	uint64		hi = lo | ~tab->prefix_key_mask;
 	BlockNumber start = so->meta.run_start[t];
 	BlockNumber npages = so->meta.run_npages;
-	BlockNumber l = 0,
-				r = npages;
+	BlockNumber l;
 	uint64		earlier[SIMHASH_MAX_TABLES];
 	int			e;
 	bool		done = false;
@@ -195,16 +241,7 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius,
 	for (e = 0; e < t; e++)
 		earlier[e] = sh_table_permute(tab, so->tables[e].prefix_orig_mask);
 
-	/* first page whose hikey >= lo */
-	while (l < r)
-	{
-		BlockNumber mid = l + (r - l) / 2;
-
-		if (page_hikey(scan->indexRelation, start + mid) < lo)
-			l = mid + 1;
-		else
-			r = mid;
-	}
+	l = first_page_from(scan->indexRelation, start, npages, lo);
 	for (; l < npages && !done; l++)
 	{
 		Buffer		buf = ReadBuffer(scan->indexRelation, start + l);

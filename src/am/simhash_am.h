@@ -10,6 +10,9 @@
  *            contiguous block range [meta->run_start[t], + meta->run_npages).
  *            Every table holds every indexed row once, so all runs have the
  *            same length.
+ *   DIR      right after each run, SimhashDirPages(run_npages) pages holding
+ *            the hikey of every run page in order (8 bytes each), so a probe
+ *            binary-searches a page or two instead of the run itself.
  *   PENDING  an unsorted chain of (fingerprint, heap TID) entries written by
  *            aminsert; a scan reads it linearly.  A merge turns it into runs.
  *   NULLS    a chain of heap TIDs of rows whose key is NULL; only a scan
@@ -78,6 +81,7 @@
 #define SIMHASH_PENDING		(1 << 2)
 #define SIMHASH_NULLS		(1 << 3)
 #define SIMHASH_DELETED		(1 << 4)
+#define SIMHASH_DIR			(1 << 5)
 
 typedef struct SimhashPageOpaqueData
 {
@@ -100,6 +104,15 @@ typedef SimhashPageOpaqueData *SimhashPageOpaque;
 #define SIMHASH_PAGE_CAPACITY \
 	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
 			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / SIMHASH_ENTRY_SIZE))
+
+#define SIMHASH_DIR_CAPACITY \
+	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
+			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / sizeof(uint64)))
+#define SimhashDirPages(run_npages) \
+	(((run_npages) + SIMHASH_DIR_CAPACITY - 1) / SIMHASH_DIR_CAPACITY)
+/* Pages of one table's extent: its run and the run's directory. */
+#define SimhashExtentPages(run_npages) \
+	((run_npages) + SimhashDirPages(run_npages))
 
 #define SimhashPageEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
@@ -164,7 +177,7 @@ typedef struct SimhashOptions
 } SimhashOptions;
 
 #define SIMHASH_DEFAULT_BITS	3
-#define SIMHASH_DEFAULT_EXTRA_BLOCKS	2
+#define SIMHASH_DEFAULT_EXTRA_BLOCKS	1	/* blocks = bits + 1: measured best, see README */
 
 /* A row to place: its fingerprint and heap TID. */
 typedef struct SimhashItem

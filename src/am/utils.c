@@ -74,7 +74,7 @@ simhash_init_reloptions(void)
 					  "Largest radius answered by probing the permuted tables",
 					  SIMHASH_DEFAULT_BITS, 1, 16, AccessExclusiveLock);
 	add_int_reloption(simhash_relopt_kind, "blocks",
-					  "Number of blocks the 64 bits are cut into (0: bits + 2)",
+					  "Number of blocks the 64 bits are cut into (0: bits + 1)",
 					  0, 0, 16, AccessExclusiveLock);
 }
 

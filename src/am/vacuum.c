@@ -44,7 +44,7 @@ in_current_run(const SimhashMetaPageData *meta, BlockNumber blkno, int table)
 {
 	return table < meta->ntables && BlockNumberIsValid(meta->run_start[table]) &&
 		blkno >= meta->run_start[table] &&
-		blkno < meta->run_start[table] + meta->run_npages;
+		blkno < meta->run_start[table] + SimhashExtentPages(meta->run_npages);
 }
 
 /*
@@ -75,7 +75,7 @@ recycle_pages(Relation index, IndexBulkDeleteResult *stats)
 			RecordFreeIndexPage(index, blkno);
 			stats->pages_free++;
 		}
-		else if ((SimhashPageGetOpaque(page)->flags & SIMHASH_RUN) &&
+		else if ((SimhashPageGetOpaque(page)->flags & (SIMHASH_RUN | SIMHASH_DIR)) &&
 				 !in_current_run(&meta, blkno, SimhashPageGetOpaque(page)->table))
 			orphan = true;
 		UnlockReleaseBuffer(buf);
