@@ -76,9 +76,13 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			pending_pages * seq_page_cost + ((double) meta.npending + meta.nsealed) * cpu_operator_cost;
 	}
 
+	/*
+	 * Startup is one binary search: the rest of the probe cost accrues as
+	 * tables are read, which lets EXISTS and LIMIT plans see a cheap first row.
+	 */
 	if (radius <= meta.bits)
 	{
-		*indexStartupCost = probe;
+		*indexStartupCost = probe / Max(meta.ntables, 1);
 		*indexTotalCost = probe;
 		*indexPages = meta.ntables + pending_pages;
 	}
@@ -91,7 +95,7 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	else
 	{
 		/* no radius: ORDER BY (KNN starts with the probes) or a full scan */
-		*indexStartupCost = path->indexorderbys != NIL ? probe : 0;
+		*indexStartupCost = path->indexorderbys != NIL ? probe / Max(meta.ntables, 1) : 0;
 		*indexTotalCost = probe + linear;
 		*indexPages = table0_pages + pending_pages;
 	}

@@ -72,7 +72,7 @@ simhash_init_reloptions(void)
 	simhash_relopt_kind = add_reloption_kind();
 	add_int_reloption(simhash_relopt_kind, "bits",
 					  "Largest radius answered by probing the permuted tables",
-					  SIMHASH_DEFAULT_BITS, 1, 16, AccessExclusiveLock);
+					  SIMHASH_DEFAULT_BITS, 1, SH_MAX_BLOCKS - 1, AccessExclusiveLock);
 	add_int_reloption(simhash_relopt_kind, "blocks",
 					  "Number of blocks the 64 bits are cut into (0: bits + 1)",
 					  0, 0, 16, AccessExclusiveLock);
