@@ -201,6 +201,7 @@ extern Buffer simhash_new_buffer(Relation index);
 extern bool simhash_page_recyclable(Page page);
 extern uint64 simhash_datum_fp(Datum d);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
+extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes);
 
 /* AM callbacks */
 extern bytea *simhash_options(Datum reloptions, bool validate);
