@@ -222,10 +222,10 @@ typedef struct ProbeCtx
 	IndexScanDesc scan;
 	const sh_table *tab;
 	int			t;
+	uint64		q;				/* the query */
 	uint64		qkey;			/* the query, permuted for this table */
 	int			radius;
 	int			flips;			/* prefix bits allowed to differ */
-	uint64		earlier[SIMHASH_MAX_TABLES];	/* earlier tables' prefixes, in this key space */
 	SimhashVisit visit;
 	void	   *arg;
 } ProbeCtx;
@@ -249,8 +249,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 		Buffer		buf = ReadBuffer(c->scan->indexRelation, start + l);
 		Page		page;
 		int			n,
-					i,
-					e;
+					i;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -259,7 +258,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 		{
 			const char *ent = SimhashPageEntry(page, i);
 			uint64		key = simhash_entry_key(ent);
-			uint64		diff;
+			uint64		fp;
 			ItemPointerData tid;
 
 			if (key < lo)
@@ -269,16 +268,13 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 				done = true;
 				break;
 			}
-			diff = key ^ c->qkey;
-			if (pg_popcount64(diff) > c->radius)
+			if (pg_popcount64(key ^ c->qkey) > c->radius)
 				continue;
-			for (e = 0; e < c->t; e++)
-				if (pg_popcount64(diff & c->earlier[e]) <= c->flips)
-					break;
-			if (e < c->t)
+			fp = sh_table_unpermute(c->tab, key);
+			if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
 				continue;
 			simhash_entry_tid(ent, &tid);
-			c->visit(so, sh_table_unpermute(c->tab, key), &tid, c->arg);
+			c->visit(so, fp, &tid, c->arg);
 		}
 		if (SimhashPageGetOpaque(page)->hikey > hi)
 			done = true;
@@ -311,20 +307,18 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	ProbeCtx	c;
-	int			e;
 
 	if (so->meta.run_npages == 0)
 		return;
 	c.scan = scan;
 	c.tab = &so->tables[t];
 	c.t = t;
+	c.q = q;
 	c.qkey = sh_table_permute(c.tab, q);
 	c.radius = radius;
 	c.flips = flips;
 	c.visit = visit;
 	c.arg = arg;
-	for (e = 0; e < t; e++)
-		c.earlier[e] = sh_table_permute(c.tab, so->tables[e].prefix_orig_mask);
 	probe_variants(&c, 0, flips, 0);
 }
 
