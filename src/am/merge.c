@@ -46,6 +46,7 @@ collect_free_pages(Relation index, FreePages *fp)
 {
 	int			cap = 64;
 
+	simhash_recycle_pages(index, NULL);
 	fp->n = 0;
 	fp->blk = palloc(sizeof(BlockNumber) * cap);
 	for (;;)
@@ -241,10 +242,16 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 	pfree(hikeys);
 }
 
+/*
+ * Pending entries that trigger a merge from aminsert: 8 pages, or a quarter
+ * of the rows, so that the rewrites stay amortised O(1) per row (each merge
+ * rewrites everything; a merge every 25% growth writes ~5x the final size
+ * over a bulk load, whose retired pages later VACUUMs recycle).
+ */
 int64
 simhash_pending_limit(const SimhashMetaPageData *meta)
 {
-	return Max((int64) 8 * SIMHASH_PAGE_CAPACITY, (int64) (meta->run_count / 8));
+	return Max((int64) 8 * SIMHASH_PAGE_CAPACITY, (int64) (meta->run_count / 4));
 }
 
 /* ---- the merge ---------------------------------------------------------- */

@@ -29,8 +29,9 @@
  *   read run/pending pages one at a time under a share lock, copying what
  *   they need before releasing it.  No scan holds two page locks.
  * - aminsert takes the metapage lock exclusively, then the tail page of the
- *   pending (or NULLs) chain; a new tail page is allocated, initialised and
- *   linked under the metapage lock, all in one GenericXLog record.
+ *   pending (or NULLs) chain; a new tail page is allocated (always by
+ *   extending the relation), initialised and linked under the metapage
+ *   lock, all in one GenericXLog record.
  * - A merge (VACUUM, or aminsert when the pending list outgrows its limit)
  *   holds the heavyweight page lock on block 0 (ExclusiveLock; inserts try it
  *   conditionally) so that only one merge runs.  It seals the pending chain
@@ -40,8 +41,9 @@
  *   old pages DELETED with safexid = next full xid.  A scan that copied the
  *   old directory keeps reading intact old pages; they are recycled (FSM) by
  *   a later VACUUM once GlobalVisCheckRemovableFullXid(safexid) says no such
- *   scan can remain.  Page allocation re-checks under the buffer lock that a
- *   page from the FSM really is new or recyclable.
+ *   scan can remain.  Only merges take pages from the FSM (and only one
+ *   merge runs at a time), re-checking that each page really is recyclable;
+ *   each merge first moves newly recyclable pages into the FSM.
  * - Every page change is WAL-logged: GenericXLog for incremental changes and
  *   merges, log_newpage_range() after a bulk build.
  */
@@ -240,6 +242,7 @@ extern void simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_s
 						  IndexBulkDeleteResult *stats);
 extern void simhash_sort_keys(uint64 *keys, ItemPointerData *tids, int64 n);
 extern int64 simhash_pending_limit(const SimhashMetaPageData *meta);
+extern void simhash_recycle_pages(Relation index, IndexBulkDeleteResult *stats);
 
 /* Query helpers (ops.c) */
 extern int	simhash_query_radius(Datum query, uint64 *fp);

@@ -208,29 +208,14 @@ simhash_page_recyclable(Page page)
 }
 
 /*
- * A new page, exclusively locked: from the FSM when one there really is
- * recyclable (the FSM is only a hint), else by extending the relation.
+ * A new page for a pending or NULLs chain, exclusively locked, by extending
+ * the relation.  Only merges (one at a time, under the merge lock) take
+ * pages from the FSM, so a recycled page can never be handed out twice.
  */
 Buffer
 simhash_new_buffer(Relation index)
 {
 	Buffer		buf;
-
-	for (;;)
-	{
-		BlockNumber blkno = GetFreeIndexPage(index);
-
-		if (blkno == InvalidBlockNumber)
-			break;
-		buf = ReadBuffer(index, blkno);
-		if (ConditionalLockBuffer(buf))
-		{
-			if (simhash_page_recyclable(BufferGetPage(buf)))
-				return buf;
-			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		}
-		ReleaseBuffer(buf);
-	}
 
 	LockRelationForExtension(index, ExclusiveLock);
 	buf = ReadBuffer(index, P_NEW);
