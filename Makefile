@@ -92,3 +92,13 @@ demo:
 	bash tools/demo.sh
 
 .PHONY: unit unit-asan test demo install-tools format format-check lint
+
+# ---- micro-benchmark of the core's text fingerprint (not part of make test) ----
+bench/fingerprint_bench: bench/fingerprint_bench.cpp $(CORE_OBJS)
+	$(CXX) $(TOOL_CXXFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS) -lcrypto
+
+bench-core: bench/fingerprint_bench
+	./bench/fingerprint_bench
+
+.PHONY: bench-core
+EXTRA_CLEAN += bench/fingerprint_bench

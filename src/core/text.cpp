@@ -1,5 +1,15 @@
 // text.cpp — the default text fingerprint: Unicode tokens, case folding,
 // word shingles, XXH3 feature hashes, majority bit vote (see fingerprint.h).
+//
+// Speed (bench/fingerprint_bench, bench/fingerprint_bench.sh): text is
+// classified 64 bytes at a time (SSE2 on x86-64, plain C elsewhere); runs of
+// ASCII letters and digits become tokens straight from a folded copy of the
+// block, with no per-character work and no ICU calls.  Two-byte code points
+// come from a table; only the others go one by one through ICU.  Token hashes
+// are shingled a batch at a time and the vote counts sixteen features at once
+// with carry-save adders.  The values are those of the plain pipeline
+// (test/golden/text_reference.py); bench/fingerprint_bench checks that on
+// real and random documents against a straightforward reference.
 #include "fingerprint.h"
 
 #include <unicode/uchar.h>
@@ -10,43 +20,116 @@
 #include <xxhash.h>
 
 #include <cstring>
-#include <string>
+#include <vector>
+
+#if defined(__SSE2__) && !defined(SH_TEXT_NO_SIMD)
+#include <emmintrin.h>
+#define SH_TEXT_SSE2 1
+#endif
 
 namespace {
 
 constexpr uint32_t kTokenMask = U_GC_L_MASK | U_GC_N_MASK;
 constexpr uint32_t kMarkMask = U_GC_M_MASK;
+constexpr int kBlock = 64;  // bytes classified at once: one bit each in a uint64_t
 
-// Counts, per bit, how many features have it set.  Bits are counted eight
-// at a time in byte lanes (a table spreads a byte's bits over the lanes of a
-// word), and the lanes are flushed into wide counters before they overflow.
+int lowest_bit(uint64_t x)  // x != 0
+{
+    return __builtin_ctzll(x);
+}
+
+// Counts, per bit, how many features have it set, exactly.  Features are
+// taken sixteen at a time through a tree of carry-save adders (the
+// Harley-Seal scheme): ones_, twos_, fours_ and eights_ hold each bit's count
+// in binary, and every sixteen features yield one word of "sixteens" that is
+// counted per bit in byte lanes (a table spreads a byte's bits over the lanes
+// of a word), flushed into wide counters before a lane can overflow.
 class BitVote
 {
 public:
     void add(uint64_t feature)
     {
-        for (int k = 0; k < 8; k++)
-            lanes_[k] += spread()[(feature >> (8 * k)) & 0xFF];
-        if (++pending_ == 255)
-            flush();
-        features_++;
+        batch_[batched_++] = feature;
+        if (batched_ == 16)
+        {
+            absorb(batch_);
+            batched_ = 0;
+        }
+    }
+
+    bool between_batches() const
+    {
+        return batched_ == 0;
+    }
+
+    // Sixteen features at once; only between batches of add().
+    void add16(const uint64_t *f)
+    {
+        absorb(f);
     }
 
     uint64_t result()
     {
-        flush();
+        flush_lanes();
+        uint64_t features = 16 * absorbed_ + static_cast<uint64_t>(batched_);
         uint64_t r = 0;
         for (int i = 0; i < SH_BITS; i++)
-            if (counts_[i] * 2 > features_)
+        {
+            uint64_t count = 16 * sixteens_[i] + ((ones_ >> i) & 1) + 2 * ((twos_ >> i) & 1) +
+                             4 * ((fours_ >> i) & 1) + 8 * ((eights_ >> i) & 1);
+            for (int f = 0; f < batched_; f++)
+                count += (batch_[f] >> i) & 1;
+            if (count * 2 > features)
                 r |= uint64_t{1} << i;
+        }
         return r;
     }
 
 private:
+    // a + b + c = 2 * carry + sum, bit by bit.
+    static void csa(uint64_t &carry, uint64_t &sum, uint64_t a, uint64_t b, uint64_t c)
+    {
+        const uint64_t u = a ^ b;
+        carry = (a & b) | (u & c);
+        sum = u ^ c;
+    }
+
+    void absorb(const uint64_t *f)
+    {
+        uint64_t ones = ones_, twos = twos_, fours = fours_, eights = eights_;
+        uint64_t twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
+        csa(twos_a, ones, ones, f[0], f[1]);
+        csa(twos_b, ones, ones, f[2], f[3]);
+        csa(fours_a, twos, twos, twos_a, twos_b);
+        csa(twos_a, ones, ones, f[4], f[5]);
+        csa(twos_b, ones, ones, f[6], f[7]);
+        csa(fours_b, twos, twos, twos_a, twos_b);
+        csa(eights_a, fours, fours, fours_a, fours_b);
+        csa(twos_a, ones, ones, f[8], f[9]);
+        csa(twos_b, ones, ones, f[10], f[11]);
+        csa(fours_a, twos, twos, twos_a, twos_b);
+        csa(twos_a, ones, ones, f[12], f[13]);
+        csa(twos_b, ones, ones, f[14], f[15]);
+        csa(fours_b, twos, twos, twos_a, twos_b);
+        csa(eights_b, fours, fours, fours_a, fours_b);
+        csa(sixteens, eights, eights, eights_a, eights_b);
+        ones_ = ones, twos_ = twos, fours_ = fours, eights_ = eights;
+
+        const uint64_t *t = spread();
+        for (int k = 0; k < 8; k++)
+            lanes_[k] += t[(sixteens >> (8 * k)) & 0xFF];
+        if (++lane_adds_ == 255)
+            flush_lanes();
+        absorbed_++;
+    }
+
     static const uint64_t *spread()
     {
         static const auto table = [] {
-            struct T { uint64_t v[256]; } t{};
+            struct T
+            {
+                uint64_t v[256];
+            } t{};
             for (int b = 0; b < 256; b++)
                 for (int j = 0; j < 8; j++)
                     if (b & (1 << j))
@@ -56,25 +139,56 @@ private:
         return table.v;
     }
 
-    void flush()
+    void flush_lanes()
     {
         for (int k = 0; k < 8; k++)
         {
             for (int j = 0; j < 8; j++)
-                counts_[8 * k + j] += (lanes_[k] >> (8 * j)) & 0xFF;
+                sixteens_[8 * k + j] += (lanes_[k] >> (8 * j)) & 0xFF;
             lanes_[k] = 0;
         }
-        pending_ = 0;
+        lane_adds_ = 0;
     }
 
-    uint64_t counts_[SH_BITS] = {0};
+    uint64_t batch_[16] = {};
+    int batched_ = 0;
+    uint64_t ones_ = 0, twos_ = 0, fours_ = 0, eights_ = 0;
     uint64_t lanes_[8] = {0};
-    uint64_t features_ = 0;
-    int pending_ = 0;
+    int lane_adds_ = 0;
+    uint64_t sixteens_[SH_BITS] = {0};
+    uint64_t absorbed_ = 0;  // batches of sixteen
 };
+
+// The hash of n consecutive token hashes: XXH3 of their little-endian bytes,
+// so the value does not depend on the machine.  Common shingle sizes get a
+// constant length, which lets the compiler drop XXH3's length dispatch.
+inline uint64_t shingle_hash(const uint64_t *window, int n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    switch (n)
+    {
+        case 2:
+            return XXH3_64bits(window, 16);
+        case 3:
+            return XXH3_64bits(window, 24);
+        case 4:
+            return XXH3_64bits(window, 32);
+        default:
+            return XXH3_64bits(window, 8 * static_cast<size_t>(n));
+    }
+#else
+    unsigned char bytes[8 * SH_MAX_SHINGLE];
+    for (int i = 0; i < n; i++)
+        for (int b = 0; b < 8; b++)
+            bytes[8 * i + b] = static_cast<unsigned char>(window[i] >> (8 * b));
+    return XXH3_64bits(bytes, 8 * static_cast<size_t>(n));
+#endif
+}
 
 // Turns a stream of token hashes into shingle features: each feature is the
 // hash of `k` consecutive token hashes (a single token's hash when k == 1).
+// Hashes gather in h_ behind the last k - 1 of the previous batch, so every
+// window is contiguous, and a batch's windows are hashed in one loop.
 class Shingler
 {
 public:
@@ -82,126 +196,459 @@ public:
 
     void token(uint64_t h)
     {
-        if (seen_ < k_)
-            window_[seen_++] = h;
-        else
-        {
-            for (int i = 1; i < k_; i++)
-                window_[i - 1] = window_[i];
-            window_[k_ - 1] = h;
-        }
-        if (seen_ == k_)
-            emit(k_);
+        if (n_ == kCapacity)
+            drain();
+        h_[n_++] = h;
     }
 
-    // A document with fewer tokens than a shingle is one feature of all of them.
+    // A document with fewer tokens than a shingle is one feature of all of
+    // them (still in h_: fewer than k are always kept).
     void finish()
     {
-        if (seen_ > 0 && seen_ < k_)
-            emit(seen_);
+        drain();
+        if (seen_ > 0 && seen_ < static_cast<uint64_t>(k_))
+            vote_.add(shingle_hash(h_, static_cast<int>(seen_)));
     }
 
 private:
-    void emit(int n)
+    static constexpr int kCapacity = SH_MAX_SHINGLE + 512;
+
+    void drain()
     {
-        if (k_ == 1)
+        // The windows that end at a new hash: kept_ <= k - 1 always.
+        const int from = k_ - 1;
+        switch (k_)
         {
-            vote_.add(window_[0]);
-            return;
+            case 1:
+                windows<1>(from);
+                break;
+            case 2:
+                windows<2>(from);
+                break;
+            case 3:
+                windows<3>(from);
+                break;
+            case 4:
+                windows<4>(from);
+                break;
+            default:
+                for (int e = from; e < n_; e++)
+                    vote_.add(shingle_hash(h_ + e - k_ + 1, k_));
         }
-        // The little-endian bytes of the hashes in document order, so the
-        // value does not depend on the machine.
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        vote_.add(XXH3_64bits(window_, 8 * static_cast<size_t>(n)));
-#else
-        unsigned char bytes[8 * SH_MAX_SHINGLE];
-        for (int i = 0; i < n; i++)
-            for (int b = 0; b < 8; b++)
-                bytes[8 * i + b] = static_cast<unsigned char>(window_[i] >> (8 * b));
-        vote_.add(XXH3_64bits(bytes, 8 * static_cast<size_t>(n)));
-#endif
+        seen_ += static_cast<uint64_t>(n_ - kept_);
+        const int keep = n_ < k_ - 1 ? n_ : k_ - 1;
+        memmove(h_, h_ + n_ - keep, sizeof(uint64_t) * static_cast<size_t>(keep));
+        n_ = kept_ = keep;
+    }
+
+    template <int K>
+    uint64_t window(int end) const
+    {
+        return K == 1 ? h_[end] : shingle_hash(h_ + end - K + 1, K);
+    }
+
+    // Features of the windows ending at from .. n_ - 1, mostly sixteen at a
+    // time straight into the vote.
+    template <int K>
+    void windows(int from)
+    {
+        int e = from;
+        while (e < n_ && !vote_.between_batches())
+            vote_.add(window<K>(e++));
+        for (; e + 16 <= n_; e += 16)
+        {
+            uint64_t f[16];
+            for (int j = 0; j < 16; j++)
+                f[j] = window<K>(e + j);
+            vote_.add16(f);
+        }
+        while (e < n_)
+            vote_.add(window<K>(e++));
     }
 
     int k_;
     BitVote &vote_;
-    uint64_t window_[SH_MAX_SHINGLE] = {0};
-    int seen_ = 0;
+    uint64_t h_[kCapacity] = {};
+    int n_ = 0;         // hashes in h_
+    int kept_ = 0;      // of which carried over from the previous batch
+    uint64_t seen_ = 0; // hashes drained so far
 };
 
-bool ascii_is_alnum(uint8_t b)
+// One block's classes: bit i describes byte i.
+struct BlockClass
 {
-    return static_cast<uint8_t>(b - '0') < 10 || static_cast<uint8_t>((b | 0x20) - 'a') < 26;
-}
+    uint64_t alnum;     // ASCII letter or digit
+    uint64_t nonascii;  // byte >= 0x80
+};
 
-uint8_t ascii_fold(uint8_t b)
+#ifdef SH_TEXT_SSE2
+// Classifies 64 bytes at p and writes them to out, ASCII upper case folded
+// when fold is set.  Signed compares: bytes >= 0x80 are negative, so they
+// are never letters or digits here.
+BlockClass classify(const uint8_t *p, uint8_t *out, bool fold)
 {
-    return (b >= 'A' && b <= 'Z') ? static_cast<uint8_t>(b + 32) : b;
+    const __m128i upper_lo = _mm_set1_epi8('A' - 1), upper_hi = _mm_set1_epi8('Z' + 1);
+    const __m128i lower_lo = _mm_set1_epi8('a' - 1), lower_hi = _mm_set1_epi8('z' + 1);
+    const __m128i digit_lo = _mm_set1_epi8('0' - 1), digit_hi = _mm_set1_epi8('9' + 1);
+    const __m128i case_bit = _mm_set1_epi8(0x20);
+    BlockClass c{0, 0};
+    for (size_t q = 0; q < kBlock / 16; q++)
+    {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16 * q));
+        __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, upper_lo), _mm_cmplt_epi8(v, upper_hi));
+        __m128i lower = _mm_or_si128(v, _mm_and_si128(upper, case_bit));
+        __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(lower, lower_lo), _mm_cmplt_epi8(lower, lower_hi));
+        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, digit_lo), _mm_cmplt_epi8(v, digit_hi));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16 * q), fold ? lower : v);
+        auto alnum = static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(alpha, digit)));
+        auto high = static_cast<uint32_t>(_mm_movemask_epi8(v));
+        c.alnum |= uint64_t{alnum} << (16 * q);
+        c.nonascii |= uint64_t{high} << (16 * q);
+    }
+    return c;
 }
+#else
+BlockClass classify(const uint8_t *p, uint8_t *out, bool fold)
+{
+    BlockClass c{0, 0};
+    for (int i = 0; i < kBlock; i++)
+    {
+        uint8_t b = p[i];
+        bool upper = b >= 'A' && b <= 'Z';
+        uint8_t lower = upper ? static_cast<uint8_t>(b | 0x20) : b;
+        bool alnum = (lower >= 'a' && lower <= 'z') || (b >= '0' && b <= '9');
+        out[i] = fold ? lower : b;
+        c.alnum |= uint64_t{alnum} << i;
+        c.nonascii |= uint64_t{b >= 0x80} << i;
+    }
+    return c;
+}
+#endif
+
+// The token being built: bytes in a fixed buffer, moved to the heap only
+// for the rare token longer than that.  Appends are mostly one code point.
+class TokenBuffer
+{
+public:
+    bool empty() const
+    {
+        return len_ == 0;
+    }
+
+    size_t size() const
+    {
+        return len_;
+    }
+
+    const uint8_t *data() const
+    {
+        return heap_.empty() ? local_ : heap_.data();
+    }
+
+    void clear()
+    {
+        len_ = 0;
+        heap_.clear();
+    }
+
+    void append(const uint8_t *bytes, size_t n)
+    {
+        if (heap_.empty() && len_ + n <= sizeof local_)
+        {
+            if (n <= U8_MAX_LENGTH)
+                for (size_t k = 0; k < n; k++)
+                    local_[len_ + k] = bytes[k];
+            else
+                memcpy(local_ + len_, bytes, n);
+        }
+        else
+        {
+            if (heap_.empty())
+                heap_.assign(local_, local_ + len_);
+            heap_.insert(heap_.end(), bytes, bytes + n);
+        }
+        len_ += n;
+    }
+
+private:
+    uint8_t local_[256] = {};
+    size_t len_ = 0;
+    std::vector<uint8_t> heap_;
+};
+
+// The tokenizer: feeds token hashes to the shingler.  A token that may go on
+// past what has been seen (across a block or into non-ASCII text) waits in
+// pending_ until its end is known.
+class Tokenizer
+{
+public:
+    Tokenizer(const sh_text_options &opts, Shingler &out)
+        : chars_(opts.tokens == SH_TOKENS_CHARS), fold_(opts.casefold != 0), out_(out)
+    {
+    }
+
+    void run(const uint8_t *s, size_t n)
+    {
+        alignas(16) uint8_t folded[kBlock];
+        alignas(16) uint8_t tail[kBlock];
+        size_t i = 0;
+        while (i < n)
+        {
+            const uint8_t *p = s + i;
+            size_t avail = n - i;
+            uint64_t stop = 0;  // bytes not to take from this block
+            if (avail < kBlock)
+            {
+                memcpy(tail, p, avail);
+                memset(tail + avail, 0, kBlock - avail);
+                p = tail;
+                stop = ~uint64_t{0} << avail;
+            }
+            BlockClass c = classify(p, folded, fold_);
+            stop |= c.nonascii;
+            int limit = stop ? lowest_bit(stop) : kBlock;
+            if (limit > 0)
+            {
+                uint64_t alnum = limit == kBlock ? c.alnum : c.alnum & ((uint64_t{1} << limit) - 1);
+                Edge edge = static_cast<size_t>(limit) == avail ? Edge::kEnd
+                            : limit == kBlock                   ? Edge::kBlock
+                                                                : Edge::kNonAscii;
+                i += static_cast<size_t>(chars_ ? ascii_chars(folded, alnum, limit, edge)
+                                                : ascii_words(folded, alnum, limit, edge));
+            }
+            while (i < n && s[i] >= 0x80)
+                code_point(s, i, n);
+        }
+        flush();
+    }
+
+private:
+    void emit(const uint8_t *token, size_t len)
+    {
+        out_.token(XXH3_64bits(token, len));
+    }
+
+    // The hash of a one-byte token, from a table (tokens=>'chars' on ASCII).
+    static uint64_t byte_hash(uint8_t b)
+    {
+        static const auto table = [] {
+            struct T
+            {
+                uint64_t v[256];
+            } t{};
+            for (int c = 0; c < 256; c++)
+            {
+                const auto byte = static_cast<uint8_t>(c);
+                t.v[c] = XXH3_64bits(&byte, 1);
+            }
+            return t;
+        }();
+        return table.v[b];
+    }
+
+    void flush()
+    {
+        if (!pending_.empty())
+        {
+            emit(pending_.data(), pending_.size());
+            pending_.clear();
+        }
+    }
+
+    void hold(const uint8_t *bytes, size_t len)
+    {
+        pending_.append(bytes, len);
+    }
+
+    // What follows the ASCII bytes of a block: the end of the text, more
+    // text not yet classified, or a non-ASCII code point.
+    enum class Edge
+    {
+        kEnd,
+        kBlock,
+        kNonAscii
+    };
+
+    // The token [a, b) of the folded block, after what is pending if a == 0.
+    void complete(const uint8_t *folded, int a, int b)
+    {
+        if (a == 0 && !pending_.empty())
+        {
+            hold(folded, static_cast<size_t>(b));
+            flush();
+        }
+        else
+            emit(folded + a, static_cast<size_t>(b - a));
+    }
+
+    // A token that reaches the edge of the ASCII bytes at `limit`.  Returns
+    // the bytes consumed: at a block edge the next block starts at the token
+    // (unless it fills the block), so tokens are rarely copied to pending_.
+    int at_edge(const uint8_t *folded, int a, int limit, Edge edge)
+    {
+        if (edge == Edge::kEnd)
+            complete(folded, a, limit);
+        else if (edge == Edge::kBlock && a > 0)
+            return a;
+        else
+            hold(folded + a, static_cast<size_t>(limit - a));  // may go on
+        return limit;
+    }
+
+    // Word tokens in the first `limit` ASCII bytes of a folded block; `alnum`
+    // has no bits at or above limit.  Returns the bytes consumed.  The runs
+    // that continue a pending token or reach the edge are taken out first,
+    // so the loop over the others has no special cases: run k starts at the
+    // k-th bit of `starts` and ends at the k-th bit of `ends`.
+    int ascii_words(const uint8_t *folded, uint64_t alnum, int limit, Edge edge)
+    {
+        if (!(alnum & 1))
+            flush();  // byte 0 separates
+        else if (!pending_.empty())
+        {
+            uint64_t gaps = ~alnum;
+            int b = gaps ? lowest_bit(gaps) : kBlock;
+            if (b >= limit)
+                return at_edge(folded, 0, limit, edge);
+            complete(folded, 0, b);
+            alnum &= ~uint64_t{0} << b;
+        }
+        int last = -1;  // start of the run that reaches the edge
+        if ((alnum >> (limit - 1)) & 1)
+        {
+            uint64_t gaps_before = ~alnum & ((uint64_t{1} << (limit - 1)) - 1);
+            last = gaps_before ? 64 - __builtin_clzll(gaps_before) : 0;
+            alnum &= (uint64_t{1} << last) - 1;
+        }
+        uint64_t starts = alnum & ~(alnum << 1), ends = alnum & ~(alnum >> 1);
+        while (starts)
+        {
+            int a = lowest_bit(starts), b = lowest_bit(ends) + 1;
+            emit(folded + a, static_cast<size_t>(b - a));
+            starts &= starts - 1;
+            ends &= ends - 1;
+        }
+        return last >= 0 ? at_edge(folded, last, limit, edge) : limit;
+    }
+
+    // Every ASCII letter or digit is a token; the one at limit - 1 may still
+    // take combining marks.  Returns the bytes consumed.
+    int ascii_chars(const uint8_t *folded, uint64_t alnum, int limit, Edge edge)
+    {
+        flush();  // byte 0 is ASCII: a separator or a new token
+        while (alnum)
+        {
+            int a = lowest_bit(alnum);
+            if (a == limit - 1)
+                return at_edge(folded, a, limit, edge);
+            out_.token(byte_hash(folded[a]));
+            alnum &= alnum - 1;
+        }
+        return limit;
+    }
+
+    // What a code point does to tokens.
+    enum Role : uint8_t
+    {
+        kSeparator,
+        kLetter,  // letter or digit
+        kMark     // combining mark: part of a token it follows
+    };
+
+    static Role role_of(UChar32 c)
+    {
+        uint32_t gc = c < 0 ? 0 : U_GET_GC_MASK(c);
+        return (gc & kTokenMask) ? kLetter : (gc & kMarkMask) ? kMark : kSeparator;
+    }
+
+    // A code point of the given role, as `bytes` (UTF-8, folded if asked).
+    void take(Role role, const uint8_t *bytes, size_t len)
+    {
+        if (role == kSeparator || (role == kMark && pending_.empty()))
+        {
+            flush();
+            return;
+        }
+        if (chars_ && role == kLetter)
+            flush();  // every letter or digit starts a token; marks stay attached
+        hold(bytes, len);
+    }
+
+    // Two-byte code points (U+0080..U+07FF: Latin-1 and Latin extensions,
+    // Greek, Cyrillic, Armenian, Hebrew, Arabic...) from a table built once
+    // with ICU: role and folded UTF-8 (folding may change the length: U+017F
+    // folds to "s", U+023A to U+2C65).
+    struct TwoByte
+    {
+        Role role;
+        uint8_t len;
+        uint8_t folded[U8_MAX_LENGTH];
+    };
+
+    static const TwoByte *two_byte_table()
+    {
+        static const auto table = [] {
+            struct T
+            {
+                TwoByte v[0x800 - 0x80];
+            } t{};
+            for (UChar32 c = 0x80; c < 0x800; c++)
+            {
+                TwoByte &e = t.v[c - 0x80];
+                e.role = role_of(c);
+                int32_t w = 0;
+                U8_APPEND_UNSAFE(e.folded, w, u_foldCase(c, U_FOLD_CASE_DEFAULT));
+                e.len = static_cast<uint8_t>(w);
+            }
+            return t;
+        }();
+        return table.v;
+    }
+
+    // One code point at s[i], s[i] >= 0x80; i moves past it.
+    void code_point(const uint8_t *s, size_t &i, size_t n)
+    {
+        const uint8_t lead = s[i];
+        if (lead >= 0xC2 && lead < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80)
+        {
+            const TwoByte &e = two_byte_table()[(((lead & 0x1F) << 6) | (s[i + 1] & 0x3F)) - 0x80];
+            if (fold_)
+                take(e.role, e.folded, e.len);
+            else
+                take(e.role, s + i, 2);
+            i += 2;
+            return;
+        }
+        auto pos = static_cast<int32_t>(i);
+        UChar32 c;
+        U8_NEXT(s, pos, static_cast<int32_t>(n), c);  // c < 0 for an ill-formed sequence: a separator
+        i = static_cast<size_t>(pos);
+        const Role role = role_of(c);
+        if (role == kSeparator)
+        {
+            flush();
+            return;
+        }
+        if (fold_)
+            c = u_foldCase(c, U_FOLD_CASE_DEFAULT);
+        uint8_t buf[U8_MAX_LENGTH];
+        int32_t w = 0;
+        U8_APPEND_UNSAFE(buf, w, c);
+        take(role, buf, static_cast<size_t>(w));
+    }
+
+    bool chars_;
+    bool fold_;
+    Shingler &out_;
+    TokenBuffer pending_;
+};
 
 uint64_t fingerprint(const char *utf8, size_t len, const sh_text_options &opts)
 {
     BitVote vote;
     Shingler shingler(opts.shingle, vote);
-    std::string token;
-    const auto *s = reinterpret_cast<const uint8_t *>(utf8);
-    int32_t i = 0, n = static_cast<int32_t>(len);
-
-    auto flush = [&]() {
-        if (!token.empty())
-        {
-            shingler.token(XXH3_64bits(token.data(), token.size()));
-            token.clear();
-        }
-    };
-
-    while (i < n)
-    {
-        // ASCII fast path: a whole run of ASCII letters and digits at once,
-        // with no decoding and no ICU calls.
-        if (s[i] < 0x80)
-        {
-            if (!ascii_is_alnum(s[i]))
-            {
-                flush();
-                i++;
-                continue;
-            }
-            if (opts.tokens == SH_TOKENS_CHARS)
-            {
-                flush();
-                token.push_back(static_cast<char>(opts.casefold ? ascii_fold(s[i]) : s[i]));
-                i++;
-                continue;
-            }
-            int32_t start = i;
-            while (i < n && s[i] < 0x80 && ascii_is_alnum(s[i]))
-                i++;
-            size_t old = token.size();
-            token.append(reinterpret_cast<const char *>(s + start), static_cast<size_t>(i - start));
-            if (opts.casefold)
-                for (size_t j = old; j < token.size(); j++)
-                    token[j] = static_cast<char>(ascii_fold(static_cast<uint8_t>(token[j])));
-            continue;
-        }
-        UChar32 c;
-        U8_NEXT(s, i, n, c);   // c < 0 for an ill-formed sequence: a separator
-        uint32_t gc = c < 0 ? 0 : U_GET_GC_MASK(c);
-        bool part_of_word = (gc & kTokenMask) || ((gc & kMarkMask) && !token.empty());
-        if (!part_of_word)
-        {
-            flush();
-            continue;
-        }
-        if (opts.tokens == SH_TOKENS_CHARS && (gc & kTokenMask))
-            flush();           // every letter or digit starts a token; marks stay attached
-        if (opts.casefold)
-            c = u_foldCase(c, U_FOLD_CASE_DEFAULT);
-        char buf[U8_MAX_LENGTH];
-        int32_t w = 0;
-        U8_APPEND_UNSAFE(buf, w, c);
-        token.append(buf, static_cast<size_t>(w));
-    }
-    flush();
+    Tokenizer tokenizer(opts, shingler);
+    tokenizer.run(reinterpret_cast<const uint8_t *>(utf8), len);
     shingler.finish();
     return vote.result();
 }
@@ -243,6 +690,36 @@ sh_status sh_fingerprint_text(const char *utf8, size_t len, const sh_text_option
 uint64_t sh_feature_hash(const void *data, size_t len) noexcept
 {
     return XXH3_64bits(data, len);
+}
+
+// sums[i] += bit i ? w : -w, for each feature in turn.  -w differs from w
+// only in the sign bit, so the sign is flipped with an XOR mask picked by
+// the feature's bits, two bits (two sums) per SSE2 operation.
+void sh_vote_add_many(double *sums, const uint64_t *features, const double *weights, size_t n) noexcept
+{
+#ifdef SH_TEXT_SSE2
+    const __m128d neg = _mm_set1_pd(-0.0);
+    // Sign masks for two bits, low bit in the low lane: a clear bit negates.
+    const __m128d flip[4] = {neg, _mm_set_pd(-0.0, 0.0), _mm_set_pd(0.0, -0.0), _mm_setzero_pd()};
+    for (size_t f = 0; f < n; f++)
+    {
+        const __m128d w = _mm_set1_pd(weights[f]);
+        const uint64_t bits = features[f];
+        for (int i = 0; i < SH_BITS; i += 2)
+        {
+            __m128d s = _mm_loadu_pd(sums + i);
+            s = _mm_add_pd(s, _mm_xor_pd(w, flip[(bits >> i) & 3]));
+            _mm_storeu_pd(sums + i, s);
+        }
+    }
+#else
+    for (size_t f = 0; f < n; f++)
+    {
+        const double plus_minus[2] = {-weights[f], weights[f]};
+        for (int i = 0; i < SH_BITS; i++)
+            sums[i] += plus_minus[(features[f] >> i) & 1];
+    }
+#endif
 }
 
 }  // extern "C"
