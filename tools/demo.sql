@@ -17,8 +17,8 @@ DECLARE
   started timestamptz := clock_timestamp();
 BEGIN
   SELECT array_agg(p ORDER BY p) INTO files FROM (
-      SELECT current_setting('demo.corpus') || '/' || f AS p
-        FROM pg_ls_dir(current_setting('demo.corpus')) f WHERE f LIKE '%.html'
+      SELECT current_setting('demo.corpus') || '/' || n AS p
+        FROM pg_ls_dir(current_setting('demo.corpus')) n WHERE n LIKE '%.html'
       UNION ALL
       SELECT '/usr/share/doc/' || d || '/copyright' FROM pg_ls_dir('/usr/share/doc') d) s;
   total := cardinality(files);
@@ -85,10 +85,12 @@ SELECT url, fp <~> q AS bits
  WHERE simhash_within(fp, q, 3) ORDER BY 2, 1 LIMIT 10;
 
 \echo '== near-duplicate pairs (distance 1..3) by an index nested-loop self-join'
+EXPLAIN (COSTS OFF)
 SELECT a.url, b.url, a.fp <~> b.fp AS bits
-  FROM pages a JOIN pages b ON simhash_within(b.fp, a.fp, 3)
- WHERE a.url < b.url AND a.fp <> b.fp
- ORDER BY bits, a.url, b.url LIMIT 12;
+  FROM pages a JOIN pages b ON simhash_within(b.fp, a.fp, 3) AND a.fp <> b.fp;
+SELECT a.url, b.url, a.fp <~> b.fp AS bits
+  FROM pages a JOIN pages b ON simhash_within(b.fp, a.fp, 3) AND a.fp <> b.fp
+ WHERE a.url < b.url ORDER BY bits, a.url, b.url LIMIT 12;
 
 \echo '== distance histogram over all pairs'
 SELECT d AS bits, count(*) AS pairs,
