@@ -1,0 +1,100 @@
+# A streaming replica of a simhash index answers exactly as the primary.
+#
+# The primary runs with wal_consistency_checking = 'all', so the replica also
+# compares every page it replays with the full-page image the primary logged:
+# a redo routine that builds a different page fails the test at once.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', qq(
+wal_consistency_checking = 'all'
+max_parallel_workers_per_gather = 0
+));
+$primary->start;
+$primary->safe_psql('postgres', 'CREATE EXTENSION simhash');
+
+my $backup = 'base';
+$primary->backup($backup);
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, $backup, has_streaming => 1);
+$standby->start;
+
+# Every query answer, as text, through the index only.
+my $queries = q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT q.id, r, (SELECT array_agg(id ORDER BY id) FROM t WHERE simhash_within(fp, q.fp, r))
+  FROM t q, generate_series(0, 5) r WHERE q.id % 211 = 0 ORDER BY 1, 2;
+SELECT q.id, (SELECT array_agg(d) FROM (SELECT fp <~> q.fp AS d FROM t ORDER BY fp <~> q.fp LIMIT 8) s)
+  FROM t q WHERE q.id % 401 = 0 ORDER BY 1;
+SELECT count(*) FROM t WHERE h ~% 1891547140177887264;
+};
+my $seqscan = $queries =~ s/SET enable_seqscan = off; SET enable_bitmapscan = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r;
+
+sub compare
+{
+	my ($step) = @_;
+	$primary->wait_for_catchup($standby);
+	my $on_primary = $primary->safe_psql('postgres', $queries);
+	my $on_standby = $standby->safe_psql('postgres', $queries);
+	my $by_seqscan = $primary->safe_psql('postgres', $seqscan);
+	ok(length($on_primary) > 1000, "$step: queries return rows");
+	is($on_primary, $by_seqscan, "$step: primary index scan = sequential scan");
+	is($on_standby, $on_primary, "$step: standby = primary");
+
+	my ($rc, $out, $err) = $standby->psql('postgres',
+		"SELECT simhash_index_check('t_fp'), simhash_index_check('t_h')");
+	if ($rc == 0)
+	{
+		pass("$step: simhash_index_check on the standby");
+	}
+	else
+	{
+		note "simhash_index_check refused on the standby: $err";
+		$primary->safe_psql('postgres',
+			"SELECT simhash_index_check('t_fp'), simhash_index_check('t_h')");
+		pass("$step: simhash_index_check on the primary");
+	}
+}
+
+# near copies of a few centres, so that answers are not empty
+$primary->safe_psql('postgres', q{
+CREATE TABLE t (id int PRIMARY KEY, fp simhash, h bigint);
+INSERT INTO t SELECT i, v::simhash, v
+  FROM (SELECT i, ('x' || md5((i / 4)::text))::bit(64)::bigint # (7::bigint << (i % 60)) AS v
+          FROM generate_series(1, 8000) i) s;
+INSERT INTO t VALUES (0, NULL, NULL);
+CREATE INDEX t_fp ON t USING simhash (fp) WITH (bits = 3, blocks = 5);
+CREATE INDEX t_h ON t USING simhash (h simhash_bigint_ops) WITH (bits = 2, blocks = 4);
+});
+compare('bulk build');
+
+# single-row inserts beyond the pending-list limit, then deletes and updates
+$primary->safe_psql('postgres', q{
+INSERT INTO t SELECT i, v::simhash, v
+  FROM (SELECT i, ('x' || md5((i / 3)::text))::bit(64)::bigint # (1::bigint << (i % 64)) AS v
+          FROM generate_series(8001, 14000) i) s;
+});
+compare('inserts');
+$primary->safe_psql('postgres', q{
+DELETE FROM t WHERE id % 5 = 0;
+UPDATE t SET fp = (fp::bigint # 1)::simhash, h = h # 2 WHERE id % 7 = 0;
+});
+compare('deletes and updates');
+$primary->safe_psql('postgres', 'VACUUM t');
+compare('vacuum');
+$primary->safe_psql('postgres', q{
+INSERT INTO t SELECT i, v::simhash, v
+  FROM (SELECT i, ('x' || md5((i / 2)::text))::bit(64)::bigint AS v FROM generate_series(20001, 23000) i) s;
+});
+compare('inserts after vacuum');
+$primary->safe_psql('postgres', 'REINDEX INDEX t_fp');
+compare('reindex');
+
+$standby->stop;
+$primary->stop;
+done_testing();
