@@ -108,7 +108,7 @@ row() { echo "$N,$1,$2,$3,$4,$5,$6" >>"$csv"; }
 
 step "sequential scan: $SEQ_SAMPLE radius-3 queries, $KNN_SEQ_SAMPLE KNN queries"
 pg -c "SET enable_indexscan = off; SET enable_bitmapscan = off;
-       SELECT run_queries('seqscan', 'none', $SEQ_SAMPLE); SELECT run_queries('knn seqscan', 'none', $KNN_SEQ_SAMPLE)"
+       SELECT run_queries('seqscan', 'none', $SEQ_SAMPLE); SELECT run_queries('knn seqscan', 'none', $KNN_SEQ_SAMPLE)" >/dev/null
 seq_ms=$(pg -c "SELECT round(avg(ms)::numeric, 4) FROM lat WHERE kind = 'seqscan'")
 knn_seq_ms=$(pg -c "SELECT round(avg(ms)::numeric, 4) FROM lat WHERE kind = 'knn seqscan'")
 row none seqscan_ms_per_query "$seq_ms" ms "" ""
@@ -122,8 +122,8 @@ row btree build_s "$btree_s" s "" ""
 row btree bytes_per_row "$(echo "scale=2; $btree_size / $N" | bc)" bytes "" ""
 
 step "insert rate without an index"
-pg -c "SELECT round(insert_rate(100)::numeric)" >/dev/null; pg -c "DELETE FROM t WHERE id < 0; VACUUM t"
-rate_none=$(pg -c "SELECT round(insert_rate($INSERTS)::numeric)"); pg -c "DELETE FROM t WHERE id < 0; VACUUM t"
+pg -c "SELECT round(insert_rate(100)::numeric)" >/dev/null; pg -c "DELETE FROM t WHERE id < 0" -c "VACUUM t"
+rate_none=$(pg -c "SELECT round(insert_rate($INSERTS)::numeric)"); pg -c "DELETE FROM t WHERE id < 0" -c "VACUUM t"
 row none insert_rows_per_s "$rate_none" rows/s "" ""
 
 for m in $BLOCKS; do
@@ -134,12 +134,12 @@ for m in $BLOCKS; do
 	size=$(pg -c "SELECT pg_relation_size('t_sh')")
 	pg -c "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT count(id) FROM t WHERE simhash_within(fp, '0123456789abcdef', 3)" | grep -q t_sh \
 		|| { echo "the index is not used" >&2; exit 1; }
-	pg -c "SELECT run_queries('index', '$cfg', $QUERIES); SELECT run_queries('knn index', '$cfg', $KNN_QUERIES)"
+	pg -c "SELECT run_queries('index', '$cfg', $QUERIES); SELECT run_queries('knn index', '$cfg', $KNN_QUERIES)" >/dev/null
 	read -r p50 p99 avg answers < <(pg -F ' ' -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 4), round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 4), round(avg(ms)::numeric, 4), sum(n) FROM lat WHERE kind = 'index' AND cfg = '$cfg'")
 	knn_ms=$(pg -c "SELECT round(avg(ms)::numeric, 4) FROM lat WHERE kind = 'knn index' AND cfg = '$cfg'")
 	wrong=$(pg -c "SELECT count(*) FROM lat i JOIN lat s USING (qid) WHERE i.cfg = '$cfg' AND i.kind = 'index' AND s.kind = 'seqscan' AND i.n <> s.n")
-	pg -c "SELECT round(insert_rate(100)::numeric)" >/dev/null; pg -c "DELETE FROM t WHERE id < 0; VACUUM t"
-	rate=$(pg -c "SELECT round(insert_rate($INSERTS)::numeric)"); pg -c "DELETE FROM t WHERE id < 0; VACUUM t"
+	pg -c "SELECT round(insert_rate(100)::numeric)" >/dev/null; pg -c "DELETE FROM t WHERE id < 0" -c "VACUUM t"
+	rate=$(pg -c "SELECT round(insert_rate($INSERTS)::numeric)"); pg -c "DELETE FROM t WHERE id < 0" -c "VACUUM t"
 	pg -c "DROP INDEX t_sh"
 	row "$cfg" build_s "$build_s" s "$btree_s" "$(echo "scale=2; $build_s / $btree_s" | bc)"
 	row "$cfg" bytes_per_row "$(echo "scale=2; $size / $N" | bc)" bytes "$(echo "scale=2; $btree_size / $N" | bc)" "$(echo "scale=2; $size / $btree_size" | bc)"
