@@ -6,7 +6,9 @@
 #   N=1000000 QUERIES=1000 SEQ_SAMPLE=20 BLOCKS="4 5 6" bash bench/index_bench.sh
 #
 # Data: N fingerprints, 90% random (md5 of the row number), 10% planted near
-# duplicates: copies of random rows with 1..6 bits flipped.  Queries: half of
+# duplicates: copies of random rows with 1..6 bits flipped.  N defaults to
+# 1,000,000 x SCALE.  Under bench/run.sh (SIMHASH_BENCH_CLUSTER=1) it reuses
+# that cluster and writes $BENCH_RESULTS/index_bench.csv and index.md.  Queries: half of
 # them planted centres (they have neighbours), half fresh random values;
 # radius 3 (bits = 3).  Every timing is server-side (clock_timestamp() in
 # PL/pgSQL), one backend, no parallel workers, so index and sequential scan
@@ -15,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-N=${N:-1000000}
+N=${N:-$((1000000 * ${SCALE:-1}))}
 QUERIES=${QUERIES:-1000}
 SEQ_SAMPLE=${SEQ_SAMPLE:-20}
 KNN_QUERIES=${KNN_QUERIES:-100}
@@ -23,37 +25,48 @@ KNN_SEQ_SAMPLE=${KNN_SEQ_SAMPLE:-5}
 INSERTS=${INSERTS:-20000}
 BLOCKS=${BLOCKS:-"4 5 6"}
 BITS=${BITS:-3}
-OUT=${OUT:-$ROOT/bench/results/index.csv}
+if [ -n "${BENCH_RESULTS:-}" ]; then OUT=${OUT:-$BENCH_RESULTS/index_bench.csv}; else OUT=${OUT:-$ROOT/bench/results/index.csv}; fi
 
 step() { printf '\n== %s\n' "$*" >&2; }
-
-# A private installation (a copy of the server's own) so that the system's
-# PostgreSQL is left alone.
-step "building and installing into a private copy of PostgreSQL"
-make -s -j"$(nproc)" >/dev/null
-W=$(mktemp -d /tmp/simhash-bench.XXXXXX)
-bindir=$(pg_config --bindir); pkgdir=$(dirname "$bindir"); sharedir=$(pg_config --sharedir)
-mkdir -p "$W/inst$(dirname "$pkgdir")" "$W/inst$(dirname "$sharedir")"
-cp -a "$pkgdir" "$W/inst$(dirname "$pkgdir")/"
-cp -a "$sharedir" "$W/inst$(dirname "$sharedir")/"
-make -s install DESTDIR="$W/inst" >/dev/null
-BIN=$W/inst$bindir
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi; }
-chown -R postgres: "$W" 2>/dev/null || sudo chown -R postgres: "$W"
-cleanup() { as_pg "$BIN/pg_ctl" -D "$W/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$W" 2>/dev/null || sudo rm -rf "$W"; }
-trap cleanup EXIT
-
-step "starting a throwaway cluster in $W"
-as_pg "$BIN/initdb" -D "$W/data" -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
-# fsync off: a throwaway cluster; both sides of every ratio run under it.
-as_pg "$BIN/pg_ctl" -D "$W/data" -l "$W/server.log" -w -o "-c listen_addresses='' -k $W -p 5433 \
-	-c shared_buffers=2GB -c maintenance_work_mem=1GB -c max_wal_size=16GB -c fsync=off \
-	-c synchronous_commit=off -c full_page_writes=off -c autovacuum=off \
-	-c max_parallel_workers_per_gather=0 -c max_parallel_maintenance_workers=0" start >/dev/null
-pg() { as_pg "$BIN/psql" -h "$W" -p 5433 -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off postgres "$@"; }
 now() { date +%s.%N; }
 
-pg -c "CREATE EXTENSION simhash"
+if [ "${SIMHASH_BENCH_CLUSTER:-}" = 1 ]; then
+	# Under bench/run.sh (see /work/notes/bench-contract.md): a cluster with the
+	# extension is up at $PGHOST; work in a database of our own.
+	PSQL=${TMPC_BIN:+$TMPC_BIN/}psql
+	BIN=${TMPC_BIN:-$(pg_config --bindir)}
+	"$PSQL" -X -q -c "DROP DATABASE IF EXISTS simhash_index_bench" -c "CREATE DATABASE simhash_index_bench"
+	trap '"$PSQL" -X -q -c "DROP DATABASE IF EXISTS simhash_index_bench" >/dev/null 2>&1 || true' EXIT
+	pg() { PGOPTIONS="-c max_parallel_workers_per_gather=0 -c maintenance_work_mem=1GB" \
+		"$PSQL" -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off -d simhash_index_bench "$@"; }
+else
+	# A private installation (a copy of the server's own) so that the system's
+	# PostgreSQL is left alone.
+	step "building and installing into a private copy of PostgreSQL"
+	make -s -j"$(nproc)" >/dev/null
+	W=$(mktemp -d /tmp/simhash-bench.XXXXXX)
+	bindir=$(pg_config --bindir); pkgdir=$(dirname "$bindir"); sharedir=$(pg_config --sharedir)
+	mkdir -p "$W/inst$(dirname "$pkgdir")" "$W/inst$(dirname "$sharedir")"
+	cp -a "$pkgdir" "$W/inst$(dirname "$pkgdir")/"
+	cp -a "$sharedir" "$W/inst$(dirname "$sharedir")/"
+	make -s install DESTDIR="$W/inst" >/dev/null
+	BIN=$W/inst$bindir
+	as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi; }
+	chown -R postgres: "$W" 2>/dev/null || sudo chown -R postgres: "$W"
+	cleanup() { as_pg "$BIN/pg_ctl" -D "$W/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$W" 2>/dev/null || sudo rm -rf "$W"; }
+	trap cleanup EXIT
+
+	step "starting a throwaway cluster in $W"
+	as_pg "$BIN/initdb" -D "$W/data" -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+	# fsync off: a throwaway cluster; both sides of every ratio run under it.
+	as_pg "$BIN/pg_ctl" -D "$W/data" -l "$W/server.log" -w -o "-c listen_addresses='' -k $W -p 5433 \
+		-c shared_buffers=2GB -c maintenance_work_mem=1GB -c max_wal_size=16GB -c fsync=off \
+		-c synchronous_commit=off -c full_page_writes=off -c autovacuum=off \
+		-c max_parallel_workers_per_gather=0 -c max_parallel_maintenance_workers=0" start >/dev/null
+	pg() { as_pg "$BIN/psql" -h "$W" -p 5433 -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off postgres "$@"; }
+fi
+
+pg -c "CREATE EXTENSION IF NOT EXISTS simhash"
 step "loading $N fingerprints (10% planted near duplicates)"
 t0=$(now)
 pg <<SQL
@@ -160,4 +173,17 @@ step "results (ratio = baseline / value for times, value / baseline for sizes an
 	echo "N=$N rows (heap $(echo "scale=1; $heap / 1048576" | bc) MiB, loaded in ${load_s}s), $QUERIES radius-3 queries, seqscan sample $SEQ_SAMPLE"
 	column -t -s, "$csv"
 } | tee "${OUT%.csv}-last.txt"
+if [ -n "${BENCH_RESULTS:-}" ]; then
+	{
+		echo "### Index: radius-3 queries, KNN, build, inserts (N = $N)"
+		echo
+		echo "ratio = baseline / value for times (speedup), value / baseline for sizes and rates;"
+		echo "baselines measured in the same run: sequential scan (one core), btree on the same column,"
+		echo "inserts without the index. Script: \`bench/index_bench.sh\`."
+		echo
+		echo "| config | metric | value | unit | baseline | ratio |"
+		echo "|---|---|---|---|---|---|"
+		tail -n +2 "$csv" | awk -F, '{ printf "| %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7 }'
+	} >"$BENCH_RESULTS/index.md"
+fi
 rm -f "$csv"
