@@ -1,0 +1,263 @@
+/*
+ * check.c — simhash_index_check(regclass): verify every page, the order of
+ * each run, the per-table counts, and that every heap row the index must
+ * hold is present exactly once per table.  Any failure raises
+ * ERRCODE_INDEX_CORRUPTED naming the block and table.
+ *
+ * The heap is locked in ShareLock (no concurrent writers) for the check.
+ */
+#include "simhash_am.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#define ST_SORT check_sort_items
+#define ST_ELEMENT_TYPE SimhashItem
+#define ST_COMPARE(a, b) \
+	((a)->fp < (b)->fp ? -1 : (a)->fp > (b)->fp ? 1 : \
+	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+typedef struct Items
+{
+	SimhashItem *v;
+	int64		n;
+	int64		cap;
+} Items;
+
+static void
+items_push(Items *a, uint64 fp, ItemPointer tid)
+{
+	if (a->n == a->cap)
+	{
+		a->cap = Max(1024, a->cap * 2);
+		a->v = a->v ? repalloc_huge(a->v, a->cap * sizeof(SimhashItem))
+			: MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
+	}
+	a->v[a->n].fp = fp;
+	a->v[a->n].tid = *tid;
+	a->n++;
+}
+
+#define CORRUPT(index, ...) \
+	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED), \
+					errmsg("simhash index \"%s\": " FIRST_ARG(__VA_ARGS__), \
+						   RelationGetRelationName(index) REST_ARGS(__VA_ARGS__))))
+#define FIRST_ARG(f, ...) f
+#define REST_ARGS(f, ...) , ##__VA_ARGS__
+
+static Page
+read_page(Relation index, BlockNumber blkno, PGAlignedBlock *copy, BlockNumber nblocks)
+{
+	Buffer		buf;
+	PageHeader	ph;
+	SimhashPageOpaque opaque;
+
+	if (blkno >= nblocks)
+		CORRUPT(index, "block %u is beyond the end of the index (%u blocks)", blkno, nblocks);
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(copy->data, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
+	ph = (PageHeader) copy->data;
+	if (PageIsNew(copy->data))
+		CORRUPT(index, "block %u is an uninitialised page where data was expected", blkno);
+	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)))
+		CORRUPT(index, "block %u has special space at %u, not a simhash page", blkno, ph->pd_special);
+	opaque = SimhashPageGetOpaque(copy->data);
+	if (opaque->page_id != SIMHASH_PAGE_ID)
+		CORRUPT(index, "block %u has page id %04x, expected %04x", blkno, opaque->page_id, SIMHASH_PAGE_ID);
+	if (ph->pd_lower < MAXALIGN(SizeOfPageHeaderData) || ph->pd_lower > ph->pd_upper ||
+		(!(opaque->flags & SIMHASH_META) &&
+		 (ph->pd_lower - MAXALIGN(SizeOfPageHeaderData)) % SIMHASH_ENTRY_SIZE != 0))
+		CORRUPT(index, "block %u has invalid bounds pd_lower %u, pd_upper %u", blkno,
+				ph->pd_lower, ph->pd_upper);
+	return copy->data;
+}
+
+/* The entries of a chain; checks flags and length. */
+static void
+check_chain(Relation index, BlockNumber blkno, uint16 flag, const char *what, uint64 expected,
+			Items *out, BlockNumber nblocks)
+{
+	PGAlignedBlock copy;
+	uint64		n = 0;
+	BlockNumber steps = 0;
+
+	while (BlockNumberIsValid(blkno))
+	{
+		Page		page = read_page(index, blkno, &copy, nblocks);
+		int			i,
+					k = SimhashPageEntries(page);
+
+		CHECK_FOR_INTERRUPTS();
+		if (SimhashPageGetOpaque(page)->flags != flag)
+			CORRUPT(index, "block %u of the %s chain has flags %04x, expected %04x", blkno, what,
+					SimhashPageGetOpaque(page)->flags, flag);
+		if (++steps > nblocks)
+			CORRUPT(index, "the %s chain loops (at block %u)", what, blkno);
+		for (i = 0; i < k; i++)
+		{
+			ItemPointerData tid;
+
+			simhash_entry_tid(SimhashPageEntry(page, i), &tid);
+			if (!ItemPointerIsValid(&tid))
+				CORRUPT(index, "block %u entry %d of the %s chain has an invalid heap TID", blkno, i, what);
+			if (out)
+				items_push(out, simhash_entry_key(SimhashPageEntry(page, i)), &tid);
+		}
+		n += k;
+		blkno = SimhashPageGetOpaque(page)->next;
+	}
+	if (n != expected)
+		CORRUPT(index, "the %s chain holds " UINT64_FORMAT " entries, the metapage says " UINT64_FORMAT,
+				what, n, expected);
+}
+
+static void
+check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *arg)
+{
+	Items	   *heap = (Items *) arg;
+
+	if (!isnull[0])
+		items_push(heap, simhash_datum_fp(values[0]), tid);
+}
+
+PG_FUNCTION_INFO_V1(simhash_index_check);
+Datum
+simhash_index_check(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid = IndexGetRelation(indexoid, false);
+	Relation	heap = table_open(heapoid, ShareLock);
+	Relation	index = index_open(indexoid, ShareLock);
+	SimhashMetaPageData meta;
+	BlockNumber nblocks;
+	sh_table   *tables;
+	int			ntables,
+				t;
+	Items		pending = {0},
+				expect = {0};
+	PGAlignedBlock copy;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash check",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	int64		i,
+				j;
+
+	if (index->rd_rel->relam != get_index_am_oid("simhash", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+
+	nblocks = RelationGetNumberOfBlocks(index);
+	simhash_read_meta(index, &meta);
+	read_page(index, SIMHASH_METAPAGE_BLKNO, &copy, nblocks);
+	if (!(SimhashPageGetOpaque(copy.data)->flags & SIMHASH_META))
+		CORRUPT(index, "block 0 is not flagged as the metapage");
+	tables = simhash_layout(meta.blocks, meta.bits, &ntables);
+	if (ntables != meta.ntables)
+		CORRUPT(index, "metapage says %d tables, bits = %d and blocks = %d give %d",
+				meta.ntables, meta.bits, meta.blocks, ntables);
+	if (meta.run_npages != (meta.run_count + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY)
+		CORRUPT(index, "metapage says %u pages per run for " UINT64_FORMAT " entries",
+				meta.run_npages, meta.run_count);
+
+	check_chain(index, meta.pending_head, SIMHASH_PENDING, "pending", meta.npending, &pending, nblocks);
+	check_chain(index, meta.sealed_head, SIMHASH_PENDING, "sealed pending", meta.nsealed, &pending, nblocks);
+	check_chain(index, meta.nulls_head, SIMHASH_NULLS, "NULLs", meta.nnulls, NULL, nblocks);
+
+	/* what the index must hold: every heap row the build scan reports */
+	table_index_build_scan(heap, index, BuildIndexInfo(index), true, false,
+						   check_callback, &expect, NULL);
+	check_sort_items(expect.v, expect.n);
+
+	for (t = 0; t < ntables; t++)
+	{
+		Items		have = {0};
+		uint64		prev = 0;
+		ItemPointerData prevtid;
+		BlockNumber p;
+		uint64		count = 0;
+
+		ItemPointerSetInvalid(&prevtid);
+		for (p = 0; p < meta.run_npages; p++)
+		{
+			BlockNumber blkno = meta.run_start[t] + p;
+			Page		page = read_page(index, blkno, &copy, nblocks);
+			SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
+			int			k = SimhashPageEntries(page),
+						e;
+
+			CHECK_FOR_INTERRUPTS();
+			if (opaque->flags != SIMHASH_RUN || opaque->table != t)
+				CORRUPT(index, "block %u should be page %u of table %d's run but has flags %04x, table %u",
+						blkno, p, t, opaque->flags, opaque->table);
+			if (k == 0 || (p + 1 < meta.run_npages && k != SIMHASH_PAGE_CAPACITY))
+				CORRUPT(index, "block %u (table %d) holds %d entries", blkno, t, k);
+			for (e = 0; e < k; e++)
+			{
+				const char *ent = SimhashPageEntry(page, e);
+				uint64		key = simhash_entry_key(ent);
+				ItemPointerData tid;
+
+				simhash_entry_tid(ent, &tid);
+				if (count > 0 && (key < prev ||
+								  (key == prev && ItemPointerCompare(&tid, &prevtid) <= 0)))
+					CORRUPT(index, "block %u (table %d) entry %d is out of order", blkno, t, e);
+				prev = key;
+				prevtid = tid;
+				count++;
+				items_push(&have, sh_table_unpermute(&tables[t], key), &tid);
+			}
+			if (opaque->hikey != prev)
+				CORRUPT(index, "block %u (table %d) has high key %016llx, last key %016llx",
+						blkno, t, (unsigned long long) opaque->hikey, (unsigned long long) prev);
+		}
+		if (count != meta.run_count)
+			CORRUPT(index, "table %d holds " UINT64_FORMAT " entries, the metapage says " UINT64_FORMAT,
+					t, count, meta.run_count);
+		for (i = 0; i < pending.n; i++)
+			items_push(&have, pending.v[i].fp, &pending.v[i].tid);
+		check_sort_items(have.v, have.n);
+		for (i = 1; i < have.n; i++)
+			if (have.v[i].fp == have.v[i - 1].fp &&
+				ItemPointerEquals(&have.v[i].tid, &have.v[i - 1].tid))
+				CORRUPT(index, "table %d holds heap row (%u,%u) with fingerprint %016llx twice",
+						t, ItemPointerGetBlockNumber(&have.v[i].tid),
+						ItemPointerGetOffsetNumber(&have.v[i].tid), (unsigned long long) have.v[i].fp);
+		for (i = 0, j = 0; i < expect.n; i++)
+		{
+			if (i > 0 && expect.v[i].fp == expect.v[i - 1].fp &&
+				ItemPointerEquals(&expect.v[i].tid, &expect.v[i - 1].tid))
+				continue;		/* a HOT chain reports its root more than once */
+			while (j < have.n && (have.v[j].fp < expect.v[i].fp ||
+								  (have.v[j].fp == expect.v[i].fp &&
+								   ItemPointerCompare(&have.v[j].tid, &expect.v[i].tid) < 0)))
+				j++;
+			if (j >= have.n || have.v[j].fp != expect.v[i].fp ||
+				!ItemPointerEquals(&have.v[j].tid, &expect.v[i].tid))
+				CORRUPT(index, "heap row (%u,%u) with fingerprint %016llx is missing from table %d",
+						ItemPointerGetBlockNumber(&expect.v[i].tid),
+						ItemPointerGetOffsetNumber(&expect.v[i].tid), (unsigned long long) expect.v[i].fp, t);
+		}
+		pfree(have.v);
+	}
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	index_close(index, ShareLock);
+	table_close(heap, ShareLock);
+	PG_RETURN_VOID();
+}

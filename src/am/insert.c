@@ -1,0 +1,103 @@
+/*
+ * insert.c — aminsert: append to the pending list (or the NULLs chain);
+ * merge the pending list into the runs when it outgrows its limit.
+ */
+#include "simhash_am.h"
+
+#include "nodes/execnodes.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+
+/* Append one entry to the chain whose head/tail/count the metapage holds. */
+static void
+append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npending,
+			 int64 *limit)
+{
+	Buffer		metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	Buffer		tailbuf = InvalidBuffer;
+	Buffer		newbuf = InvalidBuffer;
+	GenericXLogState *state;
+	SimhashMetaPage meta;
+	BlockNumber tail;
+	Page		page;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
+	if (meta->magic != SIMHASH_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a simhash index: bad metapage",
+						RelationGetRelationName(index))));
+	tail = nulls ? meta->nulls_tail : meta->pending_tail;
+	if (BlockNumberIsValid(tail))
+	{
+		tailbuf = ReadBuffer(index, tail);
+		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		if (SimhashPageEntries(BufferGetPage(tailbuf)) >= SIMHASH_PAGE_CAPACITY)
+			newbuf = simhash_new_buffer(index);
+	}
+	else
+		newbuf = simhash_new_buffer(index);
+
+	state = GenericXLogStart(index);
+	meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (BufferIsValid(newbuf))
+	{
+		BlockNumber newblk = BufferGetBlockNumber(newbuf);
+
+		page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		simhash_init_page(page, nulls ? SIMHASH_NULLS : SIMHASH_PENDING);
+		if (BufferIsValid(tailbuf))
+		{
+			Page		tp = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+			SimhashPageGetOpaque(tp)->next = newblk;
+		}
+		else if (nulls)
+			meta->nulls_head = newblk;
+		else
+			meta->pending_head = newblk;
+		if (nulls)
+			meta->nulls_tail = newblk;
+		else
+			meta->pending_tail = newblk;
+	}
+	else
+		page = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+	simhash_entry_set(SimhashPageEntry(page, SimhashPageEntries(page)), fp, tid);
+	((PageHeader) page)->pd_lower += SIMHASH_ENTRY_SIZE;
+	if (nulls)
+		meta->nnulls++;
+	else
+		meta->npending++;
+	*npending = meta->npending;
+	*limit = simhash_pending_limit(meta);
+	GenericXLogFinish(state);
+
+	if (BufferIsValid(newbuf))
+		UnlockReleaseBuffer(newbuf);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
+	UnlockReleaseBuffer(metabuf);
+}
+
+bool
+simhash_insert(Relation index, Datum *values, bool *isnull,
+			   ItemPointer ht_ctid, Relation heapRel,
+			   IndexUniqueCheck checkUnique, bool indexUnchanged,
+			   IndexInfo *indexInfo)
+{
+	int64		npending,
+				limit;
+
+	append_entry(index, isnull[0], isnull[0] ? 0 : simhash_datum_fp(values[0]), ht_ctid,
+				 &npending, &limit);
+	if (!isnull[0] && npending > limit &&
+		ConditionalLockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock))
+	{
+		simhash_merge(index, NULL, NULL, NULL);
+		UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+	}
+	return false;
+}

@@ -1,0 +1,555 @@
+/*
+ * scan.c — index scans: radius queries by probing the permuted tables,
+ * linear passes above `bits`, exact k-nearest-neighbour ordering.
+ *
+ * A scan copies the metapage once (see the locking protocol in
+ * simhash_am.h), collects its answers into an array, and returns them.
+ */
+#include "simhash_am.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/pg_bitutils.h"
+#include "utils/memutils.h"
+
+typedef struct SimhashCond
+{
+	uint64		q;
+	int			radius;
+} SimhashCond;
+
+typedef struct SimhashHit
+{
+	ItemPointerData tid;
+	int16		dist;			/* order-by distance, -1 when NULL */
+	bool		isnull;			/* the indexed value is NULL */
+	uint64		fp;
+} SimhashHit;
+
+typedef struct SimhashScanOpaqueData
+{
+	SimhashMetaPageData meta;
+	sh_table   *tables;
+	int			ntables;
+	MemoryContext cxt;			/* results live here; reset by rescan */
+	/* parsed keys */
+	bool		never;			/* a NULL key: no row can match */
+	int			nconds;
+	SimhashCond *conds;
+	bool		has_order;
+	bool		order_null;		/* ORDER BY a <~> NULL */
+	uint64		order_q;
+	/* results */
+	bool		started;
+	SimhashHit *hits;
+	int64		nhits;
+	int64		maxhits;
+	int64		next;
+	/* KNN beyond `bits`: bands of distances, by a histogram of table 0 */
+	int			knn_state;		/* 0 probe done, 1 bands, 2 nulls, 3 done */
+	int			band_lo;
+	int64		hist[65];
+	bool		hist_done;
+} SimhashScanOpaqueData;
+
+typedef SimhashScanOpaqueData *SimhashScanOpaque;
+
+typedef void (*SimhashVisit) (SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
+
+static inline int
+hamming(uint64 a, uint64 b)
+{
+	return pg_popcount64(a ^ b);
+}
+
+IndexScanDesc
+simhash_beginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	SimhashScanOpaque so = palloc0(sizeof(SimhashScanOpaqueData));
+
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
+									ALLOCSET_DEFAULT_SIZES);
+	scan->opaque = so;
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
+	}
+	scan->xs_itupdesc = RelationGetDescr(index);
+	return scan;
+}
+
+void
+simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+			   ScanKey orderbys, int norderbys)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	MemoryContext old;
+	int			i;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+
+	MemoryContextReset(so->cxt);
+	old = MemoryContextSwitchTo(so->cxt);
+	so->started = false;
+	so->hits = NULL;
+	so->nhits = so->maxhits = so->next = 0;
+	so->knn_state = 0;
+	so->hist_done = false;
+	so->never = false;
+	so->nconds = 0;
+	so->conds = palloc(sizeof(SimhashCond) * Max(scan->numberOfKeys, 1));
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		SimhashCond *c = &so->conds[so->nconds];
+
+		if (key->sk_flags & SK_ISNULL)
+		{
+			so->never = true;
+			continue;
+		}
+		if (key->sk_strategy == SIMHASH_WITHIN_GUC_STRATEGY)
+		{
+			c->q = simhash_datum_fp(key->sk_argument);
+			c->radius = simhash_max_distance;
+		}
+		else if (key->sk_strategy == SIMHASH_WITHIN_QUERY_STRATEGY)
+		{
+			c->radius = simhash_query_radius(key->sk_argument, &c->q);
+			if (c->radius < 0)
+			{
+				so->never = true;
+				continue;
+			}
+		}
+		else
+			elog(ERROR, "simhash index: unexpected strategy %d", key->sk_strategy);
+		so->nconds++;
+	}
+	so->has_order = scan->numberOfOrderBys > 0;
+	so->order_null = false;
+	if (so->has_order)
+	{
+		ScanKey		ob = &scan->orderByData[0];
+
+		if (ob->sk_flags & SK_ISNULL)
+			so->order_null = true;
+		else
+			so->order_q = simhash_datum_fp(ob->sk_argument);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+void
+simhash_endscan(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->cxt);
+	pfree(so);
+}
+
+/* ---- reading pages ------------------------------------------------------ */
+
+static uint64
+page_hikey(Relation index, BlockNumber blkno)
+{
+	Buffer		buf = ReadBuffer(index, blkno);
+	uint64		hikey;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
+	UnlockReleaseBuffer(buf);
+	return hikey;
+}
+
+/*
+ * Entries of table t whose key has the prefix of qkey, within radius and
+ * found first in this table.
+ */
+static void
+probe_table(IndexScanDesc scan, int t, uint64 q, int radius,
+			SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	const sh_table *tab = &so->tables[t];
+	uint64		qkey = sh_table_permute(tab, q);
+	uint64		lo = qkey & tab->prefix_key_mask;
+	uint64		hi = lo | ~tab->prefix_key_mask;
+	BlockNumber start = so->meta.run_start[t];
+	BlockNumber npages = so->meta.run_npages;
+	BlockNumber l = 0,
+				r = npages;
+	uint64		earlier[SIMHASH_MAX_TABLES];
+	int			e;
+	bool		done = false;
+
+	if (npages == 0)
+		return;
+	for (e = 0; e < t; e++)
+		earlier[e] = sh_table_permute(tab, so->tables[e].prefix_orig_mask);
+
+	/* first page whose hikey >= lo */
+	while (l < r)
+	{
+		BlockNumber mid = l + (r - l) / 2;
+
+		if (page_hikey(scan->indexRelation, start + mid) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	for (; l < npages && !done; l++)
+	{
+		Buffer		buf = ReadBuffer(scan->indexRelation, start + l);
+		Page		page;
+		int			n,
+					i;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		n = SimhashPageEntries(page);
+		for (i = 0; i < n; i++)
+		{
+			const char *ent = SimhashPageEntry(page, i);
+			uint64		key = simhash_entry_key(ent);
+			uint64		diff;
+			ItemPointerData tid;
+
+			if (key < lo)
+				continue;
+			if (key > hi)
+			{
+				done = true;
+				break;
+			}
+			diff = key ^ qkey;
+			if (pg_popcount64(diff) > radius)
+				continue;
+			for (e = 0; e < t; e++)
+				if ((diff & earlier[e]) == 0)
+					break;
+			if (e < t)
+				continue;
+			simhash_entry_tid(ent, &tid);
+			visit(so, sh_table_unpermute(tab, key), &tid, arg);
+		}
+		if (SimhashPageGetOpaque(page)->hikey > hi)
+			done = true;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Every entry of a chain (pending, sealed or NULLs) starting at blkno. */
+static void
+scan_chain(IndexScanDesc scan, BlockNumber blkno, SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+		Page		page;
+		int			n,
+					i;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		n = SimhashPageEntries(page);
+		for (i = 0; i < n; i++)
+		{
+			const char *ent = SimhashPageEntry(page, i);
+			ItemPointerData tid;
+
+			simhash_entry_tid(ent, &tid);
+			visit(so, simhash_entry_key(ent), &tid, arg);
+		}
+		blkno = SimhashPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Every non-NULL row once: table 0's run and both pending chains. */
+static void
+scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	const sh_table *tab = &so->tables[0];
+	BlockNumber p;
+
+	for (p = 0; p < so->meta.run_npages; p++)
+	{
+		Buffer		buf = ReadBuffer(scan->indexRelation, so->meta.run_start[0] + p);
+		Page		page;
+		int			n,
+					i;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		n = SimhashPageEntries(page);
+		for (i = 0; i < n; i++)
+		{
+			const char *ent = SimhashPageEntry(page, i);
+			ItemPointerData tid;
+
+			simhash_entry_tid(ent, &tid);
+			visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	scan_chain(scan, so->meta.sealed_head, visit, arg);
+	scan_chain(scan, so->meta.pending_head, visit, arg);
+}
+
+/* ---- collecting answers ------------------------------------------------- */
+
+static void
+add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
+{
+	SimhashHit *h;
+
+	if (so->nhits == so->maxhits)
+	{
+		so->maxhits = Max(64, so->maxhits * 2);
+		if (so->hits == NULL)
+			so->hits = MemoryContextAllocHuge(so->cxt, so->maxhits * sizeof(SimhashHit));
+		else
+			so->hits = repalloc_huge(so->hits, so->maxhits * sizeof(SimhashHit));
+	}
+	h = &so->hits[so->nhits++];
+	h->tid = *tid;
+	h->fp = fp;
+	h->dist = dist;
+	h->isnull = isnull;
+}
+
+static bool
+conds_hold(SimhashScanOpaque so, uint64 fp)
+{
+	int			i;
+
+	for (i = 0; i < so->nconds; i++)
+		if (hamming(fp, so->conds[i].q) > so->conds[i].radius)
+			return false;
+	return true;
+}
+
+static void
+visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+{
+	if (!conds_hold(so, fp))
+		return;
+	add_hit(so, fp, tid, so->has_order && !so->order_null ? hamming(fp, so->order_q) : -1, false);
+}
+
+static void
+visit_null(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+{
+	add_hit(so, 0, tid, -1, true);
+}
+
+static void
+visit_histogram(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+{
+	so->hist[hamming(fp, so->order_q)]++;
+}
+
+static void
+visit_band(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+{
+	int			d = hamming(fp, so->order_q);
+	int			hi = *(int *) arg;
+
+	if (d >= so->band_lo && d <= hi)
+		add_hit(so, fp, tid, d, false);
+}
+
+static int
+hit_cmp(const void *a, const void *b)
+{
+	const SimhashHit *x = a,
+			   *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+}
+
+static void
+probe_all(IndexScanDesc scan, uint64 q, int radius, SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			t;
+
+	for (t = 0; t < so->ntables; t++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		probe_table(scan, t, q, radius, visit, NULL);
+	}
+	scan_chain(scan, so->meta.sealed_head, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, visit, NULL);
+}
+
+static void
+start_scan(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+	simhash_read_meta(scan->indexRelation, &so->meta);
+	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
+	so->started = true;
+	pgstat_count_index_scan(scan->indexRelation);
+
+	if (so->never)
+		so->knn_state = 3;
+	else if (so->nconds > 0)
+	{
+		int			driver = 0,
+					i;
+
+		for (i = 1; i < so->nconds; i++)
+			if (so->conds[i].radius < so->conds[driver].radius)
+				driver = i;
+		if (so->conds[driver].radius <= so->meta.bits)
+			probe_all(scan, so->conds[driver].q, so->conds[driver].radius, visit_filtered);
+		else
+			scan_all(scan, visit_filtered, NULL);
+		if (so->has_order && !so->order_null)
+			qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
+		so->knn_state = 3;
+	}
+	else if (so->has_order && !so->order_null)
+	{
+		/* KNN: what the probes find within `bits` first, in order */
+		probe_all(scan, so->order_q, so->meta.bits, visit_filtered);
+		qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
+		so->band_lo = so->meta.bits + 1;
+		so->knn_state = 1;
+	}
+	else
+	{
+		/* full scan: every row, NULLs last */
+		scan_all(scan, visit_filtered, NULL);
+		so->knn_state = 2;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Refill the hit array with the next band of distances (KNN beyond bits). */
+static void
+next_batch(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+	so->nhits = so->next = 0;
+	while (so->nhits == 0 && so->knn_state < 3)
+	{
+		if (so->knn_state == 1)
+		{
+			int64		want = 1000,
+						got = 0;
+			int			hi;
+
+			if (!so->hist_done)
+			{
+				memset(so->hist, 0, sizeof(so->hist));
+				scan_all(scan, visit_histogram, NULL);
+				so->hist_done = true;
+			}
+			if (so->band_lo > 64)
+			{
+				so->knn_state = 2;
+				continue;
+			}
+			for (hi = so->band_lo; hi < 64; hi++)
+			{
+				got += so->hist[hi];
+				if (got >= want)
+					break;
+			}
+			if (got > 0)
+			{
+				scan_all(scan, visit_band, &hi);
+				qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
+			}
+			so->band_lo = hi + 1;
+		}
+		else if (so->knn_state == 2)
+		{
+			scan_chain(scan, so->meta.nulls_head, visit_null, NULL);
+			so->knn_state = 3;
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
+bool
+simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	SimhashHit *h;
+
+	if (!so->started)
+		start_scan(scan);
+	if (so->next >= so->nhits)
+	{
+		if (so->knn_state >= 3)
+			return false;
+		next_batch(scan);
+		if (so->next >= so->nhits)
+			return false;
+	}
+	h = &so->hits[so->next++];
+	scan->xs_heaptid = h->tid;
+	scan->xs_recheck = false;
+	if (scan->numberOfOrderBys > 0)
+	{
+		scan->xs_recheckorderby = false;
+		scan->xs_orderbyvals[0] = Int32GetDatum(h->dist);
+		scan->xs_orderbynulls[0] = h->dist < 0;
+	}
+	if (scan->xs_want_itup)
+	{
+		Datum		value = Int64GetDatum((int64) h->fp);
+		bool		isnull = h->isnull;
+
+		if (scan->xs_itup)
+			pfree(scan->xs_itup);
+		scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation), &value, &isnull);
+	}
+	return true;
+}
+
+int64
+simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int64		n = 0;
+
+	if (!so->started)
+		start_scan(scan);
+	for (;;)
+	{
+		for (; so->next < so->nhits; so->next++)
+		{
+			tbm_add_tuples(tbm, &so->hits[so->next].tid, 1, false);
+			n++;
+		}
+		if (so->knn_state >= 3)
+			break;
+		next_batch(scan);
+		if (so->nhits == 0)
+			break;
+	}
+	return n;
+}

@@ -1,0 +1,277 @@
+/*
+ * utils.c — handler, reloptions, page initialisation and allocation.
+ */
+#include "simhash_am.h"
+
+#include "access/reloptions.h"
+#include "catalog/index.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/snapmgr.h"
+
+relopt_kind simhash_relopt_kind;
+
+PG_FUNCTION_INFO_V1(simhash_am_handler);
+
+Datum
+simhash_am_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *am = makeNode(IndexAmRoutine);
+
+	am->amstrategies = SIMHASH_NSTRATEGIES;
+	am->amsupport = SIMHASH_NPROC;
+	am->amoptsprocnum = 0;
+	am->amcanorder = false;
+	am->amcanorderbyop = true;
+	am->amcanbackward = false;
+	am->amcanunique = false;
+	am->amcanmulticol = false;
+	am->amoptionalkey = true;	/* ORDER BY without WHERE; NULLs are indexed */
+	am->amsearcharray = false;
+	am->amsearchnulls = false;
+	am->amstorage = false;
+	am->amclusterable = false;
+	am->ampredlocks = false;
+	am->amcanparallel = false;
+	am->amcaninclude = false;
+	am->amusemaintenanceworkmem = false;
+	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
+	am->amkeytype = InvalidOid;
+
+	am->ambuild = simhash_build;
+	am->ambuildempty = simhash_buildempty;
+	am->aminsert = simhash_insert;
+	am->ambulkdelete = simhash_bulkdelete;
+	am->amvacuumcleanup = simhash_vacuumcleanup;
+	am->amcanreturn = simhash_canreturn;
+	am->amcostestimate = simhash_costestimate;
+	am->amoptions = simhash_options;
+	am->amproperty = NULL;
+	am->ambuildphasename = simhash_buildphasename;
+	am->amvalidate = simhash_validate;
+	am->amadjustmembers = NULL;
+	am->ambeginscan = simhash_beginscan;
+	am->amrescan = simhash_rescan;
+	am->amgettuple = simhash_gettuple;
+	am->amgetbitmap = simhash_getbitmap;
+	am->amendscan = simhash_endscan;
+	am->ammarkpos = NULL;
+	am->amrestrpos = NULL;
+	am->amestimateparallelscan = NULL;
+	am->aminitparallelscan = NULL;
+	am->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(am);
+}
+
+void
+simhash_init_reloptions(void)
+{
+	simhash_relopt_kind = add_reloption_kind();
+	add_int_reloption(simhash_relopt_kind, "bits",
+					  "Largest radius answered by probing the permuted tables",
+					  SIMHASH_DEFAULT_BITS, 1, 16, AccessExclusiveLock);
+	add_int_reloption(simhash_relopt_kind, "blocks",
+					  "Number of blocks the 64 bits are cut into (0: bits + 2)",
+					  0, 0, 16, AccessExclusiveLock);
+}
+
+/* The pair (bits, blocks) must give between 1 and SIMHASH_MAX_TABLES tables. */
+static void
+simhash_check_layout(int bits, int blocks)
+{
+	int			ntables;
+
+	if (blocks <= bits || blocks > SH_MAX_BLOCKS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"blocks\": %d", blocks),
+				 errdetail("With bits = %d, blocks must be between %d and %d.",
+						   bits, bits + 1, SH_MAX_BLOCKS)));
+	ntables = sh_table_count(blocks, bits);
+	if (ntables < 1 || ntables > SIMHASH_MAX_TABLES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bits = %d and blocks = %d need %d tables, more than the limit of %d",
+						bits, blocks, ntables, SIMHASH_MAX_TABLES),
+				 errhint("Use fewer blocks, or fewer bits.")));
+}
+
+bytea *
+simhash_options(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"bits", RELOPT_TYPE_INT, offsetof(SimhashOptions, bits)},
+		{"blocks", RELOPT_TYPE_INT, offsetof(SimhashOptions, blocks)},
+	};
+	SimhashOptions *opts;
+
+	opts = (SimhashOptions *) build_reloptions(reloptions, validate,
+											   simhash_relopt_kind,
+											   sizeof(SimhashOptions),
+											   tab, lengthof(tab));
+	if (opts && validate)
+		simhash_check_layout(opts->bits,
+							 opts->blocks ? opts->blocks : opts->bits + SIMHASH_DEFAULT_EXTRA_BLOCKS);
+	return (bytea *) opts;
+}
+
+void
+simhash_options_resolve(Relation index, int *bits, int *blocks)
+{
+	SimhashOptions *opts = (SimhashOptions *) index->rd_options;
+
+	*bits = opts ? opts->bits : SIMHASH_DEFAULT_BITS;
+	*blocks = opts && opts->blocks ? opts->blocks : *bits + SIMHASH_DEFAULT_EXTRA_BLOCKS;
+	simhash_check_layout(*bits, *blocks);
+}
+
+sh_table *
+simhash_layout(int blocks, int bits, int *ntables)
+{
+	sh_table   *tables;
+
+	*ntables = sh_table_count(blocks, bits);
+	if (*ntables < 1 || *ntables > SIMHASH_MAX_TABLES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index layout bits = %d, blocks = %d is invalid", bits, blocks)));
+	tables = palloc(sizeof(sh_table) * *ntables);
+	SH_CHECK(sh_table_layout(blocks, bits, tables, *ntables), "sh_table_layout");
+	return tables;
+}
+
+char *
+simhash_buildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case SIMHASH_PHASE_SCAN:
+			return "scanning table";
+		case SIMHASH_PHASE_SORT:
+			return "sorting tables";
+		case SIMHASH_PHASE_WRITE:
+			return "writing runs";
+		default:
+			return NULL;
+	}
+}
+
+void
+simhash_init_page(Page page, uint16 flags)
+{
+	SimhashPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(SimhashPageOpaqueData));
+	opaque = SimhashPageGetOpaque(page);
+	opaque->flags = flags;
+	opaque->next = InvalidBlockNumber;
+	opaque->page_id = SIMHASH_PAGE_ID;
+}
+
+void
+simhash_init_metapage(Page page, int bits, int blocks, int ntables)
+{
+	SimhashMetaPage meta;
+	int			i;
+
+	simhash_init_page(page, SIMHASH_META);
+	meta = SimhashPageGetMeta(page);
+	memset(meta, 0, sizeof(SimhashMetaPageData));
+	meta->magic = SIMHASH_MAGIC;
+	meta->version = SIMHASH_VERSION;
+	meta->bits = bits;
+	meta->blocks = blocks;
+	meta->ntables = ntables;
+	meta->pending_head = meta->pending_tail = InvalidBlockNumber;
+	meta->sealed_head = InvalidBlockNumber;
+	meta->nulls_head = meta->nulls_tail = InvalidBlockNumber;
+	for (i = 0; i < SIMHASH_MAX_TABLES; i++)
+		meta->run_start[i] = InvalidBlockNumber;
+	((PageHeader) page)->pd_lower = (char *) meta + sizeof(SimhashMetaPageData) - (char *) page;
+}
+
+bool
+simhash_page_recyclable(Page page)
+{
+	SimhashPageOpaque opaque;
+
+	if (PageIsNew(page))
+		return true;
+	opaque = SimhashPageGetOpaque(page);
+	return (opaque->flags & SIMHASH_DELETED) != 0 &&
+		GlobalVisCheckRemovableFullXid(NULL, opaque->safexid);
+}
+
+/*
+ * A new page, exclusively locked: from the FSM when one there really is
+ * recyclable (the FSM is only a hint), else by extending the relation.
+ */
+Buffer
+simhash_new_buffer(Relation index)
+{
+	Buffer		buf;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(index, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			if (simhash_page_recyclable(BufferGetPage(buf)))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+
+	LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+uint64
+simhash_datum_fp(Datum d)
+{
+	return (uint64) DatumGetInt64(d);
+}
+
+void
+simhash_read_meta(Relation index, SimhashMetaPageData *copy)
+{
+	Buffer		buf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	Page		page;
+	SimhashMetaPage meta;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	meta = SimhashPageGetMeta(page);
+	if (PageIsNew(page) || meta->magic != SIMHASH_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a simhash index: bad metapage",
+						RelationGetRelationName(index))));
+	if (meta->version != SIMHASH_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\" has version %u, expected %d",
+						RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
+				 errhint("REINDEX the index.")));
+	memcpy(copy, meta, sizeof(SimhashMetaPageData));
+	UnlockReleaseBuffer(buf);
+}
+
+bool
+simhash_canreturn(Relation index, int attno)
+{
+	return true;
+}

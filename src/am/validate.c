@@ -1,0 +1,101 @@
+/*
+ * validate.c — amvalidate: the operator classes of the simhash AM must
+ * provide exactly the three known strategies with the right signatures.
+ */
+#include "simhash_am.h"
+
+#include "access/amvalidate.h"
+#include "access/htup_details.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_amproc.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_type.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+bool
+simhash_validate(Oid opclassoid)
+{
+	bool		result = true;
+	HeapTuple	classtup;
+	Form_pg_opclass classform;
+	Oid			opfamilyoid,
+				opcintype;
+	char	   *opclassname;
+	CatCList   *oprlist,
+			   *proclist;
+	int			i;
+	bool		seen[SIMHASH_NSTRATEGIES + 1] = {false};
+
+	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
+	classform = (Form_pg_opclass) GETSTRUCT(classtup);
+	opfamilyoid = classform->opcfamily;
+	opcintype = classform->opcintype;
+	opclassname = NameStr(classform->opcname);
+
+	if (opcintype != INT8OID && get_typlen(opcintype) != 8)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator class \"%s\" must index a 64-bit type", opclassname)));
+		result = false;
+	}
+
+	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
+	for (i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc procform = (Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator family contains support function %s, but the simhash access method has none",
+						format_procedure(procform->amproc))));
+		result = false;
+	}
+
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
+	for (i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+		bool		ok = true;
+
+		if (op->amopstrategy < 1 || op->amopstrategy > SIMHASH_NSTRATEGIES)
+			ok = false;
+		else if (op->amopstrategy == SIMHASH_DISTANCE_STRATEGY)
+			ok = op->amoppurpose == AMOP_ORDER &&
+				check_amop_signature(op->amopopr, INT4OID, op->amoplefttype, op->amoprighttype);
+		else
+			ok = op->amoppurpose == AMOP_SEARCH &&
+				check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype, op->amoprighttype);
+		if (ok && op->amopstrategy != SIMHASH_WITHIN_QUERY_STRATEGY &&
+			op->amoplefttype != op->amoprighttype)
+			ok = false;
+		if (!ok)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator family contains invalid operator %s with strategy number %d",
+							format_operator(op->amopopr), op->amopstrategy)));
+			result = false;
+		}
+		else if (op->amoplefttype == opcintype)
+			seen[op->amopstrategy] = true;
+	}
+	for (i = 1; i <= SIMHASH_NSTRATEGIES; i++)
+		if (!seen[i])
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator class \"%s\" is missing the operator of strategy %d",
+							opclassname, i)));
+			result = false;
+		}
+
+	ReleaseCatCacheList(proclist);
+	ReleaseCatCacheList(oprlist);
+	ReleaseSysCache(classtup);
+	return result;
+}
