@@ -11,7 +11,7 @@
 # that cluster and writes $BENCH_RESULTS/index_bench.csv and index.md.  Queries: half of
 # them planted centres (they have neighbours), half fresh random values;
 # radius 3 (bits = 3).  Every timing is server-side (clock_timestamp() in
-# PL/pgSQL), one backend, no parallel workers, so index and sequential scan
+# PL/pgSQL), one backend, no parallel workers, no JIT, so index and sequential scan
 # are compared on the same single core.  The sequential scan is timed on a
 # sample of SEQ_SAMPLE queries and extrapolated per query.
 set -euo pipefail
@@ -37,7 +37,7 @@ if [ "${SIMHASH_BENCH_CLUSTER:-}" = 1 ]; then
 	BIN=${TMPC_BIN:-$(pg_config --bindir)}
 	"$PSQL" -X -q -c "DROP DATABASE IF EXISTS simhash_index_bench" -c "CREATE DATABASE simhash_index_bench"
 	trap '"$PSQL" -X -q -c "DROP DATABASE IF EXISTS simhash_index_bench" >/dev/null 2>&1 || true' EXIT
-	pg() { PGOPTIONS="-c max_parallel_workers_per_gather=0 -c maintenance_work_mem=1GB" \
+	pg() { PGOPTIONS="-c max_parallel_workers_per_gather=0 -c maintenance_work_mem=1GB -c jit=off" \
 		"$PSQL" -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off -d simhash_index_bench "$@"; }
 else
 	# A private installation (a copy of the server's own) so that the system's
@@ -62,7 +62,7 @@ else
 	as_pg "$BIN/pg_ctl" -D "$W/data" -l "$W/server.log" -w -o "-c listen_addresses='' -k $W -p 5433 \
 		-c shared_buffers=2GB -c maintenance_work_mem=1GB -c max_wal_size=16GB -c fsync=off \
 		-c synchronous_commit=off -c full_page_writes=off -c autovacuum=off \
-		-c max_parallel_workers_per_gather=0 -c max_parallel_maintenance_workers=0" start >/dev/null
+		-c max_parallel_workers_per_gather=0 -c max_parallel_maintenance_workers=0 -c jit=off" start >/dev/null
 	pg() { as_pg "$BIN/psql" -h "$W" -p 5433 -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off postgres "$@"; }
 fi
 

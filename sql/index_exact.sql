@@ -9,6 +9,7 @@
 -- must return the very same row set, each row once.  Only counts and plan
 -- node names are printed, so this file does not depend on the data itself.
 SET client_min_messages = warning;
+SET jit = off;   -- disabled plan nodes cost 1e10 and would JIT-compile every query
 SET max_parallel_workers_per_gather = 0;
 
 -- x with d bits flipped, at positions s, s+p, s+2p, ... (mod 64); p odd keeps them distinct.
@@ -66,7 +67,7 @@ BEGIN
     FROM pg_attribute WHERE attrelid = tbl::regclass AND attname = col;
   pairs := 0; mismatches := 0;
   FOR qr IN SELECT qid, q FROM queries ORDER BY qid LOOP
-    qlit := CASE WHEN is_bigint THEN format('%s::bigint', qr.q::bigint)
+    qlit := CASE WHEN is_bigint THEN format('%L::bigint', qr.q::bigint)
                  ELSE format('%L::simhash', qr.q) END;
     FOR r IN 0..6 LOOP
       IF form = 'within' THEN

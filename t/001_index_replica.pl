@@ -14,6 +14,7 @@ $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', qq(
 wal_consistency_checking = 'all'
 max_parallel_workers_per_gather = 0
+jit = off
 ));
 $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION simhash');

@@ -18,6 +18,7 @@ restart_after_crash = on
 checkpoint_timeout = '1h'
 max_wal_size = '4GB'
 max_parallel_workers_per_gather = 0
+jit = off
 autovacuum = off
 ));
 $node->start;
