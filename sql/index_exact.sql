@@ -230,20 +230,45 @@ BEGIN
   PERFORM simhash_index_check('w_fp_idx');
   form := 'check'; plan := 'ok'; pairs := NULL; mismatches := NULL; RETURN NEXT;
 END $$;
+-- KNN on w: the 20 nearest distances through the index equal a sort's, per query
+CREATE FUNCTION knn_w() RETURNS TABLE (queries int, mismatches int) LANGUAGE plpgsql AS $$
+DECLARE qr record; sql text; got text; want text;
+BEGIN
+  queries := 0; mismatches := 0;
+  FOR qr IN SELECT q FROM queries ORDER BY qid LOOP
+    sql := format('SELECT array_agg(d)::text FROM (SELECT fp <~> %L::simhash AS d FROM w ORDER BY fp <~> %L::simhash LIMIT 20) s', qr.q, qr.q);
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'off', true);
+    EXECUTE sql INTO want;
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    EXECUTE sql INTO got;
+    queries := queries + 1;
+    IF got IS DISTINCT FROM want THEN
+      mismatches := mismatches + 1;
+      IF mismatches <= 3 THEN RAISE WARNING 'knn mismatch %: got % want %', qr.q, got, want; END IF;
+    END IF;
+  END LOOP;
+  RETURN NEXT;
+END $$;
 SELECT * FROM check_w('built');
 -- odd ids one row per statement-level call of aminsert
 INSERT INTO w SELECT id, fp FROM pts WHERE id % 2 = 1 ORDER BY id;
 SELECT count(*) FROM w;
 SELECT * FROM check_w('inserted');
+SELECT 'inserted' AS step, * FROM knn_w();
 DELETE FROM w WHERE id % 3 = 0;
 SELECT * FROM check_w('deleted');
+SELECT 'deleted' AS step, * FROM knn_w();
 -- move rows: random rows become near copies of centre 7, centres' copies become random
 UPDATE w SET fp = flip((SELECT c FROM centres WHERE cid = 7), id % 5, id % 64, 3)::simhash WHERE id % 97 = 1;
 UPDATE w SET fp = h64('moved' || id)::simhash WHERE id > 20000 AND id % 4 = 1;
 UPDATE w SET fp = NULL WHERE id % 101 = 5;
 SELECT * FROM check_w('updated');
+SELECT 'updated' AS step, * FROM knn_w();
 VACUUM w;
 SELECT * FROM check_w('vacuumed');
+SELECT 'vacuumed' AS step, * FROM knn_w();
 INSERT INTO w SELECT 100000 + id, fp FROM pts WHERE id % 3 = 0 AND fp IS NOT NULL;
 SELECT * FROM check_w('reinserted');
 DELETE FROM w WHERE id < 15000;
@@ -264,6 +289,7 @@ DROP TABLE w;
 ALTER TABLE e RENAME TO w;
 ALTER INDEX e_fp_idx RENAME TO w_fp_idx;
 SELECT * FROM check_w('empty, then inserts');
+SELECT 'empty, then inserts' AS step, * FROM knn_w();
 VACUUM w;
 SELECT * FROM check_w('empty, inserts, vacuum');
 

@@ -93,7 +93,7 @@ BEGIN
   END LOOP;
 END $$;
 });
-$node->poll_query_until('postgres', 'SELECT count(*) >= 5000 FROM t WHERE id > 100000')
+$node->poll_query_until('postgres', 'SELECT count(*) >= 12000 FROM t WHERE id > 100000')
   or die 'the inserts did not progress';
 my $before = $node->safe_psql('postgres', 'SELECT count(*) FROM t WHERE id > 100000');
 ok(kill('KILL', $bgpid), "SIGKILL the inserting backend $bgpid after $before rows");
