@@ -82,3 +82,35 @@ TEST(Tables, NearPairsShareAPrefixInExactlyOneFirstTable)
             }
         }
 }
+
+// Radius bits + flips: probing every prefix within flips bits of the query's
+// reaches each near fingerprint in at least one table, and exactly one table
+// reports it (the multi-probe of the index above `bits`).
+TEST(Tables, MultiProbeReachesEachNearPairInExactlyOneFirstTable)
+{
+    std::mt19937_64 rng(11);
+    for (int blocks = 3; blocks <= 8; blocks++)
+        for (int bits = 1; bits < blocks && bits <= 4; bits++)
+            for (int flips = 0; flips <= 3; flips++)
+            {
+                auto tabs = layout(blocks, bits);
+                for (int i = 0; i < 200; i++)
+                {
+                    uint64_t q = rng(), fp = q;
+                    int radius = static_cast<int>(rng() % (bits + flips + 1));
+                    while (sh_distance(fp, q) < radius)
+                        fp ^= uint64_t{1} << (rng() % 64);
+                    int reached = 0, first = 0;
+                    for (int t = 0; t < static_cast<int>(tabs.size()); t++)
+                    {
+                        uint64_t kq = sh_table_permute(&tabs[t], q), kf = sh_table_permute(&tabs[t], fp);
+                        bool reach = __builtin_popcountll((kq ^ kf) & tabs[t].prefix_key_mask) <= flips;
+                        reached += reach;
+                        if (reach && sh_table_first_match_flips(tabs.data(), t, fp, q, flips))
+                            first++;
+                    }
+                    ASSERT_GE(reached, 1) << blocks << "/" << bits << "+" << flips;
+                    ASSERT_EQ(first, 1) << blocks << "/" << bits << "+" << flips;
+                }
+            }
+}

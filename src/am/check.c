@@ -12,6 +12,7 @@
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -139,9 +140,9 @@ Datum
 simhash_index_check(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid = IndexGetRelation(indexoid, false);
-	Relation	heap = table_open(heapoid, ShareLock);
-	Relation	index = index_open(indexoid, ShareLock);
+	Oid			heapoid;
+	Relation	heap;
+	Relation	index;
 	SimhashMetaPageData meta;
 	BlockNumber nblocks;
 	sh_table   *tables;
@@ -156,6 +157,13 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	int64		i,
 				j;
 
+	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash index", get_rel_name(indexoid))));
+	heapoid = IndexGetRelation(indexoid, false);
+	heap = table_open(heapoid, ShareLock);
+	index = index_open(indexoid, ShareLock);
 	if (index->rd_rel->relam != get_index_am_oid("simhash", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -252,7 +260,8 @@ simhash_index_check(PG_FUNCTION_ARGS)
 						ItemPointerGetBlockNumber(&expect.v[i].tid),
 						ItemPointerGetOffsetNumber(&expect.v[i].tid), (unsigned long long) expect.v[i].fp, t);
 		}
-		pfree(have.v);
+		if (have.v)
+			pfree(have.v);
 	}
 
 	MemoryContextSwitchTo(old);

@@ -30,7 +30,11 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				table0_pages,
 				pending_pages,
 				probe,
+				one_probe,
+				pending,
+				nprobes,
 				linear;
+	int			flips;
 
 	simhash_read_meta(rel, &meta);
 	index_close(rel, AccessShareLock);
@@ -64,23 +68,34 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	rows = Max((double) meta.run_count + meta.npending, index->tuples);
 	table0_pages = ceil(rows / entries_per_page);
 	pending_pages = ceil(((double) meta.npending + meta.nsealed) / entries_per_page);
-	linear = table0_pages * random_page_cost + rows * (cpu_index_tuple_cost + cpu_operator_cost);
+	pending = pending_pages * seq_page_cost +
+		((double) meta.npending + meta.nsealed) * cpu_operator_cost;
+	/* a linear pass reads every entry, as a sequential scan reads every row */
+	linear = table0_pages * random_page_cost + rows * (cpu_tuple_cost + cpu_operator_cost) + pending;
+	flips = simhash_probe_flips(&meta, Min(radius, meta.bits), &nprobes);
+	if (radius <= 64)
+		flips = simhash_probe_flips(&meta, radius, &nprobes);
 	{
 		int			prefix_bits = 64 - 64 * meta.bits / Max(meta.blocks, 1);
-		double		per_table = rows / pow(2.0, prefix_bits) + costs.numIndexTuples / Max(meta.ntables, 1);
-		double		descent = ceil(log2(Max(table0_pages, 1.0)) + 1) * 50.0 * cpu_operator_cost;
+		double		per_probe = rows / pow(2.0, prefix_bits) + costs.numIndexTuples / Max(nprobes, 1);
+		double		descent = ceil(log2(Max(table0_pages / SIMHASH_DIR_CAPACITY, 1.0)) + 2) *
+			50.0 * cpu_operator_cost;
 
-		probe = meta.ntables * (random_page_cost + descent +
-								(per_table / entries_per_page) * random_page_cost +
-								per_table * cpu_operator_cost) +
-			pending_pages * seq_page_cost + ((double) meta.npending + meta.nsealed) * cpu_operator_cost;
+		/* each probe: a directory search and (usually) one run page */
+		one_probe = random_page_cost + descent + (per_probe / entries_per_page) * random_page_cost +
+			per_probe * cpu_operator_cost;
+		probe = nprobes * one_probe + pending;
 	}
 
-	if (radius <= meta.bits)
+	/*
+	 * Startup is one probe: the rest accrues as tables are read, which lets
+	 * EXISTS and LIMIT plans see a cheap first row.
+	 */
+	if (radius <= 64 && flips >= 0)
 	{
-		*indexStartupCost = probe;
+		*indexStartupCost = one_probe;
 		*indexTotalCost = probe;
-		*indexPages = meta.ntables + pending_pages;
+		*indexPages = nprobes + pending_pages;
 	}
 	else if (radius <= 64)
 	{
@@ -91,7 +106,7 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	else
 	{
 		/* no radius: ORDER BY (KNN starts with the probes) or a full scan */
-		*indexStartupCost = path->indexorderbys != NIL ? probe : 0;
+		*indexStartupCost = path->indexorderbys != NIL ? one_probe : 0;
 		*indexTotalCost = probe + linear;
 		*indexPages = table0_pages + pending_pages;
 	}

@@ -46,6 +46,7 @@ collect_free_pages(Relation index, FreePages *fp)
 {
 	int			cap = 64;
 
+	simhash_recycle_pages(index, NULL);
 	fp->n = 0;
 	fp->blk = palloc(sizeof(BlockNumber) * cap);
 	for (;;)
@@ -142,6 +143,8 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 {
 	int			cap = SIMHASH_PAGE_CAPACITY;
 	BlockNumber npages = (BlockNumber) ((nitems + cap - 1) / cap);
+	BlockNumber ndir = SimhashDirPages(npages);
+	uint64	   *hikeys = palloc(sizeof(uint64) * Max(npages, 1));
 	SimhashItem *keys = MemoryContextAllocHuge(CurrentMemoryContext,
 											   Max(nitems, 1) * sizeof(SimhashItem));
 	PGAlignedBlock image;
@@ -172,7 +175,7 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
 
 		if (use_fsm && npages > 0)
-			start = take_free_range(&fp, npages);
+			start = take_free_range(&fp, npages + ndir);
 		if (!BlockNumberIsValid(start) && use_fsm)
 		{
 			/* contiguous pages: no other backend may extend meanwhile */
@@ -180,7 +183,7 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 			extend_locked = true;
 		}
 		from_free = BlockNumberIsValid(start);
-		for (p = 0; p < npages; p++)
+		for (p = 0; p < npages + ndir; p++)
 		{
 			int64		first = (int64) p * cap;
 			int			n = (int) Min((int64) cap, nitems - first);
@@ -188,14 +191,30 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 			Buffer		buf;
 			SimhashPageOpaque opaque;
 
-			simhash_init_page(image.data, SIMHASH_RUN);
-			opaque = SimhashPageGetOpaque(image.data);
+			if (p < npages)
+			{
+				simhash_init_page(image.data, SIMHASH_RUN);
+				opaque = SimhashPageGetOpaque(image.data);
+				for (k = 0; k < n; k++)
+					simhash_entry_set(SimhashPageEntry(image.data, k), keys[first + k].fp,
+									  &keys[first + k].tid);
+				((PageHeader) image.data)->pd_lower += n * SIMHASH_ENTRY_SIZE;
+				opaque->hikey = hikeys[p] = keys[first + n - 1].fp;
+			}
+			else
+			{
+				/* directory: the hikeys of run pages [d * DIR_CAPACITY, ...) */
+				BlockNumber d0 = (p - npages) * SIMHASH_DIR_CAPACITY;
+				int			nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, npages - d0);
+
+				simhash_init_page(image.data, SIMHASH_DIR);
+				opaque = SimhashPageGetOpaque(image.data);
+				memcpy(PageGetContents(image.data), &hikeys[d0], nd * sizeof(uint64));
+				((PageHeader) image.data)->pd_lower += nd * sizeof(uint64);
+				opaque->hikey = hikeys[d0 + nd - 1];
+				n = 0;
+			}
 			opaque->table = t;
-			for (k = 0; k < n; k++)
-				simhash_entry_set(SimhashPageEntry(image.data, k), keys[first + k].fp,
-								  &keys[first + k].tid);
-			((PageHeader) image.data)->pd_lower += n * SIMHASH_ENTRY_SIZE;
-			opaque->hikey = keys[first + n - 1].fp;
 
 			if (from_free)
 				buf = ReadBuffer(index, start + p);
@@ -220,12 +239,19 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 	if (use_fsm)
 		return_free_pages(index, &fp);
 	pfree(keys);
+	pfree(hikeys);
 }
 
+/*
+ * Pending entries that trigger a merge from aminsert: 8 pages, or a quarter
+ * of the rows, so that the rewrites stay amortised O(1) per row (each merge
+ * rewrites everything; a merge every 25% growth writes ~5x the final size
+ * over a bulk load, whose retired pages later VACUUMs recycle).
+ */
 int64
 simhash_pending_limit(const SimhashMetaPageData *meta)
 {
-	return Max((int64) 8 * SIMHASH_PAGE_CAPACITY, (int64) (meta->run_count / 8));
+	return Max((int64) 8 * SIMHASH_PAGE_CAPACITY, (int64) (meta->run_count / 4));
 }
 
 /* ---- the merge ---------------------------------------------------------- */
@@ -467,7 +493,7 @@ simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 	/* 5. retire the old pages */
 	safexid = ReadNextFullTransactionId();
 	for (t = 0; t < ntables; t++)
-		for (p = 0; p < meta.run_npages; p++)
+		for (p = 0; p < SimhashExtentPages(meta.run_npages); p++)
 			delete_page(index, meta.run_start[t] + p, safexid);
 	for (t = 0; t < nchain; t++)
 		delete_page(index, chain_pages[t], safexid);

@@ -170,44 +170,83 @@ page_hikey(Relation index, BlockNumber blkno)
 }
 
 /*
- * Entries of table t whose key has the prefix of qkey, within radius and
- * found first in this table.
+ * The first page of the run [start, start + npages) whose hikey >= lo
+ * (npages when none): a binary search over the directory after the run.
  */
-static void
-probe_table(IndexScanDesc scan, int t, uint64 q, int radius,
-			SimhashVisit visit, void *arg)
+static BlockNumber
+first_page_from(Relation index, BlockNumber start, BlockNumber npages, uint64 lo)
 {
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	const sh_table *tab = &so->tables[t];
-	uint64		qkey = sh_table_permute(tab, q);
-	uint64		lo = qkey & tab->prefix_key_mask;
-	uint64		hi = lo | ~tab->prefix_key_mask;
-	BlockNumber start = so->meta.run_start[t];
-	BlockNumber npages = so->meta.run_npages;
+	BlockNumber dstart = start + npages;
+	BlockNumber ndir = SimhashDirPages(npages);
 	BlockNumber l = 0,
-				r = npages;
-	uint64		earlier[SIMHASH_MAX_TABLES];
-	int			e;
-	bool		done = false;
+				r = ndir;
+	Buffer		buf;
+	Page		page;
+	int			lo_i,
+				hi_i;
+	const uint64 *keys;
 
-	if (npages == 0)
-		return;
-	for (e = 0; e < t; e++)
-		earlier[e] = sh_table_permute(tab, so->tables[e].prefix_orig_mask);
-
-	/* first page whose hikey >= lo */
 	while (l < r)
 	{
 		BlockNumber mid = l + (r - l) / 2;
 
-		if (page_hikey(scan->indexRelation, start + mid) < lo)
+		if (page_hikey(index, dstart + mid) < lo)
 			l = mid + 1;
 		else
 			r = mid;
 	}
+	if (l == ndir)
+		return npages;
+	buf = ReadBuffer(index, dstart + l);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	keys = (const uint64 *) PageGetContents(page);
+	lo_i = 0;
+	hi_i = (int) ((((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / sizeof(uint64));
+	while (lo_i < hi_i)
+	{
+		int			mid = lo_i + (hi_i - lo_i) / 2;
+
+		if (keys[mid] < lo)
+			lo_i = mid + 1;
+		else
+			hi_i = mid;
+	}
+	UnlockReleaseBuffer(buf);
+	return l * SIMHASH_DIR_CAPACITY + lo_i;
+}
+
+/* One table's probes: the context shared by its range scans. */
+typedef struct ProbeCtx
+{
+	IndexScanDesc scan;
+	const sh_table *tab;
+	int			t;
+	uint64		q;				/* the query */
+	uint64		qkey;			/* the query, permuted for this table */
+	int			radius;
+	int			flips;			/* prefix bits allowed to differ */
+	SimhashVisit visit;
+	void	   *arg;
+} ProbeCtx;
+
+/*
+ * Entries whose key lies in [lo, hi] (one prefix value), within radius and
+ * not reachable from an earlier table: there, the prefix differs from the
+ * query's in more than `flips` bits.  So each match is emitted once.
+ */
+static void
+range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	BlockNumber start = so->meta.run_start[c->t];
+	BlockNumber npages = so->meta.run_npages;
+	BlockNumber l = first_page_from(c->scan->indexRelation, start, npages, lo);
+	bool		done = false;
+
 	for (; l < npages && !done; l++)
 	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, start + l);
+		Buffer		buf = ReadBuffer(c->scan->indexRelation, start + l);
 		Page		page;
 		int			n,
 					i;
@@ -219,7 +258,7 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius,
 		{
 			const char *ent = SimhashPageEntry(page, i);
 			uint64		key = simhash_entry_key(ent);
-			uint64		diff;
+			uint64		fp;
 			ItemPointerData tid;
 
 			if (key < lo)
@@ -229,21 +268,58 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius,
 				done = true;
 				break;
 			}
-			diff = key ^ qkey;
-			if (pg_popcount64(diff) > radius)
+			if (pg_popcount64(key ^ c->qkey) > c->radius)
 				continue;
-			for (e = 0; e < t; e++)
-				if ((diff & earlier[e]) == 0)
-					break;
-			if (e < t)
+			fp = sh_table_unpermute(c->tab, key);
+			if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
 				continue;
 			simhash_entry_tid(ent, &tid);
-			visit(so, sh_table_unpermute(tab, key), &tid, arg);
+			c->visit(so, fp, &tid, c->arg);
 		}
 		if (SimhashPageGetOpaque(page)->hikey > hi)
 			done = true;
 		UnlockReleaseBuffer(buf);
 	}
+}
+
+/* Every prefix within `left` more flipped bits (positions >= from) of flip. */
+static void
+probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
+{
+	uint64		lo = (c->qkey ^ flip) & c->tab->prefix_key_mask;
+	int			b;
+
+	CHECK_FOR_INTERRUPTS();
+	range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
+	if (left == 0)
+		return;
+	for (b = from; b < c->tab->prefix_bits; b++)
+		probe_variants(c, b + 1, left - 1, flip | (UINT64CONST(1) << (63 - b)));
+}
+
+/*
+ * Table t's matches within radius: every key whose prefix differs from the
+ * query's in at most `flips` bits (0 when radius <= bits).
+ */
+static void
+probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+			SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	ProbeCtx	c;
+
+	if (so->meta.run_npages == 0)
+		return;
+	c.scan = scan;
+	c.tab = &so->tables[t];
+	c.t = t;
+	c.q = q;
+	c.qkey = sh_table_permute(c.tab, q);
+	c.radius = radius;
+	c.flips = flips;
+	c.visit = visit;
+	c.arg = arg;
+	probe_variants(&c, 0, flips, 0);
 }
 
 /* Every entry of a chain (pending, sealed or NULLs) starting at blkno. */
@@ -384,7 +460,7 @@ hit_cmp(const void *a, const void *b)
 }
 
 static void
-probe_all(IndexScanDesc scan, uint64 q, int radius, SimhashVisit visit)
+probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int			t;
@@ -392,7 +468,7 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, SimhashVisit visit)
 	for (t = 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		probe_table(scan, t, q, radius, visit, NULL);
+		probe_table(scan, t, q, radius, flips, visit, NULL);
 	}
 	scan_chain(scan, so->meta.sealed_head, visit, NULL);
 	scan_chain(scan, so->meta.pending_head, visit, NULL);
@@ -414,13 +490,15 @@ start_scan(IndexScanDesc scan)
 	else if (so->nconds > 0)
 	{
 		int			driver = 0,
-					i;
+					i,
+					flips;
 
 		for (i = 1; i < so->nconds; i++)
 			if (so->conds[i].radius < so->conds[driver].radius)
 				driver = i;
-		if (so->conds[driver].radius <= so->meta.bits)
-			probe_all(scan, so->conds[driver].q, so->conds[driver].radius, visit_filtered);
+		flips = simhash_probe_flips(&so->meta, so->conds[driver].radius, NULL);
+		if (flips >= 0)
+			probe_all(scan, so->conds[driver].q, so->conds[driver].radius, flips, visit_filtered);
 		else
 			scan_all(scan, visit_filtered, NULL);
 		if (so->has_order && !so->order_null)
@@ -430,7 +508,7 @@ start_scan(IndexScanDesc scan)
 	else if (so->has_order && !so->order_null)
 	{
 		/* KNN: what the probes find within `bits` first, in order */
-		probe_all(scan, so->order_q, so->meta.bits, visit_filtered);
+		probe_all(scan, so->order_q, so->meta.bits, 0, visit_filtered);
 		qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
 		so->band_lo = so->meta.bits + 1;
 		so->knn_state = 1;

@@ -10,6 +10,9 @@
  *            contiguous block range [meta->run_start[t], + meta->run_npages).
  *            Every table holds every indexed row once, so all runs have the
  *            same length.
+ *   DIR      right after each run, SimhashDirPages(run_npages) pages holding
+ *            the hikey of every run page in order (8 bytes each), so a probe
+ *            binary-searches a page or two instead of the run itself.
  *   PENDING  an unsorted chain of (fingerprint, heap TID) entries written by
  *            aminsert; a scan reads it linearly.  A merge turns it into runs.
  *   NULLS    a chain of heap TIDs of rows whose key is NULL; only a scan
@@ -26,8 +29,9 @@
  *   read run/pending pages one at a time under a share lock, copying what
  *   they need before releasing it.  No scan holds two page locks.
  * - aminsert takes the metapage lock exclusively, then the tail page of the
- *   pending (or NULLs) chain; a new tail page is allocated, initialised and
- *   linked under the metapage lock, all in one GenericXLog record.
+ *   pending (or NULLs) chain; a new tail page is allocated (always by
+ *   extending the relation), initialised and linked under the metapage
+ *   lock, all in one GenericXLog record.
  * - A merge (VACUUM, or aminsert when the pending list outgrows its limit)
  *   holds the heavyweight page lock on block 0 (ExclusiveLock; inserts try it
  *   conditionally) so that only one merge runs.  It seals the pending chain
@@ -37,8 +41,9 @@
  *   old pages DELETED with safexid = next full xid.  A scan that copied the
  *   old directory keeps reading intact old pages; they are recycled (FSM) by
  *   a later VACUUM once GlobalVisCheckRemovableFullXid(safexid) says no such
- *   scan can remain.  Page allocation re-checks under the buffer lock that a
- *   page from the FSM really is new or recyclable.
+ *   scan can remain.  Only merges take pages from the FSM (and only one
+ *   merge runs at a time), re-checking that each page really is recyclable;
+ *   each merge first moves newly recyclable pages into the FSM.
  * - Every page change is WAL-logged: GenericXLog for incremental changes and
  *   merges, log_newpage_range() after a bulk build.
  */
@@ -78,6 +83,7 @@
 #define SIMHASH_PENDING		(1 << 2)
 #define SIMHASH_NULLS		(1 << 3)
 #define SIMHASH_DELETED		(1 << 4)
+#define SIMHASH_DIR			(1 << 5)
 
 typedef struct SimhashPageOpaqueData
 {
@@ -100,6 +106,15 @@ typedef SimhashPageOpaqueData *SimhashPageOpaque;
 #define SIMHASH_PAGE_CAPACITY \
 	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
 			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / SIMHASH_ENTRY_SIZE))
+
+#define SIMHASH_DIR_CAPACITY \
+	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
+			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / sizeof(uint64)))
+#define SimhashDirPages(run_npages) \
+	(((run_npages) + SIMHASH_DIR_CAPACITY - 1) / SIMHASH_DIR_CAPACITY)
+/* Pages of one table's extent: its run and the run's directory. */
+#define SimhashExtentPages(run_npages) \
+	((run_npages) + SimhashDirPages(run_npages))
 
 #define SimhashPageEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
@@ -164,7 +179,7 @@ typedef struct SimhashOptions
 } SimhashOptions;
 
 #define SIMHASH_DEFAULT_BITS	3
-#define SIMHASH_DEFAULT_EXTRA_BLOCKS	2
+#define SIMHASH_DEFAULT_EXTRA_BLOCKS	1	/* blocks = bits + 1: measured best, see README */
 
 /* A row to place: its fingerprint and heap TID. */
 typedef struct SimhashItem
@@ -188,6 +203,7 @@ extern Buffer simhash_new_buffer(Relation index);
 extern bool simhash_page_recyclable(Page page);
 extern uint64 simhash_datum_fp(Datum d);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
+extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes);
 
 /* AM callbacks */
 extern bytea *simhash_options(Datum reloptions, bool validate);
@@ -226,6 +242,7 @@ extern void simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_s
 						  IndexBulkDeleteResult *stats);
 extern void simhash_sort_keys(uint64 *keys, ItemPointerData *tids, int64 n);
 extern int64 simhash_pending_limit(const SimhashMetaPageData *meta);
+extern void simhash_recycle_pages(Relation index, IndexBulkDeleteResult *stats);
 
 /* Query helpers (ops.c) */
 extern int	simhash_query_radius(Datum query, uint64 *fp);

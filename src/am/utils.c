@@ -72,9 +72,9 @@ simhash_init_reloptions(void)
 	simhash_relopt_kind = add_reloption_kind();
 	add_int_reloption(simhash_relopt_kind, "bits",
 					  "Largest radius answered by probing the permuted tables",
-					  SIMHASH_DEFAULT_BITS, 1, 16, AccessExclusiveLock);
+					  SIMHASH_DEFAULT_BITS, 1, SH_MAX_BLOCKS - 1, AccessExclusiveLock);
 	add_int_reloption(simhash_relopt_kind, "blocks",
-					  "Number of blocks the 64 bits are cut into (0: bits + 2)",
+					  "Number of blocks the 64 bits are cut into (0: bits + 1)",
 					  0, 0, 16, AccessExclusiveLock);
 }
 
@@ -208,29 +208,14 @@ simhash_page_recyclable(Page page)
 }
 
 /*
- * A new page, exclusively locked: from the FSM when one there really is
- * recyclable (the FSM is only a hint), else by extending the relation.
+ * A new page for a pending or NULLs chain, exclusively locked, by extending
+ * the relation.  Only merges (one at a time, under the merge lock) take
+ * pages from the FSM, so a recycled page can never be handed out twice.
  */
 Buffer
 simhash_new_buffer(Relation index)
 {
 	Buffer		buf;
-
-	for (;;)
-	{
-		BlockNumber blkno = GetFreeIndexPage(index);
-
-		if (blkno == InvalidBlockNumber)
-			break;
-		buf = ReadBuffer(index, blkno);
-		if (ConditionalLockBuffer(buf))
-		{
-			if (simhash_page_recyclable(BufferGetPage(buf)))
-				return buf;
-			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		}
-		ReleaseBuffer(buf);
-	}
 
 	LockRelationForExtension(index, ExclusiveLock);
 	buf = ReadBuffer(index, P_NEW);
@@ -274,4 +259,36 @@ bool
 simhash_canreturn(Relation index, int attno)
 {
 	return true;
+}
+
+/*
+ * How a radius is answered: the number of prefix bits a probe may flip
+ * (0 up to `bits`; radius - bits above it, as long as the probes stay well
+ * cheaper than reading table 0), or -1 for a linear pass.  *nprobes gets
+ * the number of range probes over all tables.
+ */
+int
+simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes)
+{
+	int			flips = radius - meta->bits;
+	int			prefix_bits = 64 - 64 * meta->bits / Max(meta->blocks, 1);
+	double		variants = 0,
+				c = 1;
+	int			f;
+
+	if (flips < 0)
+		flips = 0;
+	for (f = 0; f <= flips && f <= prefix_bits; f++)
+	{
+		variants += c;
+		c = c * (prefix_bits - f) / (f + 1);
+	}
+	if (nprobes)
+		*nprobes = variants * meta->ntables;
+	if (flips == 0)
+		return 0;
+	/* a probe costs a few page reads; linear reads run_npages pages */
+	if (flips > 3 || variants * meta->ntables * 4 > (double) meta->run_npages)
+		return -1;
+	return flips;
 }

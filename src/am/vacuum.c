@@ -44,22 +44,24 @@ in_current_run(const SimhashMetaPageData *meta, BlockNumber blkno, int table)
 {
 	return table < meta->ntables && BlockNumberIsValid(meta->run_start[table]) &&
 		blkno >= meta->run_start[table] &&
-		blkno < meta->run_start[table] + meta->run_npages;
+		blkno < meta->run_start[table] + SimhashExtentPages(meta->run_npages);
 }
 
 /*
- * Put recyclable pages into the FSM; retire RUN pages no run references
- * (written by a merge that crashed before switching the metapage).
+ * Put recyclable pages into the FSM; retire RUN/DIR pages no run references
+ * (written by a merge that failed before switching the metapage).  Runs
+ * under the merge lock.  stats may be NULL.
  */
-static void
-recycle_pages(Relation index, IndexBulkDeleteResult *stats)
+void
+simhash_recycle_pages(Relation index, IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber blkno;
 
 	simhash_read_meta(index, &meta);
-	stats->pages_free = 0;
+	if (stats)
+		stats->pages_free = 0;
 	for (blkno = SIMHASH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
 		Buffer		buf;
@@ -73,9 +75,10 @@ recycle_pages(Relation index, IndexBulkDeleteResult *stats)
 		if (simhash_page_recyclable(page))
 		{
 			RecordFreeIndexPage(index, blkno);
-			stats->pages_free++;
+			if (stats)
+				stats->pages_free++;
 		}
-		else if ((SimhashPageGetOpaque(page)->flags & SIMHASH_RUN) &&
+		else if ((SimhashPageGetOpaque(page)->flags & (SIMHASH_RUN | SIMHASH_DIR)) &&
 				 !in_current_run(&meta, blkno, SimhashPageGetOpaque(page)->table))
 			orphan = true;
 		UnlockReleaseBuffer(buf);
@@ -94,7 +97,8 @@ recycle_pages(Relation index, IndexBulkDeleteResult *stats)
 			UnlockReleaseBuffer(buf);
 		}
 	}
-	stats->num_pages = nblocks;
+	if (stats)
+		stats->num_pages = nblocks;
 	IndexFreeSpaceMapVacuum(index);
 }
 
@@ -117,7 +121,7 @@ simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		simhash_read_meta(index, &meta);
 		stats->num_index_tuples = meta.run_count + meta.npending + meta.nnulls;
 	}
-	recycle_pages(index, stats);
+	simhash_recycle_pages(index, stats);
 	UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
 	return stats;
 }

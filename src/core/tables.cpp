@@ -135,4 +135,14 @@ int sh_table_first_match(const sh_table *tables, int t, uint64_t fp, uint64_t q)
     return 1;
 }
 
+int sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uint64_t q,
+                               int flips) noexcept
+{
+    uint64_t diff = fp ^ q;
+    for (int e = 0; e < t; e++)
+        if (__builtin_popcountll(diff & tables[e].prefix_orig_mask) <= flips)
+            return 0;
+    return 1;
+}
+
 }  // extern "C"

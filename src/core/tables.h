@@ -54,6 +54,16 @@ uint64_t	sh_table_unpermute(const sh_table *table, uint64_t key) SH_NOEXCEPT;
  */
 int			sh_table_first_match(const sh_table *tables, int t, uint64_t fp, uint64_t q) SH_NOEXCEPT;
 
+/*
+ * Multi-probe generalisation for a radius up to bits + flips: a table
+ * "reaches" fp when fp's prefix blocks differ from q's in at most flips bits
+ * (a probe of every prefix within flips bits of q's).  Any fp within
+ * bits + flips of q is reached by some table; this is true only for the
+ * first table (in order) that reaches it.  flips = 0 is sh_table_first_match.
+ */
+int			sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uint64_t q,
+									   int flips) SH_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif
