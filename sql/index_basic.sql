@@ -39,6 +39,17 @@ INSERT INTO ib SELECT 30000 + g, simhash(('x' || md5((g * 7)::text))::bit(64)::b
 DELETE FROM ib WHERE id % 10 = 3;
 UPDATE ib SET fp = simhash(simhash_to_bigint(fp) # 1) WHERE id % 10 = 4;
 SELECT simhash_index_check('ib_fp');
+-- KNN with rows in the pending list: the distances of a sort, in order
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+CREATE TABLE ib_knn AS SELECT array_agg(d) AS ds FROM
+  (SELECT fp <~> '1a40201a26358020' AS d FROM ib ORDER BY fp <~> '1a40201a26358020' LIMIT 40) s;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SET enable_indexscan = off;
+SELECT ds = (SELECT array_agg(d) FROM (SELECT fp <~> '1a40201a26358020' AS d FROM ib ORDER BY 1 LIMIT 40) s)
+  AS same_as_sort, ds[1:5] FROM ib_knn;
+RESET enable_indexscan;
 VACUUM ib;
 SELECT simhash_index_check('ib_fp');
 SET enable_seqscan = off;
@@ -50,5 +61,5 @@ SELECT count(*) FROM ib WHERE simhash_within(fp, (SELECT fp FROM ib WHERE id = 5
 SELECT count(*) FROM ib WHERE simhash_within(fp, NULL, 3);
 SELECT count(*) FROM ib WHERE simhash_within(fp, '1a40201a26358020', -1);
 CREATE INDEX ON ib USING simhash (fp) WITH (bits = 4, blocks = 4);
-DROP TABLE ib, ib_q, ib_seq;
+DROP TABLE ib, ib_q, ib_seq, ib_knn;
 DROP FUNCTION ib_answers;

@@ -301,6 +301,8 @@ static void
 vacuum_nulls(Relation index, BlockNumber blkno, SimhashDeadCallback dead, void *dead_state,
 			 IndexBulkDeleteResult *stats)
 {
+	uint64		removed = 0;
+
 	while (BlockNumberIsValid(blkno))
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
@@ -324,6 +326,7 @@ vacuum_nulls(Relation index, BlockNumber blkno, SimhashDeadCallback dead, void *
 			if (dead(&tid, dead_state))
 			{
 				stats->tuples_removed += 1;
+				removed++;
 				continue;
 			}
 			if (kept != i)
@@ -340,6 +343,19 @@ vacuum_nulls(Relation index, BlockNumber blkno, SimhashDeadCallback dead, void *
 		else
 			GenericXLogAbort(state);
 		UnlockReleaseBuffer(buf);
+	}
+	if (removed > 0)
+	{
+		Buffer		metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+		GenericXLogState *state;
+		SimhashMetaPage m;
+
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		m->nnulls -= Min(removed, m->nnulls);
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(metabuf);
 	}
 }
 

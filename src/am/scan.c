@@ -426,6 +426,16 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 	add_hit(so, fp, tid, so->has_order && !so->order_null ? hamming(fp, so->order_q) : -1, false);
 }
 
+/* KNN's first phase: only what lies within `bits` (pending entries may not) */
+static void
+visit_within_bits(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+{
+	int			d = hamming(fp, so->order_q);
+
+	if (d <= so->meta.bits)
+		add_hit(so, fp, tid, d, false);
+}
+
 static void
 visit_null(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
@@ -508,7 +518,7 @@ start_scan(IndexScanDesc scan)
 	else if (so->has_order && !so->order_null)
 	{
 		/* KNN: what the probes find within `bits` first, in order */
-		probe_all(scan, so->order_q, so->meta.bits, 0, visit_filtered);
+		probe_all(scan, so->order_q, so->meta.bits, 0, visit_within_bits);
 		qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
 		so->band_lo = so->meta.bits + 1;
 		so->knn_state = 1;
