@@ -24,7 +24,7 @@ INSERT INTO t SELECT i, ('x' || md5(i::text))::bit(64)::simhash, ('x' || md5(i::
   FROM generate_series(1, 2000) i;
 INSERT INTO t VALUES (0, NULL, NULL, NULL, NULL);
 
--- reloptions: bits 1..16, blocks bits+1..16, at most 256 tables
+-- reloptions: bits 1..15, blocks bits+1..16, at most 256 tables
 CREATE INDEX ON t USING simhash (fp) WITH (bits = 0);
 CREATE INDEX ON t USING simhash (fp) WITH (bits = 17);
 CREATE INDEX ON t USING simhash (fp) WITH (bits = 3, blocks = 3);
