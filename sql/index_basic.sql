@@ -61,5 +61,12 @@ SELECT count(*) FROM ib WHERE simhash_within(fp, (SELECT fp FROM ib WHERE id = 5
 SELECT count(*) FROM ib WHERE simhash_within(fp, NULL, 3);
 SELECT count(*) FROM ib WHERE simhash_within(fp, '1a40201a26358020', -1);
 CREATE INDEX ON ib USING simhash (fp) WITH (bits = 4, blocks = 4);
-DROP TABLE ib, ib_q, ib_seq, ib_knn;
+-- KNN reaches distance 64, then the NULL keys, like a sort
+CREATE TABLE ib_far (fp simhash);
+INSERT INTO ib_far VALUES ('ffffffffffffffff'), ('fffffffffffffffe'), ('0000000000000000'), (NULL);
+CREATE INDEX ON ib_far USING simhash (fp);
+SET enable_seqscan = off;
+SELECT fp, fp <~> '0000000000000000' AS d FROM ib_far ORDER BY fp <~> '0000000000000000';
+RESET enable_seqscan;
+DROP TABLE ib, ib_q, ib_seq, ib_knn, ib_far;
 DROP FUNCTION ib_answers;

@@ -559,12 +559,13 @@ next_batch(IndexScanDesc scan)
 				so->knn_state = 2;
 				continue;
 			}
-			for (hi = so->band_lo; hi < 64; hi++)
+			for (hi = so->band_lo; hi <= 64; hi++)
 			{
 				got += so->hist[hi];
 				if (got >= want)
 					break;
 			}
+			hi = Min(hi, 64);
 			if (got > 0)
 			{
 				scan_all(scan, visit_band, &hi);
