@@ -79,9 +79,10 @@ INSERT INTO t SELECT ($N * 9) / 10 + i,
                (SELECT bit_or(1::bigint << ((hashint4(i * 64 + b) & 2147483647) % 64))
                   FROM generate_series(1, 1 + i % 6) b) AS m
           FROM generate_series(1, $N - ($N * 9) / 10) i) s;
--- queries: planted centres (each has near copies) and fresh random values
+-- queries: the sources of planted rows 2, 4, 6, ... (each has a near copy at
+-- distance <= 1, 3 or 5), and fresh random values
 CREATE TABLE bq (qid int, q simhash);
-INSERT INTO bq SELECT i, ('x' || md5((1 + (hashint4(($N * 9) / 10 + i * 7) & 2147483647) % (($N * 9) / 10))::text))::bit(64)::simhash
+INSERT INTO bq SELECT i, ('x' || md5((1 + (hashint4(i * 2) & 2147483647) % (($N * 9) / 10))::text))::bit(64)::simhash
   FROM generate_series(1, $QUERIES / 2) i;
 INSERT INTO bq SELECT $QUERIES / 2 + i, ('x' || md5('fresh' || i))::bit(64)::simhash FROM generate_series(1, $QUERIES - $QUERIES / 2) i;
 VACUUM ANALYZE t;
@@ -89,7 +90,9 @@ CREATE TABLE lat (kind text, cfg text, qid int, ms float8, n int);
 CREATE FUNCTION run_queries(kind text, cfg text, lim int) RETURNS void LANGUAGE plpgsql AS \$\$
 DECLARE r record; t0 timestamptz; n int;
 BEGIN
-  FOR r IN SELECT qid, q FROM bq ORDER BY qid LIMIT lim LOOP
+  -- lim queries spread evenly over both halves of bq
+  FOR r IN SELECT qid, q FROM bq WHERE (qid - 1) % greatest(1, (SELECT count(*) FROM bq) / lim) = 0
+            ORDER BY qid LIMIT lim LOOP
     t0 := clock_timestamp();
     IF kind = 'index' THEN
       SELECT count(id) INTO n FROM t WHERE simhash_within(fp, r.q, 3);

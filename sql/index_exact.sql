@@ -137,9 +137,12 @@ SELECT * FROM compare_all('pts', 'fp', 'within');
 SELECT * FROM compare_all('pts', 'fp', 'op');
 RESET enable_indexscan; RESET enable_bitmapscan;
 
--- Every configuration, from 2 to 16 tables, blocks dividing 64 or not.
+-- Every configuration, from 2 to 16 tables, blocks dividing 64 or not, each
+-- built with the smallest maintenance_work_mem (the build must not need more).
+SET maintenance_work_mem = '1MB';
 SELECT c.* FROM (VALUES (3, 4), (3, 5), (3, 6), (2, 4), (1, 2), (4, 6), (6, 7), (15, 16)) v(b, m),
        LATERAL check_config(b, m) c;
+RESET maintenance_work_mem;
 -- The default configuration.
 CREATE INDEX pts_fp_idx ON pts USING simhash (fp);
 SELECT reloptions FROM pg_class WHERE relname = 'pts_fp_idx';
