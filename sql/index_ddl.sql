@@ -103,6 +103,30 @@ SELECT count(*) FROM t WHERE fp % '0123456789abcdef';
 RESET simhash.max_distance;
 SHOW simhash.max_distance;
 
+-- the radius of % is read when the scan runs, not when the plan is made
+PREPARE sim(simhash) AS SELECT count(*) FROM t WHERE fp % $1;
+SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) EXECUTE sim('0123456789abcdef');
+SET simhash.max_distance = 0;
+EXECUTE sim(('x' || md5('7'))::bit(64)::simhash);
+SET simhash.max_distance = 24;
+EXECUTE sim(('x' || md5('7'))::bit(64)::simhash);
+SET simhash.max_distance = 64;
+EXECUTE sim(('x' || md5('7'))::bit(64)::simhash);
+RESET simhash.max_distance; RESET plan_cache_mode; RESET enable_seqscan; RESET enable_bitmapscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) AS seqscan_24 FROM t WHERE simhash_distance(fp, ('x' || md5('7'))::bit(64)::simhash) <= 24;
+RESET enable_indexscan; RESET enable_bitmapscan;
+DEALLOCATE sim;
+
+-- the index's functions: parallel safe except the handler and the check; % reads a GUC, so it is STABLE
+SELECT p.oid::regprocedure AS function, p.proparallel, p.provolatile
+  FROM pg_proc p
+  JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
+ WHERE p.proname ~ '^simhash_(similar|within|query|am_handler|index_check)'
+ ORDER BY p.oid::regprocedure::text;
+
 -- ALTER INDEX SET (bits) must not make the existing index answer wrongly
 ALTER INDEX t_fp SET (bits = 4);
 SET enable_seqscan = off; SET enable_bitmapscan = off;
