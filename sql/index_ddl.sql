@@ -125,7 +125,7 @@ SELECT p.oid::regprocedure AS function, p.proparallel, p.provolatile
   JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
  WHERE p.proname ~ '^simhash_(similar|within|query|am_handler|index_check)'
- ORDER BY p.oid::regprocedure::text;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 -- ALTER INDEX SET (bits) must not make the existing index answer wrongly
 ALTER INDEX t_fp SET (bits = 4);
