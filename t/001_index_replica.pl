@@ -13,6 +13,7 @@ my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', qq(
 wal_consistency_checking = 'all'
+wal_keep_size = '2GB'
 max_parallel_workers_per_gather = 0
 jit = off
 ));
@@ -93,6 +94,45 @@ INSERT INTO t SELECT i, v::simhash, v
   FROM (SELECT i, ('x' || md5((i / 2)::text))::bit(64)::bigint AS v FROM generate_series(20001, 23000) i) s;
 });
 compare('inserts after vacuum');
+# Four clients at once: inserts (pending-list merges), deletes, VACUUM, and
+# scans that compare the index with a sequential scan in one snapshot (a
+# difference divides by zero, which aborts the client and fails pgbench).
+$primary->safe_psql('postgres', 'CREATE SEQUENCE ids START 100000');
+my $snapshot_check = sub {
+	my ($count_sql) = @_;
+	return qq{\\set g random(1, 5000)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
+$count_sql \\gset by_index_
+SET LOCAL enable_seqscan = on; SET LOCAL enable_indexscan = off;
+$count_sql \\gset by_seqscan_
+SELECT CASE WHEN :by_index_n = :by_seqscan_n THEN 1 ELSE 1 / 0 END;
+COMMIT;
+};
+};
+$primary->pgbench(
+	'--no-vacuum --client=4 --jobs=2 --transactions=750',
+	0,
+	[qr{actually processed: 3000/3000}],
+	[qr{}],
+	'concurrent inserts, deletes, VACUUM and checked scans',
+	{
+		'insert@8' => q{\set g random(1, 5000)
+INSERT INTO t SELECT nextval('ids'), v::simhash, v
+  FROM (SELECT ('x' || md5((:g / 4)::text))::bit(64)::bigint # (3::bigint << (:g % 62)) AS v) s;
+},
+		'delete@2' => q{\set d random(1, 23000)
+DELETE FROM t WHERE id = :d;
+},
+		'vacuum@1' => q{VACUUM t;
+},
+		'within@3' => $snapshot_check->(
+			q{SELECT count(*) AS n FROM t WHERE simhash_within(fp, ('x' || md5((:g / 4)::text))::bit(64)::simhash, 3);}),
+		'knn@2' => $snapshot_check->(
+			q{SELECT sum(d) AS n FROM (SELECT fp <~> ('x' || md5((:g / 4)::text))::bit(64)::simhash AS d FROM t ORDER BY 1 LIMIT 10) s;}),
+	});
+compare('concurrent clients');
+
 $primary->safe_psql('postgres', 'REINDEX INDEX t_fp');
 compare('reindex');
 
