@@ -9,6 +9,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;
@@ -122,7 +123,33 @@ check_index('crash after VACUUM');
 $node->safe_psql('postgres', rows_sql(600001, 603000));
 check_index('inserts after the crash');
 
-# 5. an unlogged table's index is reset to empty by crash recovery and works
+# 5. SIGKILL of the server under concurrent inserts and VACUUMs (merges and
+#    page recycling in flight in several backends at once)
+$node->safe_psql('postgres', 'CREATE SEQUENCE ids START 700001');
+my $dir = $node->basedir;
+PostgreSQL::Test::Utils::append_to_file("$dir/insert.sql", q{\set g random(1, 3000)
+INSERT INTO t SELECT nextval('ids'), (('x' || md5((:g / 4)::text))::bit(64)::bigint # (7::bigint << (:g % 60)))::simhash;
+});
+PostgreSQL::Test::Utils::append_to_file("$dir/delete.sql", q{\set d random(1, 6000)
+DELETE FROM t WHERE id = :d;
+});
+PostgreSQL::Test::Utils::append_to_file("$dir/vacuum.sql", "VACUUM t;\n");
+my ($pgb_out, $pgb_err) = ('', '');
+my $pgbench = IPC::Run::start(
+	[ 'pgbench', '--no-vacuum', '--client=3', '--jobs=1', '--time=120',
+	  '-f', "$dir/insert.sql\@20", '-f', "$dir/delete.sql\@4", '-f', "$dir/vacuum.sql\@1",
+	  $node->connstr('postgres') ],
+	'>', \$pgb_out, '2>', \$pgb_err);
+$node->poll_query_until('postgres', q{SELECT count(*) >= 6000 FROM t WHERE id > 700000})
+  or die 'the concurrent inserts did not progress';
+kill_server();
+$pgbench->finish;
+note "pgbench after the crash: $pgb_err";
+check_index('crash under concurrent inserts and VACUUM');
+$node->safe_psql('postgres', 'VACUUM t');
+check_index('VACUUM after that crash');
+
+# 6. an unlogged table's index is reset to empty by crash recovery and works
 $node->safe_psql('postgres', q{
 CREATE UNLOGGED TABLE u (fp simhash);
 CREATE INDEX u_fp ON u USING simhash (fp);
