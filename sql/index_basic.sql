@@ -68,5 +68,23 @@ CREATE INDEX ON ib_far USING simhash (fp);
 SET enable_seqscan = off;
 SELECT fp, fp <~> '0000000000000000' AS d FROM ib_far ORDER BY fp <~> '0000000000000000';
 RESET enable_seqscan;
-DROP TABLE ib, ib_q, ib_seq, ib_knn, ib_far;
+-- a build larger than maintenance_work_mem spills and sorts per table: same answers
+CREATE TABLE ib_big AS SELECT g AS id, simhash(('x' || md5(g::text))::bit(64)::bigint) AS fp
+  FROM generate_series(1, 40000) g;
+INSERT INTO ib_big SELECT 100000 + id, simhash(simhash_to_bigint(fp) # (3::bigint << (id % 62))) FROM ib_big WHERE id % 100 = 0;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX ib_big_fp ON ib_big USING simhash (fp);
+RESET maintenance_work_mem;
+SELECT simhash_index_check('ib_big_fp');
+SET enable_seqscan = off;
+SELECT sum((SELECT count(*) FROM ib_big b WHERE simhash_within(b.fp, q.fp, 2))) AS index_rows
+  FROM ib_big q WHERE q.id % 1000 = 0;
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT sum((SELECT count(*) FROM ib_big b WHERE simhash_within(b.fp, q.fp, 2))) AS seqscan_rows
+  FROM ib_big q WHERE q.id % 1000 = 0;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+DROP TABLE ib, ib_q, ib_seq, ib_knn, ib_far, ib_big;
 DROP FUNCTION ib_answers;

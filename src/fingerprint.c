@@ -33,29 +33,50 @@ parse_token_mode(text *mode)
 	return SH_TOKENS_WORDS;		/* keep compiler quiet */
 }
 
+/*
+ * The (shingle int, tokens text, casefold bool) arguments starting at
+ * argument first_arg, shared by simhash(text) and simhash_html so both accept
+ * and reject the same values with the same errors.
+ */
+void
+simhash_parse_text_options(FunctionCallInfo fcinfo, int first_arg, sh_text_options *opts)
+{
+	sh_text_options_default(opts);
+	opts->shingle = PG_GETARG_INT32(first_arg);
+	opts->tokens = parse_token_mode(PG_GETARG_TEXT_PP(first_arg + 1));
+	opts->casefold = PG_GETARG_BOOL(first_arg + 2);
+	if (opts->shingle < 1 || opts->shingle > SH_MAX_SHINGLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shingle size %d is out of range", opts->shingle),
+				 errhint("A shingle is 1 to %d tokens.", SH_MAX_SHINGLE)));
+}
+
+/*
+ * A text value's bytes in UTF-8 (converted from the server encoding when it
+ * differs; an error names characters that cannot be converted).
+ */
+char *
+simhash_text_to_utf8(text *t, size_t *len)
+{
+	int			n = VARSIZE_ANY_EXHDR(t);
+	char	   *utf8 = pg_server_to_any(VARDATA_ANY(t), n, PG_UTF8);
+
+	*len = (utf8 == VARDATA_ANY(t)) ? (size_t) n : strlen(utf8);
+	return utf8;
+}
+
 PG_FUNCTION_INFO_V1(simhash_text);
 Datum
 simhash_text(PG_FUNCTION_ARGS)
 {
-	text	   *doc = PG_GETARG_TEXT_PP(0);
 	sh_text_options opts;
-	int			len = VARSIZE_ANY_EXHDR(doc);
+	size_t		len;
 	char	   *utf8;
 	uint64_t	fp;
 
-	sh_text_options_default(&opts);
-	opts.shingle = PG_GETARG_INT32(1);
-	opts.tokens = parse_token_mode(PG_GETARG_TEXT_PP(2));
-	opts.casefold = PG_GETARG_BOOL(3);
-	if (opts.shingle < 1 || opts.shingle > SH_MAX_SHINGLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shingle size %d is out of range", opts.shingle),
-				 errhint("A shingle is 1 to %d tokens.", SH_MAX_SHINGLE)));
-
-	utf8 = pg_server_to_any(VARDATA_ANY(doc), len, PG_UTF8);
-	if (utf8 != VARDATA_ANY(doc))
-		len = strlen(utf8);
+	simhash_parse_text_options(fcinfo, 1, &opts);
+	utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
 	SH_CHECK(sh_fingerprint_text(utf8, len, &opts, &fp), "simhash(text)");
 	PG_RETURN_SIMHASH(fp);
 }

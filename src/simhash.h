@@ -22,6 +22,12 @@ typedef uint64 simhash;
 /* Turn a non-OK core status into an ERROR; "what" names the failing call. */
 extern void simhash_report_status(sh_status status, const char *what);
 
+/* fingerprint.c: helpers shared by the text fingerprint functions. */
+struct sh_text_options;
+extern void simhash_parse_text_options(FunctionCallInfo fcinfo, int first_arg,
+									   struct sh_text_options *opts);
+extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
+
 #define SH_CHECK(call, what) \
 	do { \
 		sh_status sh_check_status_ = (call); \

@@ -22,5 +22,17 @@ $BIN --tokens bytes </dev/null >/dev/null 2>&1; check bad-tokens-exit 2 $?
 $BIN "$tmp/missing.txt" >/dev/null 2>"$tmp/err"; check missing-file-exit 1 $?
 check missing-file-message 1 "$(grep -c "cannot read $tmp/missing.txt" "$tmp/err")"
 $BIN --help >/dev/null; check help-exit 0 $?
+# --seomoz: the seomoz simhash-cpp values (test/golden/seomoz_reference.py, upstream's tests)
+check seomoz-hello "1a40201a26358020	1" "$(printf 'hello world' | $BIN --seomoz)"
+check seomoz-decimal "1891547140177887264	1" "$(printf 'hello world' | $BIN --seomoz --decimal)"
+check seomoz-files "$(printf '52a4ee1526a6f3c6\ttest/data/lighthouse.txt\n3dcde7a6c0de5f12\ttest/data/bakery.txt')" \
+	"$($BIN --seomoz test/data/lighthouse.txt test/data/bakery.txt)"
+$BIN --seomoz --shingle 2 </dev/null >/dev/null 2>&1; check seomoz-no-options-exit 2 $?
+$BIN --seomoz --html </dev/null >/dev/null 2>&1; check seomoz-html-exclusive-exit 2 $?
+# --html: the visible text's simhash(text) fingerprint, as SQL simhash_html
+check html-hello "2b1502900150c14d	1" "$(printf '<html><head><title>t</title></head><body><nav>menu</nav><p>hello <b>world</b></p></body>' | $BIN --html)"
+check html-options "$(printf 'the quick brown fox jumps over the lazy dog' | $BIN --shingle 1)" \
+	"$(printf '<p>the quick <i>brown</i> fox</p><p>jumps over the lazy dog</p><script>x()</script>' | $BIN --html --shingle 1)"
+check html-malformed-ok 0 "$(printf '<p><b>unclosed</div>&&<<' | $BIN --html >/dev/null; echo $?)"
 echo "cli-fingerprint: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

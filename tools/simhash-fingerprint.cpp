@@ -5,8 +5,12 @@
 //
 // Each output line is the fingerprint (16 hex digits, or an unsigned decimal
 // with --decimal as simhash-find-all reads), then a tab and the file name or
-// the document's 1-based position on stdin.  Options match SQL simhash(text).
+// the document's 1-based position on stdin.  Options match SQL simhash(text);
+// --html fingerprints the visible text of HTML pages as SQL simhash_html, and
+// --seomoz computes SQL simhash_seomoz (the seomoz simhash-cpp fingerprint).
 #include "fingerprint.h"
+#include "html.h"
+#include "seomoz.h"
 
 #include <cerrno>
 #include <cinttypes>
@@ -23,17 +27,29 @@ namespace {
 
 const char kUsage[] =
     "usage: simhash-fingerprint [--shingle N] [--tokens words|chars] [--no-casefold]\n"
-    "                           [--decimal] [FILE...]\n"
+    "                           [--html | --seomoz] [--decimal] [FILE...]\n"
     "Prints one fingerprint per document: per FILE, or per NUL-separated\n"
     "document on standard input when no FILE is given (\"-\" also means stdin).\n"
     "  --shingle N      tokens per feature, 1..64 (default 3)\n"
     "  --tokens MODE    words: runs of letters/digits (default); chars: each letter\n"
     "  --no-casefold    keep case (default: Unicode case folding)\n"
+    "  --html           documents are HTML: fingerprint their visible text (simhash_html)\n"
+    "  --seomoz         the seomoz simhash-cpp text fingerprint (simhash_seomoz);\n"
+    "                   takes no other fingerprint option\n"
     "  --decimal        print unsigned decimals instead of 16 hex digits\n";
+
+enum class Mode
+{
+    kText,
+    kHtml,
+    kSeomoz
+};
 
 struct Options
 {
     sh_text_options text;
+    Mode mode = Mode::kText;
+    bool text_options_given = false;
     bool decimal = false;
     std::vector<std::string> files;
 };
@@ -69,6 +85,7 @@ Options parse_args(int argc, char **argv)
             if (v.empty() || *end != '\0' || n < 1 || n > SH_MAX_SHINGLE)
                 usage_error("invalid --shingle \"" + v + "\"");
             o.text.shingle = static_cast<int>(n);
+            o.text_options_given = true;
         }
         else if (a == "--tokens")
         {
@@ -79,9 +96,20 @@ Options parse_args(int argc, char **argv)
                 o.text.tokens = SH_TOKENS_CHARS;
             else
                 usage_error("invalid --tokens \"" + v + "\"");
+            o.text_options_given = true;
         }
         else if (a == "--no-casefold")
+        {
             o.text.casefold = 0;
+            o.text_options_given = true;
+        }
+        else if (a == "--html" || a == "--seomoz")
+        {
+            Mode m = a == "--html" ? Mode::kHtml : Mode::kSeomoz;
+            if (o.mode != Mode::kText && o.mode != m)
+                usage_error("--html and --seomoz exclude each other");
+            o.mode = m;
+        }
         else if (a == "--decimal")
             o.decimal = true;
         else if (a.size() > 1 && a[0] == '-' && a != "-")
@@ -89,13 +117,21 @@ Options parse_args(int argc, char **argv)
         else
             o.files.push_back(a);
     }
+    if (o.mode == Mode::kSeomoz && o.text_options_given)
+        usage_error("--seomoz takes no --shingle, --tokens or --no-casefold");
     return o;
 }
 
 bool emit(const Options &o, const std::string &doc, const std::string &label)
 {
     uint64_t fp = 0;
-    sh_status st = sh_fingerprint_text(doc.data(), doc.size(), &o.text, &fp);
+    sh_status st;
+    if (o.mode == Mode::kHtml)
+        st = sh_fingerprint_html(doc.data(), doc.size(), &o.text, nullptr, &fp);
+    else if (o.mode == Mode::kSeomoz)
+        st = sh_fingerprint_seomoz(doc.data(), doc.size(), &fp);
+    else
+        st = sh_fingerprint_text(doc.data(), doc.size(), &o.text, &fp);
     if (st != SH_OK)
     {
         std::cerr << "simhash-fingerprint: " << label << ": " << sh_status_message(st) << "\n";

@@ -3,8 +3,10 @@
  * sort them once per table, write the runs sequentially, WAL-log the whole
  * relation with log_newpage_range().
  *
- * The pairs are held in memory (16 bytes per row plus one sorted copy); this
- * is not bounded by maintenance_work_mem (documented in the README).
+ * While the pairs fit in maintenance_work_mem (16 bytes per row, twice: the
+ * pairs and one table's sorted copy) they are sorted in memory.  Beyond that
+ * they spill to a tuplestore, and each table is sorted by a tuplesort, both
+ * bounded by maintenance_work_mem.
  */
 #include "simhash_am.h"
 
@@ -15,7 +17,16 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/smgr.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
+#include "executor/tuptable.h"
 #include "utils/memutils.h"
+#include "utils/tuplesort.h"
+#include "utils/tuplestore.h"
+
+/* Unsigned key order as int8 order: flip the sign bit. */
+#define KEY_TO_INT8(k)	((int64) ((k) ^ UINT64CONST(0x8000000000000000)))
+#define INT8_TO_KEY(i)	(((uint64) (i)) ^ UINT64CONST(0x8000000000000000))
 
 typedef struct BuildState
 {
@@ -26,7 +37,36 @@ typedef struct BuildState
 	int64		nnulls;
 	int64		nullcap;
 	double		heap_tuples;
+	int64		mem_limit;		/* pairs held in memory before spilling */
+	Tuplestorestate *spill;		/* (fingerprint int8, tid) beyond mem_limit */
+	TupleDesc	desc;
 } BuildState;
+
+static void
+spill_put(BuildState *bs, uint64 fp, ItemPointer tid)
+{
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	values[0] = Int64GetDatum((int64) fp);
+	values[1] = PointerGetDatum(tid);
+	tuplestore_putvalues(bs->spill, bs->desc, values, nulls);
+}
+
+static void
+start_spill(BuildState *bs)
+{
+	int64		i;
+
+	bs->desc = CreateTemplateTupleDesc(2);
+	TupleDescInitEntry(bs->desc, 1, "k", INT8OID, -1, 0);
+	TupleDescInitEntry(bs->desc, 2, "t", TIDOID, -1, 0);
+	bs->spill = tuplestore_begin_heap(false, false, Max(maintenance_work_mem / 4, 64));
+	for (i = 0; i < bs->n; i++)
+		spill_put(bs, bs->items[i].fp, &bs->items[i].tid);
+	pfree(bs->items);
+	bs->items = NULL;
+}
 
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
@@ -45,14 +85,139 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->nulls[bs->nnulls++] = *tid;
 		return;
 	}
+	if (bs->spill == NULL && bs->n >= bs->mem_limit)
+		start_spill(bs);
+	if (bs->spill)
+	{
+		spill_put(bs, simhash_datum_fp(values[0]), tid);
+		bs->n++;
+		return;
+	}
 	if (bs->n == bs->cap)
 	{
-		bs->cap *= 2;
+		bs->cap = Min(bs->cap * 2, Max(bs->mem_limit, 1024));
 		bs->items = repalloc_huge(bs->items, bs->cap * sizeof(SimhashItem));
 	}
 	bs->items[bs->n].fp = simhash_datum_fp(values[0]);
 	bs->items[bs->n].tid = *tid;
 	bs->n++;
+}
+
+/* Write one page image at the end of the relation (bulk build: no WAL yet). */
+static BlockNumber
+append_page(Relation index, Page image)
+{
+	Buffer		buf = ReadBuffer(index, P_NEW);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	memcpy(BufferGetPage(buf), image, BLCKSZ);
+	MarkBufferDirty(buf);
+	UnlockReleaseBuffer(buf);
+	return blkno;
+}
+
+/*
+ * The spilled build: per table, sort the permuted pairs with a tuplesort and
+ * write the run and its directory sequentially; returns the run's start.
+ */
+static BlockNumber
+write_run_sorted(Relation index, BuildState *bs, const sh_table *tab, int t)
+{
+	AttrNumber	attnums[2] = {1, 2};
+	Oid			ops[2] = {Int8LessOperator, TIDLessOperator};
+	Oid			colls[2] = {InvalidOid, InvalidOid};
+	bool		nullsfirst[2] = {false, false};
+	Tuplesortstate *sort;
+	TupleTableSlot *in = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
+	TupleTableSlot *out = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
+	TupleTableSlot *v = MakeSingleTupleTableSlot(bs->desc, &TTSOpsVirtual);
+	int			cap = SIMHASH_PAGE_CAPACITY;
+	BlockNumber npages = (BlockNumber) ((bs->n + cap - 1) / cap);
+	BlockNumber ndir = SimhashDirPages(npages);
+	uint64	   *hikeys = palloc(sizeof(uint64) * Max(npages, 1));
+	PGAlignedBlock image;
+	BlockNumber start = InvalidBlockNumber,
+				p = 0,
+				d;
+	int			k = 0;
+	uint64		key = 0;
+
+	sort = tuplesort_begin_heap(bs->desc, 2, attnums, ops, colls, nullsfirst,
+								Max(maintenance_work_mem * 3 / 4, 64), NULL, TUPLESORT_NONE);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+	tuplestore_rescan(bs->spill);
+	while (tuplestore_gettupleslot(bs->spill, true, false, in))
+	{
+		bool		isnull;
+		uint64		fp = (uint64) DatumGetInt64(slot_getattr(in, 1, &isnull));
+
+		CHECK_FOR_INTERRUPTS();
+		ExecClearTuple(v);
+		v->tts_values[0] = Int64GetDatum(KEY_TO_INT8(sh_table_permute(tab, fp)));
+		v->tts_values[1] = slot_getattr(in, 2, &isnull);
+		v->tts_isnull[0] = v->tts_isnull[1] = false;
+		ExecStoreVirtualTuple(v);
+		tuplesort_puttupleslot(sort, v);
+	}
+	tuplesort_performsort(sort);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+
+	simhash_init_page(image.data, SIMHASH_RUN);
+	while (tuplesort_gettupleslot(sort, true, false, out, NULL))
+	{
+		bool		isnull;
+		ItemPointerData tid;
+
+		key = INT8_TO_KEY(DatumGetInt64(slot_getattr(out, 1, &isnull)));
+		tid = *(ItemPointer) DatumGetPointer(slot_getattr(out, 2, &isnull));
+		simhash_entry_set(SimhashPageEntry(image.data, k), key, &tid);
+		((PageHeader) image.data)->pd_lower += SIMHASH_ENTRY_SIZE;
+		if (++k == cap)
+		{
+			SimhashPageGetOpaque(image.data)->hikey = hikeys[p] = key;
+			SimhashPageGetOpaque(image.data)->table = t;
+			d = append_page(index, image.data);
+			if (p++ == 0)
+				start = d;
+			k = 0;
+			simhash_init_page(image.data, SIMHASH_RUN);
+			if ((p & 63) == 0)
+			{
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+											 (int64) t * bs->n + (int64) p * cap);
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
+	}
+	if (k > 0)
+	{
+		SimhashPageGetOpaque(image.data)->hikey = hikeys[p] = key;
+		SimhashPageGetOpaque(image.data)->table = t;
+		d = append_page(index, image.data);
+		if (p++ == 0)
+			start = d;
+	}
+	if (p != npages)
+		elog(ERROR, "simhash build: table %d got %u pages, expected %u", t, p, npages);
+	for (d = 0; d < ndir; d++)
+	{
+		BlockNumber d0 = d * SIMHASH_DIR_CAPACITY;
+		int			nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, npages - d0);
+
+		simhash_init_page(image.data, SIMHASH_DIR);
+		memcpy(PageGetContents(image.data), &hikeys[d0], nd * sizeof(uint64));
+		((PageHeader) image.data)->pd_lower += nd * sizeof(uint64);
+		SimhashPageGetOpaque(image.data)->hikey = hikeys[d0 + nd - 1];
+		SimhashPageGetOpaque(image.data)->table = t;
+		append_page(index, image.data);
+	}
+	tuplesort_end(sort);
+	ExecDropSingleTupleTableSlot(in);
+	ExecDropSingleTupleTableSlot(out);
+	ExecDropSingleTupleTableSlot(v);
+	pfree(hikeys);
+	return start;
 }
 
 /* Write the NULLs chain of a build; returns its head, sets *tail. */
@@ -125,6 +290,8 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
+	bs.mem_limit = Max((int64) 1024,
+					   (int64) maintenance_work_mem * 1024 / (2 * (int64) sizeof(SimhashItem)));
 	bs.cap = 1024;
 	bs.items = MemoryContextAllocHuge(cxt, bs.cap * sizeof(SimhashItem));
 	bs.nullcap = 64;
@@ -134,7 +301,15 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	table_index_build_scan(heap, index, indexInfo, true, true, build_callback, &bs, NULL);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n * ntables);
-	simhash_write_runs(index, bs.items, bs.n, tables, ntables, run_start, &run_npages, false);
+	if (bs.spill == NULL)
+		simhash_write_runs(index, bs.items, bs.n, tables, ntables, run_start, &run_npages, false);
+	else
+	{
+		run_npages = (BlockNumber) ((bs.n + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY);
+		for (t = 0; t < ntables; t++)
+			run_start[t] = write_run_sorted(index, &bs, &tables[t], t);
+		tuplestore_end(bs.spill);
+	}
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SimhashPageGetMeta(BufferGetPage(metabuf));

@@ -225,10 +225,11 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 				start = BufferGetBlockNumber(buf);
 			Assert(BufferGetBlockNumber(buf) == start + p);
 			put_page(index, buf, image.data, use_fsm);
-			if (!use_fsm && (p & 63) == 0)
+			if ((p & 63) == 0)
 			{
-				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-											 (int64) t * nitems + first + n);
+				if (!use_fsm)
+					pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+												 (int64) t * nitems + first + n);
 				CHECK_FOR_INTERRUPTS();
 			}
 		}

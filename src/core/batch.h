@@ -1,0 +1,90 @@
+/*
+ * batch.h — all pairs within k bits, and their connected components, over an
+ * in-memory array of fingerprints (C API of the core; see simhash_core.h).
+ *
+ * Method: for each permuted table of tables.h, build (prefix, position)
+ * records, radix-sort them on the prefix, and compare every pair of records
+ * that share the whole prefix.  A pair is reported only from the first table
+ * whose prefix blocks it agrees on (sh_table_first_match), so no global set
+ * of pairs is needed.  Two special layouts complete the range: distance 0 uses
+ * one table whose prefix is the whole fingerprint, and a distance with no
+ * useful layout (or a small input) compares all pairs in one group.
+ *
+ * Positions are 0-based indexes into the input; equal fingerprints at two
+ * positions are a pair at distance 0.  At most 2^32 - 1 fingerprints.
+ *
+ * Memory, besides the caller's input (8 bytes per hash): each worker thread
+ * holds two 8-byte records per hash (one table at a time, sorted with a
+ * scratch copy), i.e. 16 bytes per hash per thread; clustering adds a 4-byte
+ * union-find parent per hash per thread, plus 4 bytes per hash for the
+ * result; find_all adds 8 bytes per reported pair.
+ *
+ * threads <= 1 runs on the caller's thread.  With more, worker threads scan
+ * tables concurrently (at most one per table); they start with every signal
+ * blocked and never call the interrupt callback, which only ever runs on the
+ * caller's thread, about every few milliseconds of work.  When it returns
+ * nonzero the call stops and returns SH_ERR_INTERRUPTED with no output.
+ */
+#ifndef SIMHASH_BATCH_H
+#define SIMHASH_BATCH_H
+
+#include "simhash_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Nonzero asks a long computation to stop. */
+typedef int (*sh_interrupt_fn)(void *arg);
+
+typedef struct sh_pair
+{
+	uint32_t	a;				/* a < b, 0-based positions */
+	uint32_t	b;
+} sh_pair;
+
+/*
+ * The block count the automatic choice (blocks = 0) would use for n hashes
+ * and this distance, from a cost model of sorting versus comparing; 0 means
+ * one group of all pairs (no tables), which is also the choice for distance
+ * 0, where the blocks play no part.  -1 for an invalid distance.
+ */
+int			sh_batch_auto_blocks(size_t n, int distance) SH_NOEXCEPT;
+
+/*
+ * Every pair of positions within `distance` (0..64) differing bits, sorted by
+ * (a, b), in a malloc'd array released with sh_batch_free.  blocks is 0
+ * (automatic) or distance < blocks <= SH_MAX_BLOCKS (ignored for distance 0);
+ * it changes only the speed.  *pairs is NULL when *npairs is 0.
+ */
+sh_status	sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance,
+						int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
+						sh_pair **pairs, size_t *npairs) SH_NOEXCEPT;
+
+/*
+ * labels[i] (caller-provided, n entries) := the smallest position of the
+ * connected component of position i in the graph of pairs within distance;
+ * a position with no neighbour is its own label.
+ */
+sh_status	sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int distance,
+							  int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
+							  uint32_t *labels) SH_NOEXCEPT;
+
+/*
+ * The components of two or more positions: cluster c is members[bounds[c]
+ * .. bounds[c + 1]), ascending; clusters are ordered by their smallest member.
+ * Both arrays are malloc'd (release with sh_batch_free); bounds has
+ * *nclusters + 1 entries.
+ */
+sh_status	sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance,
+							 int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
+							 uint32_t **members, size_t **bounds,
+							 size_t *nclusters) SH_NOEXCEPT;
+
+void		sh_batch_free(void *p) SH_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* SIMHASH_BATCH_H */

@@ -1,0 +1,441 @@
+// html.cpp — visible text of HTML pages through gumbo (see html.h).
+#include "html.h"
+
+#include <gumbo.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace
+{
+
+// ---- memory ---------------------------------------------------------------
+//
+// gumbo allocates through our callbacks.  A bump arena makes its many small
+// allocations cheap, frees the whole tree at once (no recursive
+// gumbo_destroy_output over deep trees), and bounds the memory of one parse.
+// gumbo does not check for allocation failure, so running out throws
+// std::bad_alloc through gumbo's C frames (built with unwind tables, holding
+// no resources of their own: everything is in the arena) to sh_html_text.
+class Arena
+{
+public:
+    Arena(size_t limit, sh_html_stop_fn stop) : limit_(limit), stop_(stop) {}
+    Arena(const Arena &) = delete;
+    Arena &operator=(const Arena &) = delete;
+
+    ~Arena()
+    {
+        while (head_ != nullptr)
+        {
+            Chunk *next = head_->next;
+            std::free(head_);
+            head_ = next;
+        }
+    }
+
+    struct Stopped
+    {
+    };
+
+    void *allocate(size_t n)
+    {
+        // gumbo allocates for every token: a fine-grained place to poll.
+        if (stop_ != nullptr && stop_() != 0)
+            throw Stopped();
+        n = (n + kAlign - 1) & ~(kAlign - 1);
+        if (n > static_cast<size_t>(end_ - next_))
+            grow(n);
+        void *p = next_;
+        next_ += n;
+        return p;
+    }
+
+private:
+    static constexpr size_t kAlign = alignof(std::max_align_t);
+    struct alignas(std::max_align_t) Chunk
+    {
+        Chunk *next;
+    };
+
+    void grow(size_t n)
+    {
+        if (chunk_size_ < (size_t{4} << 20))
+            chunk_size_ *= 2;
+        size_t size = n + sizeof(Chunk) > chunk_size_ ? n + sizeof(Chunk) : chunk_size_;
+        if (size > limit_ - used_)
+            throw std::bad_alloc();
+        auto *chunk = static_cast<Chunk *>(std::malloc(size));
+        if (chunk == nullptr)
+            throw std::bad_alloc();
+        used_ += size;
+        chunk->next = head_;
+        head_ = chunk;
+        next_ = reinterpret_cast<char *>(chunk) + sizeof(Chunk);
+        end_ = reinterpret_cast<char *>(chunk) + size;
+    }
+
+    size_t limit_;
+    sh_html_stop_fn stop_;
+    size_t used_ = 0;
+    size_t chunk_size_ = size_t{32} * 1024;
+    Chunk *head_ = nullptr;
+    char *next_ = nullptr;
+    char *end_ = nullptr;
+};
+
+void *arena_allocate(void *arena, size_t n)
+{
+    return static_cast<Arena *>(arena)->allocate(n);
+}
+
+void arena_release(void *, void *) {}
+
+// ---- what each element does to the text ------------------------------------
+
+enum Role : unsigned char
+{
+    kInline = 0,    // its text runs on with the surrounding text
+    kSkip,          // neither it nor anything inside is visible content
+    kBlock,         // starts and ends a line
+    kBreak,         // <br>: ends a line
+    kSeparate,      // table cells and replaced elements: a word boundary
+    kPreformatted,  // a block whose whitespace is kept
+    kSection,       // a block in which header/footer are content
+    kPageFurniture  // header/footer: skipped unless inside a kSection
+};
+
+struct RoleTable
+{
+    Role role[GUMBO_TAG_LAST + 1];
+
+    RoleTable() : role()
+    {
+        for (GumboTag t : {GUMBO_TAG_HEAD, GUMBO_TAG_TITLE, GUMBO_TAG_SCRIPT, GUMBO_TAG_STYLE,
+                           GUMBO_TAG_NOSCRIPT, GUMBO_TAG_TEMPLATE, GUMBO_TAG_DATALIST, GUMBO_TAG_IFRAME,
+                           GUMBO_TAG_DESC, GUMBO_TAG_NAV, GUMBO_TAG_ASIDE})
+            role[t] = kSkip;
+        for (GumboTag t : {GUMBO_TAG_HTML,       GUMBO_TAG_BODY,    GUMBO_TAG_ADDRESS, GUMBO_TAG_BLOCKQUOTE,
+                           GUMBO_TAG_CENTER,     GUMBO_TAG_DD,      GUMBO_TAG_DETAILS, GUMBO_TAG_DIR,
+                           GUMBO_TAG_DIV,        GUMBO_TAG_DL,      GUMBO_TAG_DT,      GUMBO_TAG_FIELDSET,
+                           GUMBO_TAG_FIGCAPTION, GUMBO_TAG_FIGURE,  GUMBO_TAG_FORM,    GUMBO_TAG_FRAMESET,
+                           GUMBO_TAG_H1,         GUMBO_TAG_H2,      GUMBO_TAG_H3,      GUMBO_TAG_H4,
+                           GUMBO_TAG_H5,         GUMBO_TAG_H6,      GUMBO_TAG_HGROUP,  GUMBO_TAG_HR,
+                           GUMBO_TAG_LEGEND,     GUMBO_TAG_LI,      GUMBO_TAG_MENU,    GUMBO_TAG_OL,
+                           GUMBO_TAG_P,          GUMBO_TAG_SUMMARY, GUMBO_TAG_TABLE,   GUMBO_TAG_CAPTION,
+                           GUMBO_TAG_THEAD,      GUMBO_TAG_TBODY,   GUMBO_TAG_TFOOT,   GUMBO_TAG_TR,
+                           GUMBO_TAG_UL,         GUMBO_TAG_OPTION,  GUMBO_TAG_OPTGROUP})
+            role[t] = kBlock;
+        role[GUMBO_TAG_BR] = kBreak;
+        for (GumboTag t : {GUMBO_TAG_TD, GUMBO_TAG_TH, GUMBO_TAG_IMG, GUMBO_TAG_INPUT, GUMBO_TAG_BUTTON,
+                           GUMBO_TAG_SELECT, GUMBO_TAG_EMBED, GUMBO_TAG_OBJECT, GUMBO_TAG_VIDEO,
+                           GUMBO_TAG_AUDIO, GUMBO_TAG_CANVAS, GUMBO_TAG_SVG, GUMBO_TAG_MATH})
+            role[t] = kSeparate;
+        for (GumboTag t :
+             {GUMBO_TAG_PRE, GUMBO_TAG_TEXTAREA, GUMBO_TAG_LISTING, GUMBO_TAG_XMP, GUMBO_TAG_PLAINTEXT})
+            role[t] = kPreformatted;
+        for (GumboTag t : {GUMBO_TAG_ARTICLE, GUMBO_TAG_SECTION, GUMBO_TAG_MAIN})
+            role[t] = kSection;
+        role[GUMBO_TAG_HEADER] = kPageFurniture;
+        role[GUMBO_TAG_FOOTER] = kPageFurniture;
+    }
+};
+
+Role role_of(const GumboElement &e)
+{
+    static const RoleTable table;
+    // svg and MathML reuse a few HTML names (title, style, script, a...);
+    // only their text-hiding elements matter there.
+    if (e.tag_namespace != GUMBO_NAMESPACE_HTML)
+    {
+        switch (e.tag)
+        {
+            case GUMBO_TAG_TITLE:
+            case GUMBO_TAG_DESC:
+            case GUMBO_TAG_STYLE:
+            case GUMBO_TAG_SCRIPT:
+                return kSkip;
+            default:
+                return e.tag == GUMBO_TAG_SVG || e.tag == GUMBO_TAG_MATH ? kSeparate : kInline;
+        }
+    }
+    return table.role[e.tag];
+}
+
+// ---- writing the text ----------------------------------------------------------
+
+inline bool html_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+// Collects text with collapsed whitespace: separators are pending until the
+// next visible character, so there is no leading, trailing or doubled one.
+class TextWriter
+{
+public:
+    explicit TextWriter(std::string &out) : out_(out) {}
+
+    void space()
+    {
+        if (pending_ < kSpace)
+            pending_ = kSpace;
+    }
+
+    void line()
+    {
+        pending_ = kLine;
+    }
+
+    void text(const char *s, size_t n, bool preformatted)
+    {
+        if (preformatted)
+        {
+            if (n > 0)
+                emit(s, n);
+            return;
+        }
+        size_t i = 0;
+        while (i < n)
+        {
+            if (html_space(static_cast<unsigned char>(s[i])))
+            {
+                space();
+                i++;
+                continue;
+            }
+            size_t start = i;
+            while (i < n && !html_space(static_cast<unsigned char>(s[i])))
+                i++;
+            emit(s + start, i - start);
+        }
+    }
+
+private:
+    enum Pending
+    {
+        kNone,
+        kSpace,
+        kLine
+    };
+
+    void emit(const char *s, size_t n)
+    {
+        if (pending_ != kNone && !out_.empty())
+            out_.push_back(pending_ == kLine ? '\n' : ' ');
+        pending_ = kNone;
+        out_.append(s, n);
+    }
+
+    std::string &out_;
+    Pending pending_ = kNone;
+};
+
+bool hidden(const GumboElement &e)
+{
+    return e.attributes.length > 0 && gumbo_get_attribute(&e.attributes, "hidden") != nullptr;
+}
+
+// Walks the tree without recursion (documents may nest arbitrarily deep).
+void visible_text(const GumboNode *root, std::string &out)
+{
+    struct Frame
+    {
+        const GumboNode *node;
+        unsigned int next_child;
+        Role role;
+    };
+    TextWriter writer(out);
+    std::vector<Frame> stack;
+    int preformatted = 0, sections = 0;
+
+    auto enter = [&](const GumboNode *node)
+    {
+        switch (node->type)
+        {
+            case GUMBO_NODE_TEXT:
+            case GUMBO_NODE_CDATA:
+            case GUMBO_NODE_WHITESPACE:
+            {
+                const char *t = node->v.text.text;
+                writer.text(t, std::strlen(t), preformatted > 0);
+                return;
+            }
+            case GUMBO_NODE_ELEMENT:
+            case GUMBO_NODE_DOCUMENT:
+                break;
+            default:
+                return;  // comments, template contents
+        }
+        Role role = node->type == GUMBO_NODE_DOCUMENT ? kBlock : role_of(node->v.element);
+        if (role == kSkip || (role == kPageFurniture && sections == 0))
+            return;
+        if (node->type == GUMBO_NODE_ELEMENT && hidden(node->v.element))
+            return;
+        switch (role)
+        {
+            case kBreak:
+                writer.line();
+                return;  // void element
+            case kSeparate:
+                writer.space();
+                break;
+            case kPreformatted:
+                preformatted++;
+                writer.line();
+                break;
+            case kSection:
+                sections++;
+                writer.line();
+                break;
+            case kInline:
+                break;
+            default:
+                writer.line();
+                break;
+        }
+        stack.push_back({node, 0, role});
+    };
+    auto leave = [&](const Frame &f)
+    {
+        switch (f.role)
+        {
+            case kSeparate:
+                writer.space();
+                break;
+            case kInline:
+                break;
+            case kPreformatted:
+                preformatted--;
+                writer.line();
+                break;
+            case kSection:
+                sections--;
+                writer.line();
+                break;
+            default:
+                writer.line();
+                break;
+        }
+    };
+
+    enter(root);
+    while (!stack.empty())
+    {
+        Frame &top = stack.back();
+        const GumboVector &children = top.node->type == GUMBO_NODE_DOCUMENT ? top.node->v.document.children
+                                                                            : top.node->v.element.children;
+        if (top.next_child < children.length)
+        {
+            const auto *child = static_cast<const GumboNode *>(children.data[top.next_child++]);
+            enter(child);  // may grow the stack: `top` is not used after this
+            continue;
+        }
+        Frame done = top;
+        stack.pop_back();
+        leave(done);
+    }
+}
+
+sh_status guarded(const char *html, size_t len, size_t memory_limit, sh_html_stop_fn stop,
+                  std::string &out) noexcept
+{
+    try
+    {
+        out.clear();
+        Arena arena(memory_limit, stop);
+        GumboOptions options = kGumboDefaultOptions;
+        options.allocator = arena_allocate;
+        options.deallocator = arena_release;
+        options.userdata = &arena;
+        options.max_errors = 0;  // parse errors are not recorded: nobody reads them
+        GumboOutput *parsed = gumbo_parse_with_options(&options, html, len);
+        out.reserve(len / 4);
+        visible_text(parsed->document, out);
+        return SH_OK;  // the arena frees the tree
+    }
+    catch (const Arena::Stopped &)
+    {
+        return SH_ERR_INTERRUPTED;
+    }
+    catch (const std::bad_alloc &)
+    {
+        return SH_ERR_NOMEM;
+    }
+    catch (...)
+    {
+        return SH_ERR_INTERNAL;
+    }
+}
+
+}  // namespace
+
+namespace sh
+{
+sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_html_stop_fn stop,
+                    std::string &out) noexcept
+{
+    return guarded(html, len, memory_limit, stop, out);
+}
+}  // namespace sh
+
+extern "C"
+{
+    sh_status sh_html_text(const char *html, size_t len, sh_html_stop_fn stop, char **out,
+                           size_t *out_len) noexcept
+    {
+        try
+        {
+            std::string text;
+            sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
+            if (st != SH_OK)
+                return st;
+            auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
+            if (buf == nullptr)
+                return SH_ERR_NOMEM;
+            std::memcpy(buf, text.c_str(), text.size() + 1);
+            *out = buf;
+            *out_len = text.size();
+            return SH_OK;
+        }
+        catch (const std::bad_alloc &)
+        {
+            return SH_ERR_NOMEM;
+        }
+        catch (...)
+        {
+            return SH_ERR_INTERNAL;
+        }
+    }
+
+    void sh_html_free(char *text) noexcept
+    {
+        std::free(text);
+    }
+
+    sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
+                                  sh_html_stop_fn stop, uint64_t *out) noexcept
+    {
+        try
+        {
+            std::string text;
+            sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
+            if (st != SH_OK)
+                return st;
+            return sh_fingerprint_text(text.data(), text.size(), opts, out);
+        }
+        catch (const std::bad_alloc &)
+        {
+            return SH_ERR_NOMEM;
+        }
+        catch (...)
+        {
+            return SH_ERR_INTERNAL;
+        }
+    }
+
+}  // extern "C"

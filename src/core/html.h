@@ -1,0 +1,66 @@
+/*
+ * html.h — visible text of an HTML page, and its fingerprint (C API of the
+ * core; see simhash_core.h for conventions).
+ *
+ * The page is parsed as HTML5 by gumbo (every byte string is a document, so
+ * parsing never fails), character references are decoded, and the text of
+ * the element tree is written out, skipping what a reader does not see as
+ * the page's content:
+ *   - never rendered: head (with title), script, style, noscript, template,
+ *     datalist, iframe fallback text, svg title/desc, elements with the
+ *     `hidden` attribute, comments;
+ *   - page boilerplate: nav and aside; header and footer unless inside an
+ *     article, section or main element (there they belong to that content).
+ * Block-level elements and <br> start a new line, table cells and replaced
+ * elements (img, input, ...) separate words, inline elements (b, a, span...)
+ * do not; runs of HTML whitespace collapse to one space except inside pre,
+ * textarea, listing, xmp and plaintext; the result is trimmed.
+ *
+ * Input and output are UTF-8 (invalid input sequences become U+FFFD).
+ */
+#ifndef SIMHASH_HTML_H
+#define SIMHASH_HTML_H
+
+#include "fingerprint.h"
+
+#ifdef __cplusplus
+#include <string>
+extern "C" {
+#endif
+
+/*
+ * Polled while parsing (gumbo's worst cases, such as thousands of nested
+ * elements, take time quadratic in the nesting depth); returning non-zero
+ * abandons the parse with SH_ERR_INTERRUPTED.  May be NULL.
+ */
+typedef int (*sh_html_stop_fn) (void);
+
+/*
+ * The visible text of `html`.  On SH_OK, *out is a malloc'ed buffer of
+ * *out_len bytes plus a NUL, released with sh_html_free.  SH_ERR_NOMEM when
+ * the parse needs more than SH_HTML_MEMORY_LIMIT(len) bytes.
+ */
+sh_status	sh_html_text(const char *html, size_t len, sh_html_stop_fn stop,
+						 char **out, size_t *out_len) SH_NOEXCEPT;
+void		sh_html_free(char *text) SH_NOEXCEPT;
+
+/* sh_fingerprint_text of the visible text: simhash_html(h) = simhash(html_text(h)). */
+sh_status	sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
+								sh_html_stop_fn stop, uint64_t *out) SH_NOEXCEPT;
+
+/* The parser's memory budget for a page of n bytes. */
+#define SH_HTML_MEMORY_LIMIT(n) ((size_t) 256 * 1024 * 1024 + (size_t) 32 * (n))
+
+#ifdef __cplusplus
+}
+
+namespace sh
+{
+// sh_html_text into a std::string with an explicit parser memory budget
+// (tests use a small one to exercise the out-of-memory path).
+sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_html_stop_fn stop,
+                    std::string &out) noexcept;
+}  // namespace sh
+#endif
+
+#endif							/* SIMHASH_HTML_H */

@@ -1,0 +1,86 @@
+/*
+ * fingerprint_html.c — html_text(html) and simhash_html(html, options...):
+ * the visible text of a web page and its simhash(text) fingerprint (core:
+ * src/core/html.cpp).
+ *
+ * The page is converted from the server encoding to UTF-8 for the parser;
+ * html_text converts its result back, so a character reference the server
+ * encoding cannot represent (say &#x4e2d; in a LATIN1 database) makes
+ * html_text fail with 22P05, while simhash_html, which never leaves UTF-8,
+ * fingerprints it.
+ */
+#include "simhash.h"
+
+#include "miscadmin.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "html.h"
+
+/*
+ * The parser polls this: a pending cancel or termination stops it, so a
+ * pathological page (deep nesting is quadratic in gumbo) obeys
+ * statement_timeout.  Reads flags only; never calls into PostgreSQL.
+ */
+static int
+html_stop(void)
+{
+	return InterruptPending && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
+/*
+ * Runs a core call, and when it stopped for an interrupt, serves the
+ * interrupt (which normally raises the cancel or termination error) and runs
+ * it again if that did not end the query.
+ */
+#define HTML_CALL(call, what) \
+	do { \
+		sh_status html_status_; \
+		while ((html_status_ = (call)) == SH_ERR_INTERRUPTED) \
+			CHECK_FOR_INTERRUPTS(); \
+		SH_CHECK(html_status_, (what)); \
+	} while (0)
+
+PG_FUNCTION_INFO_V1(simhash_html_text);
+Datum
+simhash_html_text(PG_FUNCTION_ARGS)
+{
+	size_t		len,
+				out_len = 0;
+	char	   *utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
+	char	   *core_text = NULL;
+	char	   *copy;
+	char	   *server;
+
+	HTML_CALL(sh_html_text(utf8, len, html_stop, &core_text, &out_len), "html_text(text)");
+
+	/* core_text is malloc'ed: copy it out before anything can ereport. */
+	copy = out_len < MaxAllocSize - VARHDRSZ ?
+		palloc_extended(out_len + 1, MCXT_ALLOC_NO_OOM) : NULL;
+	if (copy != NULL)
+		memcpy(copy, core_text, out_len + 1);
+	sh_html_free(core_text);
+	if (copy == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("html_text(text): out of memory for %zu bytes of text", out_len)));
+
+	server = pg_any_to_server(copy, (int) out_len, PG_UTF8);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(server, server == copy ? (int) out_len : (int) strlen(server)));
+}
+
+PG_FUNCTION_INFO_V1(simhash_html);
+Datum
+simhash_html(PG_FUNCTION_ARGS)
+{
+	sh_text_options opts;
+	size_t		len;
+	char	   *utf8;
+	uint64_t	fp;
+
+	simhash_parse_text_options(fcinfo, 1, &opts);
+	utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
+	HTML_CALL(sh_fingerprint_html(utf8, len, &opts, html_stop, &fp), "simhash_html(text)");
+	PG_RETURN_SIMHASH(fp);
+}

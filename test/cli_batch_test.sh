@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# CLI tests of simhash-find-all and simhash-find-clusters: the seomoz output
+# format, stdin/stdout and files, duplicates, options, errors, atomic output.
+set -u
+cd "$(dirname "$0")/.."
+ALL=./tools/simhash-find-all
+CLU=./tools/simhash-find-clusters
+pass=0 fail=0
+check() {  # check NAME EXPECTED ACTUAL
+	if [ "$2" == "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# 1, 3 (1 bit from 1), 7 (2 bits from 1), 1024+1 (1 bit from 1), far values,
+# the top of the range, and a repeated 3.  Distances worked out by hand.
+printf '%s\n' 1 3 7 1025 3 18446744073709551615 18446744073709551614 4294967296000 > "$tmp/in.txt"
+
+check pairs-d1 "$(printf '[1, 3]\n[1, 1025]\n[3, 7]\n[18446744073709551614, 18446744073709551615]')" \
+	"$($ALL --distance 1 < "$tmp/in.txt")"
+check pairs-d2 "$(printf '[1, 3]\n[1, 7]\n[1, 1025]\n[3, 7]\n[3, 1025]\n[18446744073709551614, 18446744073709551615]')" \
+	"$($ALL --distance 2 --input - --output - < "$tmp/in.txt")"
+check clusters-d1 "$(printf '[1, 3, 7, 1025]\n[18446744073709551614, 18446744073709551615]')" \
+	"$($CLU --distance 1 --input "$tmp/in.txt")"
+check duplicates-not-a-pair "" "$(printf '5\n5\n5\n' | $ALL --distance 0)"
+check duplicates-not-a-cluster "" "$(printf '5\n5\n' | $CLU --distance 3)"
+check distance-0 "" "$(printf '5\n4\n' | $ALL --distance 0)"
+check blocks-equal "$($ALL --distance 2 < "$tmp/in.txt")" "$($ALL --distance 2 --blocks 6 --threads 2 < "$tmp/in.txt")"
+check equals-form "$($ALL --distance 2 < "$tmp/in.txt")" "$($ALL --distance=2 --blocks=3 < "$tmp/in.txt")"
+check crlf "[1, 3]" "$(printf '1\r\n3\r\n' | $ALL --distance 1)"
+check empty-input "" "$($ALL --distance 3 < /dev/null)"
+check no-final-newline "[1, 3]" "$(printf '1\n3' | $ALL --distance 1)"
+
+# --output writes the file; a failed run leaves an existing file untouched and no temporary file.
+$ALL --distance 1 --input "$tmp/in.txt" --output "$tmp/out.txt"; check output-exit 0 $?
+check output-file "$($ALL --distance 1 < "$tmp/in.txt")" "$(cat "$tmp/out.txt")"
+printf '1\n2\n-3\n' > "$tmp/bad.txt"
+$ALL --distance 1 --input "$tmp/bad.txt" --output "$tmp/out.txt" 2> "$tmp/err"; check malformed-exit 1 $?
+check malformed-line-named 1 "$(grep -c "bad.txt:3: expected an unsigned decimal 64-bit hash, got \"-3\"" "$tmp/err")"
+check output-untouched "$($ALL --distance 1 < "$tmp/in.txt")" "$(cat "$tmp/out.txt")"
+$CLU --distance 1 --input "$tmp/bad.txt" --output "$tmp/new.txt" 2>/dev/null; check clusters-malformed-exit 1 $?
+check no-partial-file "out.txt" "$(ls "$tmp" | grep -E '^(out|new)\.txt' | tr '\n' ' ' | sed 's/ $//')"
+check no-temp-files 0 "$(ls "$tmp" | grep -c tmp)"
+# Paths that are not regular files are written in place, never replaced
+# (a rename over a device such as /dev/null would replace the device).
+echo old > "$tmp/target"; ln -s target "$tmp/link"; chmod 640 "$tmp/target"
+$ALL --distance 1 --input "$tmp/in.txt" --output "$tmp/link"; check symlink-exit 0 $?
+check symlink-kept link "$([ -L "$tmp/link" ] && echo link)"
+check symlink-target-written "$($ALL --distance 1 < "$tmp/in.txt")" "$(cat "$tmp/target")"
+$ALL --distance 2 --input "$tmp/in.txt" --output "$tmp/target"
+check replaced-file-mode-kept 640 "$(stat -c %a "$tmp/target")"
+check replaced-file-content "$($ALL --distance 2 < "$tmp/in.txt")" "$(cat "$tmp/target")"
+check dev-stdout "[1, 3]" "$(printf '1\n3\n' | $CLU --distance 1 --output /dev/stdout)"
+printf '18446744073709551616\n' | $ALL --distance 1 >/dev/null 2>&1; check overflow-exit 1 $?
+printf '1\n\n2\n' | $ALL --distance 1 2> "$tmp/err" >/dev/null; check blank-line-exit 1 $?
+check blank-line-named 1 "$(grep -c '<stdin>:2:' "$tmp/err")"
+printf ' 1\n' | $ALL --distance 1 >/dev/null 2>&1; check leading-space-exit 1 $?
+$ALL --distance 1 --input "$tmp/missing.txt" >/dev/null 2> "$tmp/err"; check missing-input-exit 1 $?
+check missing-input-message 1 "$(grep -c "cannot read $tmp/missing.txt" "$tmp/err")"
+
+# options
+$ALL < /dev/null >/dev/null 2>&1; check distance-required 2 $?
+$ALL --distance 65 < /dev/null >/dev/null 2>&1; check distance-range 2 $?
+$ALL --distance 3 --blocks 3 < /dev/null >/dev/null 2>&1; check blocks-gt-distance 2 $?
+$ALL --distance 3 --blocks 17 < /dev/null >/dev/null 2>&1; check blocks-max 2 $?
+$ALL --distance 3 --bogus < /dev/null >/dev/null 2>&1; check unknown-option 2 $?
+$CLU --help | grep -q -- '--threads'; check help 0 $?
+
+# a larger planted set: the two tools agree (clusters = components of the pairs) and threads agree
+python3 -c "
+import random
+r = random.Random(5); out = [r.getrandbits(64) for _ in range(3000)]
+for _ in range(600):
+    v = r.choice(out)
+    for _ in range(r.randint(1, 4)): v ^= 1 << r.randrange(64)
+    out.append(v)
+print('\n'.join(map(str, out)))" > "$tmp/planted.txt"
+check threads-agree "$($ALL --distance 3 --threads 1 < "$tmp/planted.txt" | md5sum)" \
+	"$($ALL --distance 3 --threads 2 --blocks 6 < "$tmp/planted.txt" | md5sum)"
+# brute-force reference in Python over the distinct hashes
+check pairs-brute-force "$(python3 -c "
+h = sorted(set(int(l) for l in open('$tmp/planted.txt')))
+import itertools
+for a, b in itertools.combinations(h, 2):
+    if bin(a ^ b).count('1') <= 3: print('[%d, %d]' % (a, b))
+" | sort | md5sum)" "$($ALL --distance 3 < "$tmp/planted.txt" | sort | md5sum)"
+check clusters-from-pairs "$($ALL --distance 3 < "$tmp/planted.txt" | python3 -c "
+import sys
+parent = {}
+def find(x):
+    while parent.setdefault(x, x) != x: x = parent[x]
+    return x
+for l in sys.stdin:
+    a, b = map(int, l.strip()[1:-1].split(', '))
+    ra, rb = find(a), find(b)
+    if ra != rb: parent[max(ra, rb)] = min(ra, rb)
+comp = {}
+for x in list(parent): comp.setdefault(find(x), []).append(x)
+for m in sorted(sorted(c) for c in comp.values()): print('[' + ', '.join(map(str, m)) + ']')
+" | md5sum)" "$($CLU --distance 3 < "$tmp/planted.txt" | md5sum)"
+
+# Input read in 1 MiB blocks: 80000 lines (1.6 MB) split across blocks all
+# arrive.  Half are 1-bit copies of the other half; Python lists the pairs
+# within 1 bit by probing all 64 one-bit neighbours of each distinct hash.
+python3 -c "
+import random
+r = random.Random(8); v = [r.getrandbits(64) for _ in range(40000)]
+v += [x ^ (1 << r.randrange(64)) for x in v] + [5, 5]
+print('\\n'.join(map(str, v)))" > "$tmp/big.txt"
+check block-boundaries "$(python3 -c "
+s = set(int(l) for l in open('$tmp/big.txt'))
+for a in sorted(s):
+    for b in sorted(a ^ (1 << i) for i in range(64)):
+        if b > a and b in s: print('[%d, %d]' % (a, b))" | md5sum)" \
+	"$($ALL --distance 1 --input "$tmp/big.txt" | md5sum)"
+
+echo "cli-batch: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,184 @@
+// Unit tests of the visible text of HTML pages and its fingerprint (html.cpp).
+#include "html.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace
+{
+
+std::string text_of(const std::string &html)
+{
+    char *out = nullptr;
+    size_t len = 0;
+    EXPECT_EQ(sh_html_text(html.data(), html.size(), nullptr, &out, &len), SH_OK);
+    std::string s(out, len);
+    EXPECT_EQ(out[len], '\0');
+    sh_html_free(out);
+    return s;
+}
+
+sh_text_options options(int shingle = 3, int tokens = SH_TOKENS_WORDS, int casefold = 1)
+{
+    sh_text_options o;
+    sh_text_options_default(&o);
+    o.shingle = shingle;
+    o.tokens = tokens;
+    o.casefold = casefold;
+    return o;
+}
+
+uint64_t fp_html(const std::string &html, const sh_text_options &o = options())
+{
+    uint64_t out = 0;
+    EXPECT_EQ(sh_fingerprint_html(html.data(), html.size(), &o, nullptr, &out), SH_OK);
+    return out;
+}
+
+uint64_t fp_text(const std::string &text, const sh_text_options &o = options())
+{
+    uint64_t out = 0;
+    EXPECT_EQ(sh_fingerprint_text(text.data(), text.size(), &o, &out), SH_OK);
+    return out;
+}
+
+}  // namespace
+
+TEST(HtmlText, BlocksMakeLinesInlineRunsOn)
+{
+    EXPECT_EQ(text_of("<p>Hello <b>wor</b>ld</p><p>second\n   para</p>"), "Hello world\nsecond para");
+    EXPECT_EQ(text_of("<ul><li>one</li><li>two</li></ul>three"), "one\ntwo\nthree");
+    EXPECT_EQ(text_of("a<br>b<div>c</div>d"), "a\nb\nc\nd");
+    EXPECT_EQ(text_of("<table><tr><td>x</td><td>y</td></tr><tr><td>z</td></tr></table>"), "x y\nz");
+    EXPECT_EQ(text_of("foo<img src=a.png>bar <span>baz</span>qux"), "foo bar bazqux");
+    EXPECT_EQ(text_of("   \n\n  "), "");
+    EXPECT_EQ(text_of(""), "");
+}
+
+TEST(HtmlText, EntitiesDecoded)
+{
+    EXPECT_EQ(text_of("caf&eacute; &amp; cr&#232;me &lt;3 &#x4E2D;&nbsp;x"),
+              "caf\xc3\xa9 & cr\xc3\xa8me <3 \xe4\xb8\xad\xc2\xa0x");
+    EXPECT_EQ(text_of("AT&T &copy &bogus;"), "AT&T \xc2\xa9 &bogus;");
+}
+
+TEST(HtmlText, InvisibleAndBoilerplateDropped)
+{
+    EXPECT_EQ(text_of("<html><head><title>T</title><style>p{}</style><script>var x;</script></head>"
+                      "<body><p>body</p><script>alert(1)</script><noscript>enable js</noscript>"
+                      "<template><p>tpl</p></template><!-- comment --></body></html>"),
+              "body");
+    EXPECT_EQ(text_of("<nav>menu</nav><aside>ads</aside><header>site</header><p>content</p>"
+                      "<footer>copyright</footer>"),
+              "content");
+    EXPECT_EQ(text_of("<p hidden>secret</p><p>shown</p><datalist><option>x</datalist>"), "shown");
+    EXPECT_EQ(text_of("<svg><title>tip</title><desc>d</desc><text>drawn</text></svg>"), "drawn");
+}
+
+TEST(HtmlText, HeaderFooterOfContentKept)
+{
+    EXPECT_EQ(text_of("<header>banner</header><article><header>Title</header><p>text</p>"
+                      "<footer>by me</footer></article><main><header>M</header></main>"),
+              "Title\ntext\nby me\nM");
+}
+
+TEST(HtmlText, PreformattedKeepsWhitespace)
+{
+    EXPECT_EQ(text_of("<p>a   b</p><pre>x  y\n  z</pre><p>c</p>"), "a b\nx  y\n  z\nc");
+    EXPECT_EQ(text_of("<textarea>t  t</textarea>"), "t  t");
+}
+
+TEST(HtmlText, MalformedHtmlNeverFails)
+{
+    EXPECT_EQ(text_of("<p>unclosed <b>bold <i>both</p>after"), "unclosed bold both\nafter");
+    EXPECT_EQ(text_of("</div></p>text<<>>&&&"), "text<<>>&&&");
+    EXPECT_EQ(text_of("<scr<script>ipt>x</script>y"), "ipt>xy");              // a tag named "scr<script"
+    EXPECT_EQ(text_of("<p>a\xff\xfe b</p>"), "a\xef\xbf\xbd\xef\xbf\xbd b");  // invalid UTF-8 -> U+FFFD
+    EXPECT_EQ(text_of(std::string("a\0b", 3)), "ab");  // NUL in body text is dropped (HTML5)
+}
+
+TEST(HtmlText, DeepNestingIsIterative)
+{
+    std::string html;
+    for (int i = 0; i < 5000; i++)
+        html += "<div><span>";
+    html += "deep";
+    EXPECT_EQ(text_of(html), "deep");
+}
+
+int g_polls = 0;
+int stop_after_1000_polls()
+{
+    return ++g_polls > 1000 ? 1 : 0;
+}
+
+// Deep nesting makes gumbo quadratic; the stop callback ends it early.
+TEST(HtmlText, StopCallbackInterruptsTheParse)
+{
+    std::string html;
+    for (int i = 0; i < 100000; i++)
+        html += "<div><span>";
+    std::string out;
+    g_polls = 0;
+    EXPECT_EQ(sh::html_text(html.data(), html.size(), SH_HTML_MEMORY_LIMIT(html.size()),
+                            stop_after_1000_polls, out),
+              SH_ERR_INTERRUPTED);
+    EXPECT_EQ(g_polls, 1001);
+    char *text = nullptr;
+    size_t len = 0;
+    g_polls = 0;
+    EXPECT_EQ(sh_html_text("<p>short</p>", 12, stop_after_1000_polls, &text, &len), SH_OK);
+    EXPECT_EQ(std::string(text, len), "short");
+    sh_html_free(text);
+}
+
+TEST(HtmlText, MemoryBudgetGivesNoMem)
+{
+    std::string html;
+    for (int i = 0; i < 20000; i++)
+        html += "<p>paragraph " + std::to_string(i) + "</p>";
+    std::string out;
+    EXPECT_EQ(sh::html_text(html.data(), html.size(), 64 * 1024, nullptr, out), SH_ERR_NOMEM);
+    EXPECT_EQ(sh::html_text(html.data(), html.size(), 0, nullptr, out), SH_ERR_NOMEM);
+    EXPECT_EQ(sh::html_text(html.data(), html.size(), SH_HTML_MEMORY_LIMIT(html.size()), nullptr, out),
+              SH_OK);
+    EXPECT_EQ(out.substr(0, 24), "paragraph 0\nparagraph 1\n");
+}
+
+TEST(HtmlFingerprint, EqualsTextFingerprintOfVisibleText)
+{
+    const std::string pages[] = {
+        "",
+        "<p>hello world</p>",
+        "<html><head><title>x</title></head><body><h1>The Quick Brown Fox</h1>"
+        "<p>jumps over the <a href=#>lazy</a> dog &amp; caf&eacute;</p><nav>home</nav></body>",
+        "<div>\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e<b>\xe3\x81\xae</b>\xe3\x83\x86\xe3\x82\xad</div>",
+    };
+    const sh_text_options opts[] = {options(), options(1), options(2, SH_TOKENS_CHARS),
+                                    options(3, SH_TOKENS_WORDS, 0)};
+    for (const auto &page : pages)
+        for (const auto &o : opts)
+            EXPECT_EQ(fp_html(page, o), fp_text(text_of(page), o)) << page;
+    EXPECT_EQ(fp_html("<p>hello <i>world</i></p>"), fp_text("hello world"));
+    EXPECT_EQ(fp_html("<p>hello <i>world</i></p>"), 0x2b1502900150c14dULL);  // simhash(text 'hello world')
+}
+
+TEST(HtmlFingerprint, BadOptionsRejected)
+{
+    sh_text_options o = options(0);
+    uint64_t out = 0;
+    EXPECT_EQ(sh_fingerprint_html("<p>x</p>", 8, &o, nullptr, &out), SH_ERR_ARGUMENT);
+}
+
+TEST(HtmlFingerprint, BoilerplateDoesNotMoveTheFingerprint)
+{
+    std::string body = "<article><p>";
+    for (int i = 0; i < 300; i++)
+        body += "word" + std::to_string(i * 7919 % 1000) + " ";
+    body += "</p></article>";
+    std::string a = "<nav>Home About Contact</nav>" + body + "<footer>(c) Site A</footer>";
+    std::string b = "<script>track()</script><nav>Start Blog Imprint Login</nav>" + body +
+                    "<aside>Buy now</aside><footer>(c) 2024 Another site</footer>";
+    EXPECT_EQ(fp_html(a), fp_html(b));
+}

@@ -1,0 +1,32 @@
+// simhash-find-clusters — the connected components (two or more hashes) of
+// the graph of input hashes within --distance bits, as seomoz simhash-cpp's
+// binary of the same name writes them: "[a, b, c]" per line.  Our members are
+// ascending and clusters ordered by their smallest member; seomoz's order is
+// that of its hash sets, so compare outputs sorted.  See batch_cli.hpp.
+#include "batch_cli.hpp"
+
+int main(int argc, char **argv)
+{
+    using namespace batch_cli;
+    g_prog = "simhash-find-clusters";
+    const Options o = parse_args(argc, argv, "every cluster (connected component) as [a, b, ...]");
+    const std::vector<uint64_t> h = read_hashes(o.input);
+
+    uint32_t *members = nullptr;
+    size_t *bounds = nullptr, nc = 0;
+    check(sh_find_clusters(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, &members,
+                           &bounds, &nc));
+    Writer out(o.output);
+    std::vector<uint64_t> values;
+    for (size_t c = 0; c < nc; c++)
+    {
+        values.clear();
+        for (size_t k = bounds[c]; k < bounds[c + 1]; k++)
+            values.push_back(h[members[k]]);
+        out.array(values.data(), values.size());
+    }
+    sh_batch_free(members);
+    sh_batch_free(bounds);
+    out.commit();
+    return 0;
+}
