@@ -169,7 +169,7 @@ for m in $BLOCKS; do
 done
 
 mkdir -p "$(dirname "$OUT")"
-if [ -s "$OUT" ] && head -1 "$OUT" | grep -q '^n,config'; then tail -n +2 "$csv" >>"$OUT"; else cp "$csv" "$OUT"; fi
+if [ -s "$OUT" ] && head -1 "$OUT" | grep -q '^n,config'; then tail -n +2 "$csv" >>"$OUT"; else cat "$csv" >"$OUT"; fi
 step "results (ratio = baseline / value for times, value / baseline for sizes and rates)"
 {
 	echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), PostgreSQL $("$BIN/postgres" -V | awk '{print $3}')"
