@@ -302,7 +302,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n * ntables);
 	if (bs.spill == NULL)
-		simhash_write_runs(index, bs.items, bs.n, tables, ntables, run_start, &run_npages, false);
+		simhash_write_runs(index, bs.items, bs.n, tables, ntables, run_start, &run_npages, false, 0);
 	else
 	{
 		run_npages = (BlockNumber) ((bs.n + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY);

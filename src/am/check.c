@@ -80,7 +80,8 @@ read_page(Relation index, BlockNumber blkno, PGAlignedBlock *copy, BlockNumber n
 		CORRUPT(index, "block %u has page id %04x, expected %04x", blkno, opaque->page_id, SIMHASH_PAGE_ID);
 	if (ph->pd_lower < MAXALIGN(SizeOfPageHeaderData) || ph->pd_lower > ph->pd_upper ||
 		(!(opaque->flags & SIMHASH_META) &&
-		 (ph->pd_lower - MAXALIGN(SizeOfPageHeaderData)) % SIMHASH_ENTRY_SIZE != 0))
+		 (ph->pd_lower - MAXALIGN(SizeOfPageHeaderData)) %
+		 ((opaque->flags & SIMHASH_DIR) ? sizeof(uint64) : SIMHASH_ENTRY_SIZE) != 0))
 		CORRUPT(index, "block %u has invalid bounds pd_lower %u, pd_upper %u", blkno,
 				ph->pd_lower, ph->pd_upper);
 	return copy->data;
@@ -88,8 +89,8 @@ read_page(Relation index, BlockNumber blkno, PGAlignedBlock *copy, BlockNumber n
 
 /* The entries of a chain; checks flags and length. */
 static void
-check_chain(Relation index, BlockNumber blkno, uint16 flag, const char *what, uint64 expected,
-			Items *out, BlockNumber nblocks)
+check_chain(Relation index, BlockNumber blkno, uint16 flag, uint32 chain, const char *what,
+			uint64 expected, Items *out, BlockNumber nblocks)
 {
 	PGAlignedBlock copy;
 	uint64		n = 0;
@@ -105,6 +106,9 @@ check_chain(Relation index, BlockNumber blkno, uint16 flag, const char *what, ui
 		if (SimhashPageGetOpaque(page)->flags != flag)
 			CORRUPT(index, "block %u of the %s chain has flags %04x, expected %04x", blkno, what,
 					SimhashPageGetOpaque(page)->flags, flag);
+		if (chain != 0 && SimhashPageGetOpaque(page)->gen != chain)
+			CORRUPT(index, "block %u of the %s chain has chain id %u, expected %u", blkno, what,
+					SimhashPageGetOpaque(page)->gen, chain);
 		if (++steps > nblocks)
 			CORRUPT(index, "the %s chain loops (at block %u)", what, blkno);
 		for (i = 0; i < k; i++)
@@ -182,9 +186,11 @@ simhash_index_check(PG_FUNCTION_ARGS)
 		CORRUPT(index, "metapage says %u pages per run for " UINT64_FORMAT " entries",
 				meta.run_npages, meta.run_count);
 
-	check_chain(index, meta.pending_head, SIMHASH_PENDING, "pending", meta.npending, &pending, nblocks);
-	check_chain(index, meta.sealed_head, SIMHASH_PENDING, "sealed pending", meta.nsealed, &pending, nblocks);
-	check_chain(index, meta.nulls_head, SIMHASH_NULLS, "NULLs", meta.nnulls, NULL, nblocks);
+	check_chain(index, meta.pending_head, SIMHASH_PENDING, meta.pending_chain, "pending",
+				meta.npending, &pending, nblocks);
+	check_chain(index, meta.sealed_head, SIMHASH_PENDING, meta.sealed_chain, "sealed pending",
+				meta.nsealed, &pending, nblocks);
+	check_chain(index, meta.nulls_head, SIMHASH_NULLS, 0, "NULLs", meta.nnulls, NULL, nblocks);
 
 	/* what the index must hold: every heap row the build scan reports */
 	table_index_build_scan(heap, index, BuildIndexInfo(index), true, false,
@@ -199,6 +205,9 @@ simhash_index_check(PG_FUNCTION_ARGS)
 		BlockNumber p;
 		uint64		count = 0;
 
+		uint64	   *hik = palloc(sizeof(uint64) * Max(meta.run_npages, 1));
+		BlockNumber d;
+
 		ItemPointerSetInvalid(&prevtid);
 		for (p = 0; p < meta.run_npages; p++)
 		{
@@ -209,9 +218,10 @@ simhash_index_check(PG_FUNCTION_ARGS)
 						e;
 
 			CHECK_FOR_INTERRUPTS();
-			if (opaque->flags != SIMHASH_RUN || opaque->table != t)
-				CORRUPT(index, "block %u should be page %u of table %d's run but has flags %04x, table %u",
-						blkno, p, t, opaque->flags, opaque->table);
+			if (opaque->flags != SIMHASH_RUN || opaque->table != t ||
+				opaque->gen != (uint32) meta.merges)
+				CORRUPT(index, "block %u should be page %u of table %d's run (generation %u) but has flags %04x, table %u, generation %u",
+						blkno, p, t, (uint32) meta.merges, opaque->flags, opaque->table, opaque->gen);
 			if (k == 0 || (p + 1 < meta.run_npages && k != SIMHASH_PAGE_CAPACITY))
 				CORRUPT(index, "block %u (table %d) holds %d entries", blkno, t, k);
 			for (e = 0; e < k; e++)
@@ -232,7 +242,32 @@ simhash_index_check(PG_FUNCTION_ARGS)
 			if (opaque->hikey != prev)
 				CORRUPT(index, "block %u (table %d) has high key %016llx, last key %016llx",
 						blkno, t, (unsigned long long) opaque->hikey, (unsigned long long) prev);
+			hik[p] = prev;
 		}
+		/* the directory after the run: every run page's high key, in order */
+		for (d = 0; d < SimhashDirPages(meta.run_npages); d++)
+		{
+			BlockNumber blkno = meta.run_start[t] + meta.run_npages + d;
+			Page		page = read_page(index, blkno, &copy, nblocks);
+			SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
+			BlockNumber d0 = d * SIMHASH_DIR_CAPACITY;
+			int			nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, meta.run_npages - d0);
+			int			have_nd = (int) ((((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
+										 sizeof(uint64));
+			const uint64 *keys = (const uint64 *) PageGetContents(page);
+			int			e;
+
+			if (opaque->flags != SIMHASH_DIR || opaque->table != t || opaque->gen != (uint32) meta.merges)
+				CORRUPT(index, "block %u should be directory page %u of table %d but has flags %04x, table %u, generation %u",
+						blkno, d, t, opaque->flags, opaque->table, opaque->gen);
+			if (have_nd != nd)
+				CORRUPT(index, "directory block %u (table %d) holds %d keys, expected %d", blkno, t, have_nd, nd);
+			for (e = 0; e < nd; e++)
+				if (keys[e] != hik[d0 + e])
+					CORRUPT(index, "directory block %u (table %d) entry %d does not match the high key of run block %u",
+							blkno, t, e, meta.run_start[t] + d0 + e);
+		}
+		pfree(hik);
 		if (count != meta.run_count)
 			CORRUPT(index, "table %d holds " UINT64_FORMAT " entries, the metapage says " UINT64_FORMAT,
 					t, count, meta.run_count);

@@ -47,6 +47,10 @@ append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npen
 
 		page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 		simhash_init_page(page, nulls ? SIMHASH_NULLS : SIMHASH_PENDING);
+		if (!nulls && !BufferIsValid(tailbuf))
+			meta->pending_chain = ++meta->chain_seq;
+		if (!nulls)
+			SimhashPageGetOpaque(page)->gen = meta->pending_chain;
 		if (BufferIsValid(tailbuf))
 		{
 			Page		tp = GenericXLogRegisterBuffer(state, tailbuf, 0);

@@ -139,7 +139,7 @@ void
 simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 				   const sh_table *tables, int ntables,
 				   BlockNumber *run_start, BlockNumber *run_npages,
-				   bool use_fsm)
+				   bool use_fsm, uint32 gen)
 {
 	int			cap = SIMHASH_PAGE_CAPACITY;
 	BlockNumber npages = (BlockNumber) ((nitems + cap - 1) / cap);
@@ -195,6 +195,7 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 			{
 				simhash_init_page(image.data, SIMHASH_RUN);
 				opaque = SimhashPageGetOpaque(image.data);
+				opaque->gen = gen;
 				for (k = 0; k < n; k++)
 					simhash_entry_set(SimhashPageEntry(image.data, k), keys[first + k].fp,
 									  &keys[first + k].tid);
@@ -209,6 +210,7 @@ simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 
 				simhash_init_page(image.data, SIMHASH_DIR);
 				opaque = SimhashPageGetOpaque(image.data);
+				opaque->gen = gen;
 				memcpy(PageGetContents(image.data), &hikeys[d0], nd * sizeof(uint64));
 				((PageHeader) image.data)->pd_lower += nd * sizeof(uint64);
 				opaque->hikey = hikeys[d0 + nd - 1];
@@ -433,6 +435,7 @@ simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 	if (!BlockNumberIsValid(m->sealed_head) && BlockNumberIsValid(m->pending_head))
 	{
 		m->sealed_head = m->pending_head;
+		m->sealed_chain = m->pending_chain;
 		m->nsealed = m->npending;
 		m->pending_head = m->pending_tail = InvalidBlockNumber;
 		m->npending = 0;
@@ -488,7 +491,8 @@ simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 	}
 
 	/* 3. new runs */
-	simhash_write_runs(index, a.items, a.n, tables, ntables, new_start, &new_npages, true);
+	simhash_write_runs(index, a.items, a.n, tables, ntables, new_start, &new_npages, true,
+					   (uint32) (meta.merges + 1));
 
 	/* 4. switch the metapage to them */
 	metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);

@@ -51,6 +51,7 @@ typedef struct SimhashScanOpaqueData
 	int			band_lo;
 	int64		hist[65];
 	bool		hist_done;
+	bool		stale;			/* met a page recycled since the metapage copy */
 } SimhashScanOpaqueData;
 
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
@@ -157,14 +158,32 @@ simhash_endscan(IndexScanDesc scan)
 
 /* ---- reading pages ------------------------------------------------------ */
 
+/*
+ * Is this still the page the copied metapage points to?  A page keeps its
+ * kind's flag or DELETED, and its generation, until it is recycled.
+ */
+static bool
+page_current(SimhashScanOpaque so, Page page, uint16 kind, uint32 gen, int table)
+{
+	SimhashPageOpaque o = SimhashPageGetOpaque(page);
+
+	if (!PageIsNew(page) && o->page_id == SIMHASH_PAGE_ID &&
+		(o->flags & (kind | SIMHASH_DELETED)) != 0 && o->gen == gen &&
+		(table < 0 || o->table == table))
+		return true;
+	so->stale = true;
+	return false;
+}
+
 static uint64
-page_hikey(Relation index, BlockNumber blkno)
+page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, int t)
 {
 	Buffer		buf = ReadBuffer(index, blkno);
-	uint64		hikey;
+	uint64		hikey = PG_UINT64_MAX;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
+	if (page_current(so, BufferGetPage(buf), SIMHASH_DIR, (uint32) so->meta.merges, t))
+		hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
 	UnlockReleaseBuffer(buf);
 	return hikey;
 }
@@ -174,7 +193,8 @@ page_hikey(Relation index, BlockNumber blkno)
  * (npages when none): a binary search over the directory after the run.
  */
 static BlockNumber
-first_page_from(Relation index, BlockNumber start, BlockNumber npages, uint64 lo)
+first_page_from(SimhashScanOpaque so, Relation index, BlockNumber start, BlockNumber npages,
+				uint64 lo, int t)
 {
 	BlockNumber dstart = start + npages;
 	BlockNumber ndir = SimhashDirPages(npages);
@@ -190,7 +210,7 @@ first_page_from(Relation index, BlockNumber start, BlockNumber npages, uint64 lo
 	{
 		BlockNumber mid = l + (r - l) / 2;
 
-		if (page_hikey(index, dstart + mid) < lo)
+		if (page_hikey(so, index, dstart + mid, t) < lo)
 			l = mid + 1;
 		else
 			r = mid;
@@ -200,6 +220,11 @@ first_page_from(Relation index, BlockNumber start, BlockNumber npages, uint64 lo
 	buf = ReadBuffer(index, dstart + l);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
+	if (!page_current(so, page, SIMHASH_DIR, (uint32) so->meta.merges, t))
+	{
+		UnlockReleaseBuffer(buf);
+		return npages;
+	}
 	keys = (const uint64 *) PageGetContents(page);
 	lo_i = 0;
 	hi_i = (int) ((((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / sizeof(uint64));
@@ -241,7 +266,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	BlockNumber start = so->meta.run_start[c->t];
 	BlockNumber npages = so->meta.run_npages;
-	BlockNumber l = first_page_from(c->scan->indexRelation, start, npages, lo);
+	BlockNumber l = first_page_from(so, c->scan->indexRelation, start, npages, lo, c->t);
 	bool		done = false;
 
 	for (; l < npages && !done; l++)
@@ -253,7 +278,10 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		n = SimhashPageEntries(page);
+		n = page_current(so, page, SIMHASH_RUN, (uint32) so->meta.merges, c->t) ?
+			SimhashPageEntries(page) : 0;
+		if (n == 0)
+			done = true;
 		for (i = 0; i < n; i++)
 		{
 			const char *ent = SimhashPageEntry(page, i);
@@ -324,7 +352,7 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 
 /* Every entry of a chain (pending, sealed or NULLs) starting at blkno. */
 static void
-scan_chain(IndexScanDesc scan, BlockNumber blkno, SimhashVisit visit, void *arg)
+scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 
@@ -338,6 +366,12 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, SimhashVisit visit, void *arg)
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
+		/* NULLs pages (chain 0) are compacted in place, never recycled */
+		if (chain != 0 && !page_current(so, page, SIMHASH_PENDING, chain, -1))
+		{
+			UnlockReleaseBuffer(buf);
+			break;
+		}
 		n = SimhashPageEntries(page);
 		for (i = 0; i < n; i++)
 		{
@@ -370,7 +404,8 @@ scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		n = SimhashPageEntries(page);
+		n = page_current(so, page, SIMHASH_RUN, (uint32) so->meta.merges, 0) ?
+			SimhashPageEntries(page) : 0;
 		for (i = 0; i < n; i++)
 		{
 			const char *ent = SimhashPageEntry(page, i);
@@ -381,8 +416,8 @@ scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 		}
 		UnlockReleaseBuffer(buf);
 	}
-	scan_chain(scan, so->meta.sealed_head, visit, arg);
-	scan_chain(scan, so->meta.pending_head, visit, arg);
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, arg);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, arg);
 }
 
 /* ---- collecting answers ------------------------------------------------- */
@@ -480,20 +515,54 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visi
 		CHECK_FOR_INTERRUPTS();
 		probe_table(scan, t, q, radius, flips, visit, NULL);
 	}
-	scan_chain(scan, so->meta.sealed_head, visit, NULL);
-	scan_chain(scan, so->meta.pending_head, visit, NULL);
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }
 
 static void
+stale_error(IndexScanDesc scan)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("simhash index \"%s\" was rewritten and its pages reused during the scan",
+					RelationGetRelationName(scan->indexRelation)),
+			 errhint("Retry the query; on a hot standby, hot_standby_feedback avoids this.")));
+}
+
+static void collect(IndexScanDesc scan);
+
+/*
+ * Collect the first answers from a fresh copy of the metapage; start over if
+ * a page turned out recycled (possible on a hot standby, see simhash_am.h).
+ */
+static void
 start_scan(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			attempt;
+
+	so->started = true;
+	pgstat_count_index_scan(scan->indexRelation);
+	for (attempt = 0;; attempt++)
+	{
+		so->stale = false;
+		so->nhits = so->next = 0;
+		collect(scan);
+		if (!so->stale)
+			return;
+		if (attempt == 4)
+			stale_error(scan);
+	}
+}
+
+static void
+collect(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
 	simhash_read_meta(scan->indexRelation, &so->meta);
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
-	so->started = true;
-	pgstat_count_index_scan(scan->indexRelation);
 
 	if (so->never)
 		so->knn_state = 3;
@@ -575,10 +644,12 @@ next_batch(IndexScanDesc scan)
 		}
 		else if (so->knn_state == 2)
 		{
-			scan_chain(scan, so->meta.nulls_head, visit_null, NULL);
+			scan_chain(scan, so->meta.nulls_head, 0, visit_null, NULL);
 			so->knn_state = 3;
 		}
 	}
+	if (so->stale)
+		stale_error(scan);
 	MemoryContextSwitchTo(old);
 }
 

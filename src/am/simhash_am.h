@@ -41,7 +41,11 @@
  *   old pages DELETED with safexid = next full xid.  A scan that copied the
  *   old directory keeps reading intact old pages; they are recycled (FSM) by
  *   a later VACUUM once GlobalVisCheckRemovableFullXid(safexid) says no such
- *   scan can remain.  Only merges take pages from the FSM (and only one
+ *   scan can remain.  On a hot standby the primary's horizon does not cover
+ *   standby snapshots, so every page a scan reads is also checked against
+ *   the generation it expects (opaque->gen); a recycled page makes the scan
+ *   start over from the current metapage (or, once rows were returned,
+ *   fail with 40001).  Only merges take pages from the FSM (and only one
  *   merge runs at a time), re-checking that each page really is recyclable;
  *   each merge first moves newly recyclable pages into the FSM.
  * - Every page change is WAL-logged: GenericXLog for incremental changes and
@@ -65,7 +69,7 @@
 #include "tables.h"
 
 #define SIMHASH_MAGIC			0x53484958	/* "SHIX" */
-#define SIMHASH_VERSION			1
+#define SIMHASH_VERSION			2
 #define SIMHASH_METAPAGE_BLKNO	0
 #define SIMHASH_MAX_TABLES		256
 #define SIMHASH_PAGE_ID			0xFF83
@@ -94,6 +98,9 @@ typedef struct SimhashPageOpaqueData
 	uint16		flags;
 	uint16		unused;
 	uint16		page_id;		/* SIMHASH_PAGE_ID, for tools */
+	uint32		gen;			/* RUN/DIR: merge count of the runs it belongs to;
+								 * PENDING: its chain's id.  Kept when DELETED,
+								 * so a scan can tell a recycled page. */
 } SimhashPageOpaqueData;
 
 typedef SimhashPageOpaqueData *SimhashPageOpaque;
@@ -159,7 +166,9 @@ typedef struct SimhashMetaPageData
 	BlockNumber sealed_head;	/* chain being merged (or left by a crash) */
 	BlockNumber nulls_head;
 	BlockNumber nulls_tail;
-	uint32		unused;
+	uint32		pending_chain;	/* id of the pending chain (0: none yet) */
+	uint32		sealed_chain;
+	uint32		chain_seq;		/* last chain id handed out */
 	uint64		nsealed;
 	uint64		nnulls;
 	uint64		merges;			/* how many merges have completed */
@@ -237,7 +246,7 @@ extern void simhash_endscan(IndexScanDesc scan);
 extern void simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 							   const sh_table *tables, int ntables,
 							   BlockNumber *run_start, BlockNumber *run_npages,
-							   bool use_fsm);
+							   bool use_fsm, uint32 gen);
 extern void simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 						  IndexBulkDeleteResult *stats);
 extern void simhash_sort_keys(uint64 *keys, ItemPointerData *tids, int64 n);
