@@ -24,6 +24,7 @@ my $backup = 'base';
 $primary->backup($backup);
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, $backup, has_streaming => 1);
+$standby->append_conf('postgresql.conf', "max_standby_streaming_delay = '5s'\n");
 $standby->start;
 
 # Every query answer, as text, through the index only.
@@ -132,6 +133,44 @@ DELETE FROM t WHERE id = :d;
 			q{SELECT sum(d) AS n FROM (SELECT fp <~> ('x' || md5((:g / 4)::text))::bit(64)::simhash AS d FROM t ORDER BY 1 LIMIT 10) s;}),
 	});
 compare('concurrent clients');
+
+# A scan open on the standby while the primary's inserts merge the pending
+# list three times (merges recycle the pages earlier merges retired): the scan
+# either returns exactly what its snapshot holds or fails (40001, or a
+# recovery conflict), never wrong rows.  Only inserts on the primary, no
+# VACUUM, so the heap gives no recovery conflict of its own.
+$primary->safe_psql('postgres', 'VACUUM t');    # nothing left for the heap to prune later
+$primary->wait_for_catchup($standby);
+my $q = q{('x' || md5('17'))::bit(64)::simhash};
+my $scan = $standby->background_psql('postgres', on_error_stop => 0);
+$scan->query_safe(qq{\\set VERBOSITY verbose
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
+DECLARE c NO SCROLL CURSOR FOR SELECT fp <~> $q AS d FROM t ORDER BY fp <~> $q});
+my $want = $scan->query_safe(qq{SET LOCAL enable_indexscan = off;
+SELECT string_agg(d::text, ',' ORDER BY d) FROM (SELECT fp <~> $q AS d FROM t ORDER BY 1 LIMIT 400) s;
+SET LOCAL enable_indexscan = on});
+my $first = $scan->query_safe('FETCH 5 FROM c');
+for my $round (1 .. 3)
+{
+	$primary->safe_psql('postgres', qq{
+INSERT INTO t SELECT nextval('ids'), v::simhash, v
+  FROM (SELECT ('x' || md5(('r$round' || i)::text))::bit(64)::bigint AS v FROM generate_series(1, 9000) i) s});
+}
+$primary->wait_for_catchup($standby);
+my ($rest, $failed) = ('', 1);
+eval { ($rest, $failed) = $scan->query('FETCH 395 FROM c'); };
+my $err = $scan->{stderr} . ($@ // '');
+eval { $scan->quit; };
+my $got = join(',', split(/\n/, "$first\n$rest"));
+if ($failed)
+{
+	like($err, qr/ 40001: |conflict with recovery/, "standby scan across recycled pages: fails with 40001 ($err)");
+}
+else
+{
+	is($got, $want, 'standby scan across recycled pages: same rows as its snapshot');
+}
 
 $primary->safe_psql('postgres', 'REINDEX INDEX t_fp');
 compare('reindex');
