@@ -69,6 +69,7 @@ SELECT html_text('<p>Café crème &eacute;t&eacute;</p>') AS utf8_text,
        simhash_html('<p>Café crème &eacute;t&eacute;</p>') = :'utf8_value' AS same_in_sql_ascii;
 SELECT html_text(E'<p>a\xffb</p>');
 SELECT simhash_html(E'<p>a\xffb</p>');
+SELECT simhash(E'a\xffb'::text);   -- simhash(text) converts the same way
 \c contrib_regression
 DROP DATABASE simhash_html_ascii;
 DROP TABLE pages;
