@@ -29,27 +29,6 @@
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-typedef struct Items
-{
-	SimhashItem *v;
-	int64		n;
-	int64		cap;
-} Items;
-
-static void
-items_push(Items *a, uint64 fp, ItemPointer tid)
-{
-	if (a->n == a->cap)
-	{
-		a->cap = Max(1024, a->cap * 2);
-		a->v = a->v ? repalloc_huge(a->v, a->cap * sizeof(SimhashItem))
-			: MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
-	}
-	a->v[a->n].fp = fp;
-	a->v[a->n].tid = *tid;
-	a->n++;
-}
-
 #define CORRUPT(index, ...) \
 	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED), \
 					errmsg("simhash index \"%s\": " FIRST_ARG(__VA_ARGS__), \
@@ -90,7 +69,7 @@ read_page(Relation index, BlockNumber blkno, PGAlignedBlock *copy, BlockNumber n
 /* The entries of a chain; checks flags and length. */
 static void
 check_chain(Relation index, BlockNumber blkno, uint16 flag, uint32 chain, const char *what,
-			uint64 expected, Items *out, BlockNumber nblocks)
+			uint64 expected, SimhashItemArray *out, BlockNumber nblocks)
 {
 	PGAlignedBlock copy;
 	uint64		n = 0;
@@ -119,7 +98,7 @@ check_chain(Relation index, BlockNumber blkno, uint16 flag, uint32 chain, const 
 			if (!ItemPointerIsValid(&tid))
 				CORRUPT(index, "block %u entry %d of the %s chain has an invalid heap TID", blkno, i, what);
 			if (out)
-				items_push(out, simhash_entry_key(SimhashPageEntry(page, i)), &tid);
+				simhash_items_push(out, simhash_entry_key(SimhashPageEntry(page, i)), &tid);
 		}
 		n += k;
 		blkno = SimhashPageGetOpaque(page)->next;
@@ -133,10 +112,10 @@ static void
 check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
 {
-	Items	   *heap = (Items *) arg;
+	SimhashItemArray	   *heap = (SimhashItemArray *) arg;
 
 	if (!isnull[0])
-		items_push(heap, simhash_datum_fp(values[0]), tid);
+		simhash_items_push(heap, simhash_datum_fp(values[0]), tid);
 }
 
 PG_FUNCTION_INFO_V1(simhash_index_check);
@@ -152,7 +131,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	sh_table   *tables;
 	int			ntables,
 				t;
-	Items		pending = {0},
+	SimhashItemArray		pending = {0},
 				expect = {0};
 	PGAlignedBlock copy;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash check",
@@ -195,11 +174,11 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	/* what the index must hold: every heap row the build scan reports */
 	table_index_build_scan(heap, index, BuildIndexInfo(index), true, false,
 						   check_callback, &expect, NULL);
-	check_sort_items(expect.v, expect.n);
+	check_sort_items(expect.items, expect.n);
 
 	for (t = 0; t < ntables; t++)
 	{
-		Items		have = {0};
+		SimhashItemArray		have = {0};
 		uint64		prev = 0;
 		ItemPointerData prevtid;
 		BlockNumber p;
@@ -237,7 +216,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 				prev = key;
 				prevtid = tid;
 				count++;
-				items_push(&have, sh_table_unpermute(&tables[t], key), &tid);
+				simhash_items_push(&have, sh_table_unpermute(&tables[t], key), &tid);
 			}
 			if (opaque->hikey != prev)
 				CORRUPT(index, "block %u (table %d) has high key %016llx, last key %016llx",
@@ -272,31 +251,31 @@ simhash_index_check(PG_FUNCTION_ARGS)
 			CORRUPT(index, "table %d holds " UINT64_FORMAT " entries, the metapage says " UINT64_FORMAT,
 					t, count, meta.run_count);
 		for (i = 0; i < pending.n; i++)
-			items_push(&have, pending.v[i].fp, &pending.v[i].tid);
-		check_sort_items(have.v, have.n);
+			simhash_items_push(&have, pending.items[i].fp, &pending.items[i].tid);
+		check_sort_items(have.items, have.n);
 		for (i = 1; i < have.n; i++)
-			if (have.v[i].fp == have.v[i - 1].fp &&
-				ItemPointerEquals(&have.v[i].tid, &have.v[i - 1].tid))
+			if (have.items[i].fp == have.items[i - 1].fp &&
+				ItemPointerEquals(&have.items[i].tid, &have.items[i - 1].tid))
 				CORRUPT(index, "table %d holds heap row (%u,%u) with fingerprint %016llx twice",
-						t, ItemPointerGetBlockNumber(&have.v[i].tid),
-						ItemPointerGetOffsetNumber(&have.v[i].tid), (unsigned long long) have.v[i].fp);
+						t, ItemPointerGetBlockNumber(&have.items[i].tid),
+						ItemPointerGetOffsetNumber(&have.items[i].tid), (unsigned long long) have.items[i].fp);
 		for (i = 0, j = 0; i < expect.n; i++)
 		{
-			if (i > 0 && expect.v[i].fp == expect.v[i - 1].fp &&
-				ItemPointerEquals(&expect.v[i].tid, &expect.v[i - 1].tid))
+			if (i > 0 && expect.items[i].fp == expect.items[i - 1].fp &&
+				ItemPointerEquals(&expect.items[i].tid, &expect.items[i - 1].tid))
 				continue;		/* a HOT chain reports its root more than once */
-			while (j < have.n && (have.v[j].fp < expect.v[i].fp ||
-								  (have.v[j].fp == expect.v[i].fp &&
-								   ItemPointerCompare(&have.v[j].tid, &expect.v[i].tid) < 0)))
+			while (j < have.n && (have.items[j].fp < expect.items[i].fp ||
+								  (have.items[j].fp == expect.items[i].fp &&
+								   ItemPointerCompare(&have.items[j].tid, &expect.items[i].tid) < 0)))
 				j++;
-			if (j >= have.n || have.v[j].fp != expect.v[i].fp ||
-				!ItemPointerEquals(&have.v[j].tid, &expect.v[i].tid))
+			if (j >= have.n || have.items[j].fp != expect.items[i].fp ||
+				!ItemPointerEquals(&have.items[j].tid, &expect.items[i].tid))
 				CORRUPT(index, "heap row (%u,%u) with fingerprint %016llx is missing from table %d",
-						ItemPointerGetBlockNumber(&expect.v[i].tid),
-						ItemPointerGetOffsetNumber(&expect.v[i].tid), (unsigned long long) expect.v[i].fp, t);
+						ItemPointerGetBlockNumber(&expect.items[i].tid),
+						ItemPointerGetOffsetNumber(&expect.items[i].tid), (unsigned long long) expect.items[i].fp, t);
 		}
-		if (have.v)
-			pfree(have.v);
+		if (have.items)
+			pfree(have.items);
 	}
 
 	MemoryContextSwitchTo(old);

@@ -259,27 +259,6 @@ simhash_pending_limit(const SimhashMetaPageData *meta)
 
 /* ---- the merge ---------------------------------------------------------- */
 
-typedef struct ItemArray
-{
-	SimhashItem *items;
-	int64		n;
-	int64		cap;
-} ItemArray;
-
-static void
-push_item(ItemArray *a, uint64 fp, ItemPointer tid)
-{
-	if (a->n == a->cap)
-	{
-		a->cap = Max(1024, a->cap * 2);
-		a->items = a->items ? repalloc_huge(a->items, a->cap * sizeof(SimhashItem))
-			: MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
-	}
-	a->items[a->n].fp = fp;
-	a->items[a->n].tid = *tid;
-	a->n++;
-}
-
 /* Mark a page DELETED, recyclable once no scan can still be reading it. */
 static void
 delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid)
@@ -363,7 +342,7 @@ vacuum_nulls(Relation index, BlockNumber blkno, SimhashDeadCallback dead, void *
 }
 
 static void
-read_chain(Relation index, BlockNumber blkno, ItemArray *a, BlockNumber **pages, int *npages,
+read_chain(Relation index, BlockNumber blkno, SimhashItemArray *a, BlockNumber **pages, int *npages,
 		   int *pagecap, SimhashDeadCallback dead, void *dead_state, int64 *removed)
 {
 	while (BlockNumberIsValid(blkno))
@@ -386,7 +365,7 @@ read_chain(Relation index, BlockNumber blkno, ItemArray *a, BlockNumber **pages,
 			if (dead && dead(&tid, dead_state))
 				(*removed)++;
 			else
-				push_item(a, simhash_entry_key(ent), &tid);
+				simhash_items_push(a, simhash_entry_key(ent), &tid);
 		}
 		if (*npages == *pagecap)
 		{
@@ -414,7 +393,7 @@ simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 	sh_table   *tables;
 	int			ntables,
 				t;
-	ItemArray	a = {0};
+	SimhashItemArray	a = {0};
 	int64		removed = 0;
 	BlockNumber p;
 	BlockNumber *chain_pages;
@@ -474,7 +453,7 @@ simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 			if (dead && dead(&tid, dead_state))
 				removed++;
 			else
-				push_item(&a, sh_table_unpermute(&tables[0], simhash_entry_key(ent)), &tid);
+				simhash_items_push(&a, sh_table_unpermute(&tables[0], simhash_entry_key(ent)), &tid);
 		}
 		UnlockReleaseBuffer(buf);
 	}

@@ -197,6 +197,16 @@ typedef struct SimhashItem
 	ItemPointerData tid;
 } SimhashItem;
 
+/* A growable array of items in CurrentMemoryContext (huge allocations allowed). */
+typedef struct SimhashItemArray
+{
+	SimhashItem *items;
+	int64		n;
+	int64		cap;
+} SimhashItemArray;
+
+extern void simhash_items_push(SimhashItemArray *a, uint64 fp, ItemPointer tid);
+
 /* Callback of a merge: true when the heap TID is dead (VACUUM). */
 typedef bool (*SimhashDeadCallback) (ItemPointer tid, void *state);
 

@@ -292,3 +292,17 @@ simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes
 		return -1;
 	return flips;
 }
+
+void
+simhash_items_push(SimhashItemArray *a, uint64 fp, ItemPointer tid)
+{
+	if (a->n == a->cap)
+	{
+		a->cap = Max(1024, a->cap * 2);
+		a->items = a->items ? repalloc_huge(a->items, a->cap * sizeof(SimhashItem))
+			: MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
+	}
+	a->items[a->n].fp = fp;
+	a->items[a->n].tid = *tid;
+	a->n++;
+}
