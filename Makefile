@@ -91,4 +91,11 @@ test:
 demo:
 	bash tools/demo.sh
 
-.PHONY: unit unit-asan test demo install-tools format format-check lint
+# Benchmarks and the fingerprint quality report (bench/REPORT.md); not part of test.
+bench:
+	bash bench/run.sh
+
+quality:
+	bash bench/quality.sh
+
+.PHONY: unit unit-asan test demo bench quality install-tools format format-check lint

@@ -22,6 +22,7 @@ have_am() { [ "$(val "SELECT count(*) FROM pg_am WHERE amname = 'simhash' AND am
 # the minimum is the least disturbed run).
 bench_setup_sql() {
 	sql <<'SQL'
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 CREATE OR REPLACE FUNCTION bench_seconds(q text, reps int DEFAULT 3) RETURNS float8
 LANGUAGE plpgsql AS $$

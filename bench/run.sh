@@ -17,6 +17,7 @@ PARTS=${PARTS:-"fingerprint concurrency insert index batch memory"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
+bash tools/install-deps.sh
 source tools/tmp-cluster.sh
 echo "== building and installing into a private prefix"
 tmpc_install bench
