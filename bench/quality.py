@@ -480,7 +480,7 @@ def write_md(info, pr_rows, edit_rows):
 
     out.append("### Synthetic edits: distance between a page and its edited copy\n")
     default = "text_w3 (default)"
-    shown = [m for m in names if m in (default, "text_w1", "tsvector", "simhash_html", "simhash_seomoz")]
+    shown = [m for m in names if m in (default, "text_w1", "text_w2", "tsvector", "simhash_html", "simhash_seomoz")]
     keyed = {(r["method"], r["edit"], r["percent"]): r for r in edit_rows}
     rows = []
     for r0 in [r for r in edit_rows if r["method"] == default]:
@@ -523,9 +523,12 @@ def verdict(pr_rows, names, edit_rows):
                   key=lambda r: (float(r["f1"]), -r["k"]))
         out.append(f"- Best (method, k) overall against J ≥ {th}: `{top['method']}` with k = {top['k']} "
                    f"(precision {float(top['precision']):.3f}, recall {float(top['recall']):.3f}, F1 {top['f1']}).")
-    k3 = best_k(pr_rows, default, "all", 0.8)["k"] == 3
-    out.append(f"- So k = 3 {'is' if k3 else 'is not'} the F1-best radius for the default fingerprint on this "
-               f"corpus; at k = 3 it trades recall for precision.")
+    bk = best_k(pr_rows, default, "all", 0.8)["k"]
+    tail = ("." if bk == 3 else
+            "; k = 3 favours precision over recall." if bk > 3 else
+            "; k = 3 favours recall over precision.")
+    out.append(f"- So k = 3 {'is' if bk == 3 else 'is not'} the F1-best radius (J ≥ 0.8) for the default "
+               f"fingerprint on this corpus{tail}")
     nat = get(pr_rows, default, "natural", 0.8, 3)
     out.append(f"- Natural pairs only, default, k = 3: {nat['tp']} true and {nat['fp']} false positives, "
                f"{nat['fn']} missed near-duplicates among {nat['pairs']:,} pairs.")
