@@ -8,7 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 bench_setup_sql
 CORPUS=${CORPUS:-/usr/share/doc/postgresql-doc-15/html}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 out=$BENCH_RESULTS/fingerprint.csv
 
 sql -v corpus="$CORPUS" -v scale="$SCALE" <<'SQL'
@@ -36,6 +36,9 @@ BEGIN
 END $$;
 -- to_tsvector refuses results over 1 MB: keep documents every function takes.
 DELETE FROM corpus WHERE octet_length(body) > 500000;
+-- the tsvectors once more, stored, to time simhash(tsvector) alone
+ALTER TABLE corpus ADD tsv tsvector;
+UPDATE corpus SET tsv = to_tsvector('english', body);
 VACUUM ANALYZE corpus;
 SQL
 bytes=$(val "SELECT sum(octet_length(body)) FROM corpus")
@@ -47,14 +50,26 @@ fns=("md5|md5(body)"
      "simhash_text|simhash(body)"
      "simhash_text_chars|simhash(body, tokens => 'chars')"
      "to_tsvector|to_tsvector('english', body)"
-     "simhash_tsvector|simhash(to_tsvector('english', body))")
+     "simhash_tsvector|simhash(to_tsvector('english', body))"
+     "simhash_of_stored_tsvector|simhash(tsv)")
 have_proc simhash_html && fns+=("simhash_html|simhash_html(body)")
 have_proc simhash_seomoz && fns+=("simhash_seomoz|simhash_seomoz(body)")
 
+# Rounds interleave the functions, so a burst of load from other processes
+# hits all of them alike; each function keeps its best round.
+declare -A best
+for ((r = 1; r <= REPS; r++)); do
+	for f in "${fns[@]}"; do
+		name=${f%%|*} expr=${f#*|}
+		s=$(val "SET max_parallel_workers_per_gather = 0; SELECT bench_seconds(\$q\$SELECT count($expr) FROM corpus\$q\$, 1)" | tail -1)
+		if [ -z "${best[$name]:-}" ] || awk -v a="$s" -v b="${best[$name]}" 'BEGIN { exit !(a < b) }'; then
+			best[$name]=$s
+		fi
+	done
+done
 echo "function,expression,documents,bytes,seconds,mb_per_s" > "$out.tmp"
 for f in "${fns[@]}"; do
-	name=${f%%|*} expr=${f#*|}
-	s=$(val "SET max_parallel_workers_per_gather = 0; SELECT bench_seconds(\$q\$SELECT count($expr) FROM corpus\$q\$, $REPS)" | tail -1)
+	name=${f%%|*} expr=${f#*|} s=${best[${f%%|*}]}
 	mbs=$(awk -v b="$bytes" -v s="$s" 'BEGIN { printf "%.1f", b / s / 1e6 }')
 	printf '%-20s %8.3f s %9s MB/s\n' "$name" "$s" "$mbs"
 	printf '%s,"%s",%s,%s,%s,%s\n' "$name" "$expr" "$docs" "$bytes" "$s" "$mbs" >> "$out.tmp"

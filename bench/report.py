@@ -96,8 +96,10 @@ def section_fingerprint(out):
     r0 = rows[0]
     out.append(f"Corpus: {r0['documents']} documents, {int(r0['bytes']) / 1e6:.1f} MB (PostgreSQL HTML "
                "documentation as raw HTML, Debian `copyright` files), stored uncompressed; one backend, "
-               "no parallel workers; best of 3 passes of `SELECT count(f(body)) FROM corpus`. "
-               "Ratio = MB/s of the function / MB/s of `md5(body)` in the same run.\n")
+               "no parallel workers; best of 5 interleaved rounds of `SELECT count(f(body)) FROM corpus`. "
+               "Ratio = MB/s of the function / MB/s of `md5(body)` in the same run. MB are always megabytes "
+               "of the source documents (for `simhash(tsv)` the tsvectors were computed beforehand and stored, "
+               "so that row is the cost of the fingerprint alone).\n")
     for r in rows:
         r["ratio"] = ratio(r["mb_per_s"], base["mb_per_s"]) if base else "n/a"
         r["mbs"] = fnum(r["mb_per_s"])
