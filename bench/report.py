@@ -180,7 +180,12 @@ def section_external(out, part, title):
     out.append(f"## {title}\n")
     frag = fragment(f"{part}.md")
     csvs = sorted(glob.glob(os.path.join(RES, f"{part}_*.csv")))
+    logf = os.path.join(RES, f"{part}.log")
     if not frag and not csvs:
+        if os.path.exists(logf) and os.path.getsize(logf) and not open(logf).read().startswith("SKIP"):
+            out.append(f"Output of `bench/{part}_bench.sh` in this run (`results/{part}.log`):\n")
+            out.append("```\n" + open(logf).read().strip() + "\n```\n")
+            return
         out.append(f"Not measured in this run (`bench/{part}_bench.sh` absent or skipped).\n")
         return
     if frag:

@@ -44,6 +44,7 @@ for part in $PARTS; do
 		*) script=bench/$part.sh ;;
 	esac
 	log=$BENCH_RESULTS/$part.log
+	rm -f "$BENCH_RESULTS/$part".* "$BENCH_RESULTS/${part}"_*.csv  # no stale figures in the report
 	echo "== $part"
 	if [ ! -f "$script" ]; then
 		echo "   skipped: $script is not in this tree"
