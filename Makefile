@@ -88,9 +88,6 @@ lint:
 test:
 	bash test/run-all.sh
 
-demo:
-	bash tools/demo.sh
-
 # Benchmarks and the fingerprint quality report (bench/REPORT.md); not part of test.
 bench:
 	bash bench/run.sh
@@ -98,4 +95,9 @@ bench:
 quality:
 	bash bench/quality.sh
 
-.PHONY: unit unit-asan test demo bench quality install-tools format format-check lint
+.PHONY: bench quality
+
+demo:
+	bash tools/demo.sh
+
+.PHONY: unit unit-asan test demo install-tools format format-check lint
