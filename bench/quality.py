@@ -57,7 +57,7 @@ def log(msg):
 class Visible(html.parser.HTMLParser):
     """Visible text of a page: no head, script or style; block elements end a paragraph."""
     BLOCK = {"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "tr", "pre", "br", "table",
-             "dl", "dt", "dd", "ul", "ol", "blockquote", "hr", "section", "article"}
+             "dl", "dt", "dd", "ul", "ol", "blockquote", "hr", "section", "article", "td", "th", "caption"}
     HIDDEN = {"head", "script", "style", "title"}
 
     def __init__(self):
