@@ -8,7 +8,7 @@ bench_setup_sql
 have_am || skip "no index access method simhash in this build"
 have_proc simhash_within || skip "no simhash_within() in this build"
 N=$((${CONC_ROWS:-100000} * SCALE))
-T=${BENCH_SECONDS:-8}
+T=${BENCH_SECONDS:-6}
 CLIENTS=${CLIENTS:-"1 2 4"}
 out=$BENCH_RESULTS/concurrency.csv
 W=$(mktemp -d /tmp/simhash-pgbench.XXXXXX)
@@ -48,23 +48,48 @@ SQL
 plan=$(val "EXPLAIN SELECT count(*) FROM conc_index WHERE simhash_within(fp, bench_fp(5), 3)")
 echo "$plan" | grep -q conc_index_fp && echo "plan uses conc_index_fp" || echo "WARNING: plan does not use the index: $plan"
 
+# run TABLE WORKLOAD CLIENTS -> "tps,xacts,lat,p50,p99"
+run() {
+	local tbl=$1 wl=$2 c=$3 scripts res tps lat xacts p50 p99
+	scripts=(-f "$W/read.sql")
+	[ "$wl" = mixed ] && scripts=(-f "$W/read.sql@4" -f "$W/insert.sql@1")
+	rm -f "$W"/log*
+	res=$(cd "$W" && "$PGBENCH" -n -c "$c" -j "$c" -T "$T" -D tbl="$tbl" -D n="$N" \
+		-l --log-prefix="$W/log" "${scripts[@]}" 2>&1) || { echo "$res" >&2; return 1; }
+	tps=$(echo "$res" | sed -n 's/^tps = \([0-9.]*\) .*/\1/p' | head -1)
+	lat=$(echo "$res" | sed -n 's/^latency average = \([0-9.]*\) ms/\1/p')
+	xacts=$(echo "$res" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
+	# per-transaction log: field 3 is the latency in microseconds
+	read -r p50 p99 < <(cat "$W"/log* | awk '{print $3}' | sort -n |
+		awk '{a[NR]=$1} END {i50=int(NR*0.50); i99=int(NR*0.99); if(i50<1)i50=1; if(i99<1)i99=1;
+		     printf "%.3f %.3f\n", a[i50]/1000, a[i99]/1000}')
+	echo "$tps,$xacts,$lat,$p50,$p99"
+}
+
+# ROUNDS rounds go through every point in turn (load from other processes
+# hits all points alike); each point keeps its best round.
+ROUNDS=${ROUNDS:-2}
+declare -A best
+for ((r = 1; r <= ROUNDS; r++)); do
+	for tbl in conc_index conc_noindex; do
+		for wl in read mixed; do
+			for c in $CLIENTS; do
+				res=$(run "$tbl" "$wl" "$c")
+				IFS=, read -r tps _ _ p50 p99 <<< "$res"
+				printf 'round %d %-13s %-6s c=%s  tps %10s  p50 %8s ms  p99 %8s ms\n' "$r" "$tbl" "$wl" "$c" "$tps" "$p50" "$p99"
+				key="$tbl,$wl,$c"
+				if [ -z "${best[$key]:-}" ] || awk -v a="$tps" -v b="${best[$key]%%,*}" 'BEGIN { exit !(a > b) }'; then
+					best[$key]=$res
+				fi
+			done
+		done
+	done
+done
 echo "table,workload,clients,seconds,transactions,tps,lat_avg_ms,lat_p50_ms,lat_p99_ms" > "$out.tmp"
 for tbl in conc_index conc_noindex; do
 	for wl in read mixed; do
 		for c in $CLIENTS; do
-			scripts=(-f "$W/read.sql")
-			[ "$wl" = mixed ] && scripts=(-f "$W/read.sql@4" -f "$W/insert.sql@1")
-			rm -f "$W"/log*
-			res=$(cd "$W" && "$PGBENCH" -n -c "$c" -j "$c" -T "$T" -D tbl="$tbl" -D n="$N" \
-				-l --log-prefix="$W/log" "${scripts[@]}" 2>&1) || { echo "$res"; exit 1; }
-			tps=$(echo "$res" | sed -n 's/^tps = \([0-9.]*\) .*/\1/p' | head -1)
-			lat=$(echo "$res" | sed -n 's/^latency average = \([0-9.]*\) ms/\1/p')
-			xacts=$(echo "$res" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
-			# per-transaction log: field 3 is the latency in microseconds
-			read -r p50 p99 < <(cat "$W"/log* | awk '{print $3}' | sort -n |
-				awk '{a[NR]=$1} END {i50=int(NR*0.50); i99=int(NR*0.99); if(i50<1)i50=1; if(i99<1)i99=1;
-				     printf "%.3f %.3f\n", a[i50]/1000, a[i99]/1000}')
-			printf '%-13s %-6s c=%s  tps %10s  p50 %8s ms  p99 %8s ms\n' "$tbl" "$wl" "$c" "$tps" "$p50" "$p99"
+			IFS=, read -r tps xacts lat p50 p99 <<< "${best[$tbl,$wl,$c]}"
 			echo "$tbl,$wl,$c,$T,$xacts,$tps,$lat,$p50,$p99" >> "$out.tmp"
 		done
 	done

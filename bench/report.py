@@ -131,7 +131,8 @@ def section_concurrency(out):
     out.append("Each transaction reads the fingerprint of a random row by primary key, then counts the rows "
                "within radius 3 with `simhash_within(fp, q, 3)`; `mixed` adds one single-row INSERT per "
                "four reads. `conc_index` has the simhash index, `conc_noindex` is the same table without it "
-               "(sequential scan). Ratios: tps / tps with 1 client (same table and workload), and tps with "
+               "(sequential scan). Every point is the best of its rounds (the rounds go through all points in turn). "
+               "Ratios: tps / tps with 1 client (same table and workload), and tps with "
                "the index / tps without (same workload and clients). The machine has 2 cores shared with "
                "the server and pgbench, so 4 clients cannot scale 4×.\n")
     idx = {(r["table"], r["workload"], r["clients"]): r for r in rows}
@@ -159,15 +160,28 @@ def section_concurrency(out):
 
 
 def section_insert(out):
+    build = read("insert_build.csv")
     rows = read("insert.csv")
-    out.append("## Single-row insert rate\n")
+    out.append("## Index build and single-row insert rate\n")
+    if build:
+        bt = next((r for r in build if r["index"] == "btree"), None)
+        out.append(f"`CREATE INDEX` on {build[0]['rows']} random fingerprints (`maintenance_work_mem` 1GB), "
+                   "time and size against a btree on the same column, same run:\n")
+        for r in build:
+            r["t_vs"] = ratio(r["seconds"], bt["seconds"]) if bt else "n/a"
+            r["s_vs"] = ratio(r["bytes"], bt["bytes"]) if bt else "n/a"
+            r["secs"] = fnum(r["seconds"], 3)
+        out.append(table(build, ["index", "secs", "t_vs", "bytes_per_row", "s_vs"],
+                         ["index", "build s", "time vs btree", "bytes/row", "size vs btree"]))
+        out.append("")
     if not rows:
         out.append("Not measured in this run (needs the `simhash` index access method).\n")
         return
     base = next((r for r in rows if r["index"] == "none"), None)
     out.append(f"One pgbench client inserting random fingerprints one row per transaction into a table "
                f"that already holds {rows[0]['rows_before']} rows, `synchronous_commit = off` (so the WAL "
-               f"flush does not hide the index cost), {rows[0]['seconds']} s per variant.\n")
+               f"flush does not hide the index cost), {rows[0]['seconds']} s per variant and round, the three "
+               f"variants alternating; best round kept.\n")
     for r in rows:
         r["vs"] = ratio(r["rows_per_s"], base["rows_per_s"]) if base else "n/a"
         r["rps"] = fnum(r["rows_per_s"], 0)

@@ -5,7 +5,8 @@
 #
 #   PARTS="fingerprint concurrency insert index batch memory"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
-#   BENCH_SECONDS  pgbench duration per point (default 8)
+#   BENCH_SECONDS  pgbench duration per point and round (default 6)
+#   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
 #
 # A part whose feature is not in the build (the index, the batch CLI,
 # simhash_html, ...) is reported as skipped; index and batch are the scripts
