@@ -235,6 +235,7 @@ def jaccard(a, b):
 
 # ---- fingerprints through the extension -------------------------------------------
 def methods_available():
+    psql("CREATE EXTENSION IF NOT EXISTS simhash")
     out = psql("SELECT proname FROM pg_proc WHERE proname IN ('simhash_html', 'simhash_seomoz')")
     have = set(out.split())
     m = [("text_w1", "simhash(text, shingle => 1)"),
