@@ -88,6 +88,15 @@ lint:
 test:
 	bash test/run-all.sh
 
+# Benchmarks and the fingerprint quality report (bench/REPORT.md); not part of test.
+bench:
+	bash bench/run.sh
+
+quality:
+	bash bench/quality.sh
+
+.PHONY: bench quality
+
 demo:
 	bash tools/demo.sh
 

@@ -1,0 +1,251 @@
+"""report.py — bench/REPORT.md (and bench/plots/*.png) from bench/results/*.csv.
+
+Run by bench/run.sh and bench/quality.sh; safe to run alone.  Every section
+comes from a CSV file that a part wrote in the same run; a missing file means
+the part was skipped, and the report says so.  Fragments written by other
+scripts (results/index.md, results/batch.md, results/quality.md) are included
+verbatim."""
+import csv
+import glob
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RES = os.environ.get("BENCH_RESULTS", os.path.join(HERE, "results"))
+PLOTS = os.path.join(HERE, "plots")
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:  # the report still works, without pictures
+    plt = None
+
+
+def read(name):
+    path = os.path.join(RES, name)
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def table(rows, cols, heads=None):
+    heads = heads or cols
+    out = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        out.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
+    return "\n".join(out)
+
+
+def fnum(x, digits=1):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if v != 0 and abs(v) < 10 ** -digits:
+        return f"{v:.2g}"
+    return f"{v:,.{digits}f}"
+
+
+def ratio(a, b, digits=2):
+    try:
+        return f"{float(a) / float(b):.{digits}f}×"
+    except (TypeError, ValueError, ZeroDivisionError):
+        return "n/a"
+
+
+def savefig(fig, name):
+    os.makedirs(PLOTS, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(os.path.join(PLOTS, name), dpi=90)
+    plt.close(fig)
+    return f"![{name}](plots/{name})"
+
+
+def fragment(name):
+    path = os.path.join(RES, name)
+    if os.path.exists(path):
+        with open(path) as f:
+            return f.read().strip()
+    return None
+
+
+def section_machine(out):
+    m = read("machine.csv")
+    out.append("## Machine and run\n")
+    if not m:
+        out.append("No `results/machine.csv`: run `make bench`.\n")
+        return
+    out.append(table(m, ["key", "value"]))
+    out.append("")
+    parts = read("parts.csv")
+    if parts:
+        out.append("Parts of the last `make bench` run (skipped = not in the build that ran):\n")
+        out.append(table(parts, ["part", "status", "seconds", "note"]))
+        out.append("")
+
+
+def section_fingerprint(out):
+    rows = read("fingerprint.csv")
+    out.append("## Fingerprinting throughput\n")
+    if not rows:
+        out.append("Not measured in this run.\n")
+        return
+    base = next((r for r in rows if r["function"] == "md5"), None)
+    r0 = rows[0]
+    out.append(f"Corpus: {r0['documents']} documents, {int(r0['bytes']) / 1e6:.1f} MB (PostgreSQL HTML "
+               "documentation as raw HTML, Debian `copyright` files), stored uncompressed; one backend, "
+               "no parallel workers; best of 5 interleaved rounds of `SELECT count(f(body)) FROM corpus`. "
+               "Ratio = MB/s of the function / MB/s of `md5(body)` in the same run. MB are always megabytes "
+               "of the source documents (for `simhash(tsv)` the tsvectors were computed beforehand and stored, "
+               "so that row is the cost of the fingerprint alone).\n")
+    for r in rows:
+        r["ratio"] = ratio(r["mb_per_s"], base["mb_per_s"]) if base else "n/a"
+        r["mbs"] = fnum(r["mb_per_s"])
+        r["secs"] = fnum(r["seconds"], 3)
+        r["expr"] = f"`{r['expression']}`"
+    out.append(table(rows, ["function", "expr", "secs", "mbs", "ratio"],
+                     ["name", "expression", "seconds", "MB/s", "vs md5"]))
+    present = {r["function"] for r in rows}
+    missing = [f for f in ("simhash_html", "simhash_seomoz") if f not in present]
+    if missing:
+        out.append(f"\nNot in the build that ran (skipped): {', '.join(missing)}.")
+    out.append("")
+    if plt:
+        fig, ax = plt.subplots(figsize=(7, 3))
+        names = [r["function"] for r in rows]
+        ax.barh(names, [float(r["mb_per_s"]) for r in rows], color="#4477aa")
+        ax.invert_yaxis()
+        ax.set_xlabel("MB/s (one core)")
+        ax.set_title("Fingerprint throughput vs md5")
+        out.append(savefig(fig, "fingerprint.png") + "\n")
+
+
+def section_concurrency(out):
+    rows = read("concurrency.csv")
+    out.append("## Throughput under concurrency (pgbench)\n")
+    if not rows:
+        out.append("Not measured in this run (needs the `simhash` index access method).\n")
+        return
+    out.append("Each transaction reads the fingerprint of a random row by primary key, then counts the rows "
+               "within radius 3 with `simhash_within(fp, q, 3)`; `mixed` adds one single-row INSERT per "
+               "four reads. `conc_index` has the simhash index, `conc_noindex` is the same table without it "
+               "(sequential scan). Every point is the best of its rounds (the rounds go through all points in turn). "
+               "Ratios: tps / tps with 1 client (same table and workload), and tps with "
+               "the index / tps without (same workload and clients). The machine has 2 cores shared with "
+               "the server and pgbench, so 4 clients cannot scale 4×.\n")
+    idx = {(r["table"], r["workload"], r["clients"]): r for r in rows}
+    for r in rows:
+        one = idx.get((r["table"], r["workload"], "1"))
+        r["vs1"] = ratio(r["tps"], one["tps"]) if one else "n/a"
+        other = idx.get(("conc_noindex", r["workload"], r["clients"]))
+        r["vsno"] = ratio(r["tps"], other["tps"]) if other and r["table"] == "conc_index" else ""
+        r["tpsf"] = fnum(r["tps"])
+    out.append(table(rows, ["table", "workload", "clients", "tpsf", "vs1", "vsno", "lat_p50_ms", "lat_p99_ms"],
+                     ["table", "workload", "clients", "tps", "vs 1 client", "vs no index", "p50 ms", "p99 ms"]))
+    out.append("")
+    if plt:
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        for (t, w) in sorted({(r["table"], r["workload"]) for r in rows}):
+            pts = [(int(r["clients"]), float(r["tps"])) for r in rows if r["table"] == t and r["workload"] == w]
+            pts.sort()
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{t} {w}")
+        ax.set_xlabel("clients")
+        ax.set_ylabel("tps")
+        ax.set_yscale("log")
+        ax.legend(fontsize=8)
+        ax.set_title("pgbench tps, radius-3 queries")
+        out.append(savefig(fig, "concurrency.png") + "\n")
+
+
+def section_insert(out):
+    build = read("insert_build.csv")
+    rows = read("insert.csv")
+    out.append("## Index build and single-row insert rate\n")
+    if build:
+        bt = next((r for r in build if r["index"] == "btree"), None)
+        out.append(f"`CREATE INDEX` on {build[0]['rows']} random fingerprints (`maintenance_work_mem` 1GB), "
+                   "time and size against a btree on the same column, same run:\n")
+        for r in build:
+            r["t_vs"] = ratio(r["seconds"], bt["seconds"]) if bt else "n/a"
+            r["s_vs"] = ratio(r["bytes"], bt["bytes"]) if bt else "n/a"
+            r["secs"] = fnum(r["seconds"], 3)
+        out.append(table(build, ["index", "secs", "t_vs", "bytes_per_row", "s_vs"],
+                         ["index", "build s", "time vs btree", "bytes/row", "size vs btree"]))
+        out.append("")
+    if not rows:
+        out.append("Not measured in this run (needs the `simhash` index access method).\n")
+        return
+    base = next((r for r in rows if r["index"] == "none"), None)
+    out.append(f"One pgbench client inserting random fingerprints one row per transaction into a table "
+               f"that already holds {rows[0]['rows_before']} rows, `synchronous_commit = off` (so the WAL "
+               f"flush does not hide the index cost), {rows[0]['seconds']} s per variant and round, the three "
+               f"variants alternating; best round kept.\n")
+    for r in rows:
+        r["vs"] = ratio(r["rows_per_s"], base["rows_per_s"]) if base else "n/a"
+        r["rps"] = fnum(r["rows_per_s"], 0)
+    out.append(table(rows, ["index", "rps", "vs", "lat_avg_ms"],
+                     ["index on fp", "rows/s", "vs no index", "avg latency ms"]))
+    out.append("")
+
+
+def section_external(out, part, title):
+    out.append(f"## {title}\n")
+    frag = fragment(f"{part}.md")
+    csvs = sorted(glob.glob(os.path.join(RES, f"{part}_*.csv")))
+    logf = os.path.join(RES, f"{part}.log")
+    if not frag and not csvs:
+        if os.path.exists(logf) and os.path.getsize(logf) and not open(logf).read().startswith("SKIP"):
+            out.append(f"Output of `bench/{part}_bench.sh` in this run (`results/{part}.log`):\n")
+            out.append("```\n" + open(logf).read().strip() + "\n```\n")
+            return
+        out.append(f"Not measured in this run (`bench/{part}_bench.sh` absent or skipped).\n")
+        return
+    if frag:
+        out.append(frag + "\n")
+    elif csvs:
+        for path in csvs:
+            rows = read(os.path.basename(path))
+            if rows:
+                out.append(f"`results/{os.path.basename(path)}`:\n")
+                out.append(table(rows, list(rows[0].keys())))
+                out.append("")
+
+
+def section_memory(out):
+    rows = read("memory.csv")
+    out.append("## Memory of the command-line tools\n")
+    if not rows:
+        out.append("Not measured in this run (needs `simhash-find-all` / `simhash-find-clusters`).\n")
+        return
+    out.append("Peak resident set size (GNU `time`'s maximum RSS) and wall time on files of unsigned decimal "
+               "fingerprints (90% random, 10% near copies), `--blocks 6 --distance 3`.\n")
+    out.append(table(rows, ["tool", "hashes", "seconds", "peak_rss_mb", "bytes_per_hash", "output_lines"],
+                     ["tool", "hashes", "seconds", "peak RSS MB", "bytes/hash", "output lines"]))
+    out.append("")
+
+
+def main():
+    out = ["# simhash — benchmark and quality report", "",
+           "Generated by `bench/report.py` from `bench/results/*.csv`; rerun with `make bench` "
+           "(performance, `SCALE=` grows the data) and `make quality` (fingerprint quality). "
+           "Every figure is a ratio against a baseline measured in the same run on the same machine. "
+           "The machine is shared (2 cores, other jobs running), so absolute numbers are noisy; "
+           "ratios are the point.", ""]
+    section_machine(out)
+    section_fingerprint(out)
+    section_external(out, "index", "Index: radius queries, build and size")
+    section_concurrency(out)
+    section_insert(out)
+    section_external(out, "batch", "Batch: find_all / find_clusters")
+    section_memory(out)
+    q = fragment("quality.md")
+    out.append("## Quality: does distance ≤ k mean near-duplicate?\n")
+    out.append(q + "\n" if q else "Not measured yet: run `make quality`.\n")
+    with open(os.path.join(HERE, "REPORT.md"), "w") as f:
+        f.write("\n".join(out).rstrip() + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# run.sh — `make bench`: builds this tree, installs it into a throwaway
+# PostgreSQL cluster under /tmp, runs the benchmark parts, writes
+# bench/results/*.csv and regenerates bench/REPORT.md with plots.
+#
+#   PARTS="fingerprint concurrency insert index batch memory"   (default: all)
+#   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
+#   BENCH_SECONDS  pgbench duration per point and round (default 6)
+#   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
+#
+# A part whose feature is not in the build (the index, the batch CLI,
+# simhash_html, ...) is reported as skipped; index and batch are the scripts
+# bench/index_bench.sh and bench/batch_bench.sh, run when they exist.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SCALE=${SCALE:-1}
+PARTS=${PARTS:-"fingerprint concurrency insert index batch memory"}
+export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
+mkdir -p "$BENCH_RESULTS" bench/plots
+
+bash tools/install-deps.sh
+source tools/tmp-cluster.sh
+echo "== building and installing into a private prefix"
+tmpc_install bench
+tmpc_start -c shared_buffers=1GB -c maintenance_work_mem=1GB -c work_mem=64MB \
+	-c max_parallel_workers_per_gather=0 -c checkpoint_timeout=30min
+export SIMHASH_BENCH_CLUSTER=1 TMPC_BIN
+echo "   cluster at $PGHOST"
+
+bash bench/machine.sh > "$BENCH_RESULTS/machine.csv"
+tmpc_psql -c 'CREATE EXTENSION simhash'
+feat=$(tmpc_psql -At -c "SELECT concat_ws(' ',
+	CASE WHEN EXISTS (SELECT FROM pg_am WHERE amname = 'simhash') THEN 'index-am' END,
+	(SELECT string_agg(DISTINCT proname, ' ' ORDER BY proname) FROM pg_proc
+	  WHERE proname IN ('simhash_html', 'simhash_seomoz', 'simhash_within', 'simhash_find_all', 'simhash_cluster')))")
+feat="$feat $(cd "$TMPC_BIN" && ls simhash-* 2>/dev/null | tr '\n' ' ')"
+echo "features,\"$feat\"" >> "$BENCH_RESULTS/machine.csv"
+cat "$BENCH_RESULTS/machine.csv"
+
+status=$BENCH_RESULTS/parts.csv
+echo "part,status,seconds,note" > "$status"
+for part in $PARTS; do
+	case $part in
+		index|batch) script=bench/${part}_bench.sh ;;
+		*) script=bench/$part.sh ;;
+	esac
+	log=$BENCH_RESULTS/$part.log
+	rm -f "$BENCH_RESULTS/$part".* "$BENCH_RESULTS/${part}"_*.csv  # no stale figures in the report
+	echo "== $part"
+	if [ ! -f "$script" ]; then
+		echo "   skipped: $script is not in this tree"
+		echo "$part,skipped,0,$script not in this tree" >> "$status"
+		continue
+	fi
+	t0=$(date +%s)
+	if bash "$script" 2>&1 | tee "$log"; then
+		st=ran; note=$(sed -n 's/^SKIP: //p' "$log" | head -1 | tr ',' ';')
+		[ -n "$note" ] && st=skipped
+	else
+		st=failed; note="see results/$part.log"
+	fi
+	echo "$part,$st,$(( $(date +%s) - t0 )),$note" >> "$status"
+done
+
+tmpc_stop
+echo "== report"
+/usr/bin/python3 bench/report.py
+echo "bench/REPORT.md written; parts:"
+column -s, -t < "$status"

@@ -1,0 +1,84 @@
+# tmp-cluster.sh — sourced (not run) by scripts that need a throwaway
+# PostgreSQL cluster with the extension installed from this tree: the demo,
+# the benchmarks (bench/run.sh, bench/quality.sh) and anything else.
+#
+#   source tools/tmp-cluster.sh
+#   tmpc_install            # build, install into $TMPC_DIR/install (never the system)
+#   tmpc_start [-c name=value ...]
+#   tmpc_psql -c 'SELECT 1' # psql on the cluster (ON_ERROR_STOP, no psqlrc)
+#   pgbench ...             # PG* variables are exported: any client tool works
+#
+# The extension goes into a private copy of the server's installation (as
+# test/run-all.sh does), so parallel checkouts and the system never see each
+# other's builds.  The server runs as "postgres" (PostgreSQL refuses root) in
+# a directory under /tmp, on a unix socket only; clients connect as database
+# user postgres with trust authentication, so they may run as any OS user.
+# The cluster and its directory are removed on exit by an EXIT trap that this
+# file sets (TMPC_KEEP=1 keeps them); a caller with its own EXIT trap should
+# call tmpc_cleanup from it.
+#
+# After tmpc_start: TMPC_DIR (the directory), TMPC_BIN (bindir holding the
+# server, the client tools and our CLI tools), PGHOST/PGPORT/PGUSER/PGDATABASE.
+
+TMPC_ROOT=${TMPC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+TMPC_PG_CONFIG=${PG_CONFIG:-pg_config}
+TMPC_SUDO=; [ "$(id -u)" = 0 ] || TMPC_SUDO=sudo
+
+tmpc_as_pg() {  # run a command as the postgres OS user
+	if [ "$(id -un)" = postgres ]; then "$@"
+	elif [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"
+	else sudo -u postgres "$@"; fi
+}
+
+tmpc_mkdir() {  # tmpc_mkdir NAME: creates TMPC_DIR once
+	[ -n "${TMPC_DIR:-}" ] && return 0
+	TMPC_DIR=$(mktemp -d "/tmp/simhash-${1:-cluster}.XXXXXX")
+	chmod 755 "$TMPC_DIR"
+	trap tmpc_cleanup EXIT
+}
+
+tmpc_install() {  # build this tree and install it into a private prefix
+	tmpc_mkdir "${1:-cluster}"
+	local bindir pkgdir sharedir
+	bindir=$($TMPC_PG_CONFIG --bindir)
+	pkgdir=$(dirname "$bindir")
+	sharedir=$($TMPC_PG_CONFIG --sharedir)
+	local T=$TMPC_DIR/install
+	mkdir -p "$T$(dirname "$pkgdir")" "$T$(dirname "$sharedir")"
+	cp -a "$pkgdir" "$T$(dirname "$pkgdir")/"
+	cp -a "$sharedir" "$T$(dirname "$sharedir")/"
+	make -s -C "$TMPC_ROOT" -j"$(nproc)" >/dev/null
+	make -s -C "$TMPC_ROOT" install DESTDIR="$T" >/dev/null
+	TMPC_BIN=$T$bindir
+	export TMPC_DIR TMPC_BIN
+}
+
+tmpc_start() {  # start the cluster; arguments are extra postgres options
+	[ -n "${TMPC_BIN:-}" ] || tmpc_install
+	mkdir -p "$TMPC_DIR/data"
+	$TMPC_SUDO chown postgres: "$TMPC_DIR" "$TMPC_DIR/data"
+	tmpc_as_pg "$TMPC_BIN/initdb" -D "$TMPC_DIR/data" -A trust -U postgres -E UTF8 \
+		--locale=C.UTF-8 >/dev/null
+	tmpc_as_pg "$TMPC_BIN/pg_ctl" -D "$TMPC_DIR/data" -l "$TMPC_DIR/server.log" -w \
+		-o "-c listen_addresses='' -k $TMPC_DIR -c max_wal_size=4GB $*" start >/dev/null
+	export PGHOST=$TMPC_DIR PGPORT=5432 PGUSER=postgres PGDATABASE=postgres
+	TMPC_STARTED=1
+}
+
+tmpc_psql() {
+	"$TMPC_BIN/psql" -X -q -v ON_ERROR_STOP=1 -P pager=off "$@"
+}
+
+tmpc_stop() {
+	if [ -n "${TMPC_STARTED:-}" ]; then
+		tmpc_as_pg "$TMPC_BIN/pg_ctl" -D "$TMPC_DIR/data" -m fast stop >/dev/null 2>&1 || true
+		TMPC_STARTED=
+	fi
+}
+
+tmpc_cleanup() {
+	tmpc_stop
+	if [ -n "${TMPC_DIR:-}" ] && [ -z "${TMPC_KEEP:-}" ]; then
+		$TMPC_SUDO rm -rf "$TMPC_DIR"
+	fi
+}
