@@ -3,18 +3,21 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index batch memory"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep batch memory"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
 #
 # A part whose feature is not in the build (the index, the batch CLI,
 # simhash_html, ...) is reported as skipped; index and batch are the scripts
-# bench/index_bench.sh and bench/batch_bench.sh, run when they exist.
+# bench/index_bench.sh and bench/batch_bench.sh, run when they exist; sweep
+# (index vs seqscan over N and k) is bench/index_sweep.sh -> index_sweep.csv.
+# Only the parts that run lose their old results; the report is regenerated
+# from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index batch memory"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep batch memory"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
@@ -38,14 +41,20 @@ echo "features,\"$feat\"" >> "$BENCH_RESULTS/machine.csv"
 cat "$BENCH_RESULTS/machine.csv"
 
 status=$BENCH_RESULTS/parts.csv
+# keep the status lines of the parts that do not run this time
+old=$(tail -n +2 "$status" 2>/dev/null | awk -F, -v p=" $PARTS " 'index(p, " " $1 " ") == 0' || true)
 echo "part,status,seconds,note" > "$status"
+[ -n "$old" ] && echo "$old" >> "$status"
 for part in $PARTS; do
 	case $part in
 		index|batch) script=bench/${part}_bench.sh ;;
+		sweep) script=bench/index_sweep.sh ;;
 		*) script=bench/$part.sh ;;
 	esac
 	log=$BENCH_RESULTS/$part.log
-	rm -f "$BENCH_RESULTS/$part".* "$BENCH_RESULTS/${part}"_*.csv  # no stale figures in the report
+	# no stale figures in the report (index_sweep.csv belongs to part sweep)
+	find "$BENCH_RESULTS" -maxdepth 1 \( -name "$part.*" -o -name "${part}_*.csv" \) ! -name index_sweep.csv -delete
+	[ "$part" = sweep ] && rm -f "$BENCH_RESULTS/index_sweep.csv"
 	echo "== $part"
 	if [ ! -f "$script" ]; then
 		echo "   skipped: $script is not in this tree"
