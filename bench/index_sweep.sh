@@ -125,6 +125,6 @@ SELECT $N, $k, '$plan', round(i.p50::numeric, 4), round(i.p99::numeric, 4), roun
 	done
 done
 mkdir -p "$BENCH_RESULTS"
-mv "$tmp" "$OUT"
+mv "$tmp" "$OUT"; chmod 644 "$OUT"
 step "results ($OUT)"
 column -t -s, "$OUT"
