@@ -63,7 +63,11 @@ TEST(Hex, RejectsBadInput)
     EXPECT_EQ(parse("0123456789abcdef0", &v), SH_ERR_SYNTAX);
     EXPECT_EQ(parse("12g4", &v), SH_ERR_SYNTAX);
     EXPECT_EQ(parse("-1", &v), SH_ERR_SYNTAX);
-    EXPECT_EQ(parse(std::string("12\0" "34", 5), &v), SH_ERR_SYNTAX);
+    EXPECT_EQ(parse(std::string("12\0"
+                                "34",
+                                5),
+                    &v),
+              SH_ERR_SYNTAX);
 }
 
 TEST(Hex, FormatsSixteenLowercaseDigits)

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace
+{
 
 uint64_t fp(const std::string &text, int shingle = 3, sh_token_mode mode = SH_TOKENS_WORDS,
             bool casefold = true)
@@ -70,7 +71,8 @@ TEST(TextFingerprint, GoldenValues)
 TEST(TextFingerprint, PunctuationAndCaseAreNotFeatures)
 {
     EXPECT_EQ(fp("One, two; THREE... four!"), fp("one two three four"));
-    EXPECT_NE(fp("One two three four", 3, SH_TOKENS_WORDS, false), fp("one two three four", 3, SH_TOKENS_WORDS, false));
+    EXPECT_NE(fp("One two three four", 3, SH_TOKENS_WORDS, false),
+              fp("one two three four", 3, SH_TOKENS_WORDS, false));
     EXPECT_EQ(fp("  \n\t "), 0ULL);  // no tokens at all
 }
 

@@ -23,7 +23,8 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace
+{
 
 const char kUsage[] =
     "usage: simhash-fingerprint [--shingle N] [--tokens words|chars] [--no-casefold]\n"
@@ -67,7 +68,8 @@ Options parse_args(int argc, char **argv)
     for (int i = 1; i < argc; i++)
     {
         std::string a = argv[i];
-        auto value = [&]() -> std::string {
+        auto value = [&]() -> std::string
+        {
             if (i + 1 >= argc)
                 usage_error("option " + a + " needs a value");
             return argv[++i];

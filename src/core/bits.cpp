@@ -4,106 +4,113 @@
 #include <cstring>
 #include <vector>
 
-extern "C" {
-
-const char *sh_status_message(sh_status status) noexcept
+extern "C"
 {
-    switch (status)
+    const char *sh_status_message(sh_status status) noexcept
     {
-        case SH_OK: return "success";
-        case SH_ERR_SYNTAX: return "invalid syntax";
-        case SH_ERR_RANGE: return "value out of range";
-        case SH_ERR_ARGUMENT: return "invalid argument";
-        case SH_ERR_NOMEM: return "out of memory";
-        case SH_ERR_INTERNAL: return "internal error in simhash core";
-        case SH_ERR_INTERRUPTED: return "canceled";
+        switch (status)
+        {
+            case SH_OK:
+                return "success";
+            case SH_ERR_SYNTAX:
+                return "invalid syntax";
+            case SH_ERR_RANGE:
+                return "value out of range";
+            case SH_ERR_ARGUMENT:
+                return "invalid argument";
+            case SH_ERR_NOMEM:
+                return "out of memory";
+            case SH_ERR_INTERNAL:
+                return "internal error in simhash core";
+            case SH_ERR_INTERRUPTED:
+                return "canceled";
+        }
+        return "unknown status";
     }
-    return "unknown status";
-}
 
-int sh_distance(uint64_t a, uint64_t b) noexcept
-{
-    return __builtin_popcountll(a ^ b);
-}
-
-static int hex_value(unsigned char c) noexcept
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static bool is_space(unsigned char c) noexcept
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-sh_status sh_parse_hex(const char *text, size_t len, uint64_t *out) noexcept
-{
-    size_t begin = 0, end = len;
-    while (begin < end && is_space(static_cast<unsigned char>(text[begin])))
-        begin++;
-    while (end > begin && is_space(static_cast<unsigned char>(text[end - 1])))
-        end--;
-    if (end - begin >= 2 && text[begin] == '0' && (text[begin + 1] == 'x' || text[begin + 1] == 'X'))
-        begin += 2;
-    size_t digits = end - begin;
-    if (digits == 0 || digits > 16)
-        return SH_ERR_SYNTAX;
-    uint64_t value = 0;
-    for (size_t i = begin; i < end; i++)
+    int sh_distance(uint64_t a, uint64_t b) noexcept
     {
-        int v = hex_value(static_cast<unsigned char>(text[i]));
-        if (v < 0)
+        return __builtin_popcountll(a ^ b);
+    }
+
+    static int hex_value(unsigned char c) noexcept
+    {
+        if (c >= '0' && c <= '9')
+            return c - '0';
+        if (c >= 'a' && c <= 'f')
+            return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+            return c - 'A' + 10;
+        return -1;
+    }
+
+    static bool is_space(unsigned char c) noexcept
+    {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    }
+
+    sh_status sh_parse_hex(const char *text, size_t len, uint64_t *out) noexcept
+    {
+        size_t begin = 0, end = len;
+        while (begin < end && is_space(static_cast<unsigned char>(text[begin])))
+            begin++;
+        while (end > begin && is_space(static_cast<unsigned char>(text[end - 1])))
+            end--;
+        if (end - begin >= 2 && text[begin] == '0' && (text[begin + 1] == 'x' || text[begin + 1] == 'X'))
+            begin += 2;
+        size_t digits = end - begin;
+        if (digits == 0 || digits > 16)
             return SH_ERR_SYNTAX;
-        value = (value << 4) | static_cast<uint64_t>(v);
+        uint64_t value = 0;
+        for (size_t i = begin; i < end; i++)
+        {
+            int v = hex_value(static_cast<unsigned char>(text[i]));
+            if (v < 0)
+                return SH_ERR_SYNTAX;
+            value = (value << 4) | static_cast<uint64_t>(v);
+        }
+        *out = value;
+        return SH_OK;
     }
-    *out = value;
-    return SH_OK;
-}
 
-void sh_format_hex(uint64_t value, char *out) noexcept
-{
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 15; i >= 0; i--)
+    void sh_format_hex(uint64_t value, char *out) noexcept
     {
-        out[i] = digits[value & 0xF];
-        value >>= 4;
+        static const char digits[] = "0123456789abcdef";
+        for (int i = 15; i >= 0; i--)
+        {
+            out[i] = digits[value & 0xF];
+            value >>= 4;
+        }
+        out[16] = '\0';
     }
-    out[16] = '\0';
-}
 
-void sh_vote_add(double *sums, uint64_t feature, double weight) noexcept
-{
-    for (int i = 0; i < SH_BITS; i++)
-        sums[i] += ((feature >> i) & 1) ? weight : -weight;
-}
-
-uint64_t sh_vote_result(const double *sums) noexcept
-{
-    uint64_t result = 0;
-    for (int i = 0; i < SH_BITS; i++)
-        if (sums[i] > 0)
-            result |= uint64_t{1} << i;
-    return result;
-}
-
-uint64_t sh_compute(const uint64_t *features, size_t n) noexcept
-{
-    // Integer counts keep this exact for any n.
-    uint64_t counts[SH_BITS] = {0};
-    for (size_t f = 0; f < n; f++)
+    void sh_vote_add(double *sums, uint64_t feature, double weight) noexcept
+    {
         for (int i = 0; i < SH_BITS; i++)
-            counts[i] += (features[f] >> i) & 1;
-    uint64_t result = 0;
-    for (int i = 0; i < SH_BITS; i++)
-        if (counts[i] * 2 > n)
-            result |= uint64_t{1} << i;
-    return result;
-}
+            sums[i] += ((feature >> i) & 1) ? weight : -weight;
+    }
+
+    uint64_t sh_vote_result(const double *sums) noexcept
+    {
+        uint64_t result = 0;
+        for (int i = 0; i < SH_BITS; i++)
+            if (sums[i] > 0)
+                result |= uint64_t{1} << i;
+        return result;
+    }
+
+    uint64_t sh_compute(const uint64_t *features, size_t n) noexcept
+    {
+        // Integer counts keep this exact for any n.
+        uint64_t counts[SH_BITS] = {0};
+        for (size_t f = 0; f < n; f++)
+            for (int i = 0; i < SH_BITS; i++)
+                counts[i] += (features[f] >> i) & 1;
+        uint64_t result = 0;
+        for (int i = 0; i < SH_BITS; i++)
+            if (counts[i] * 2 > n)
+                result |= uint64_t{1} << i;
+        return result;
+    }
 
 }  // extern "C"

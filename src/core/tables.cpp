@@ -3,7 +3,8 @@
 
 #include <vector>
 
-namespace {
+namespace
+{
 
 long long binomial(int n, int k)
 {
@@ -48,101 +49,100 @@ bool next_subset(std::vector<int> &s, int n)
 
 }  // namespace
 
-extern "C" {
-
-int sh_table_count(int blocks, int bits) noexcept
+extern "C"
 {
-    return valid(blocks, bits) ? static_cast<int>(binomial(blocks, bits)) : 0;
-}
-
-sh_status sh_table_layout(int blocks, int bits, sh_table *tables, int ntables) noexcept
-{
-    if (!valid(blocks, bits) || ntables != sh_table_count(blocks, bits))
-        return SH_ERR_ARGUMENT;
-    try
+    int sh_table_count(int blocks, int bits) noexcept
     {
-        // Block b covers bits [lo[b], lo[b] + width[b]) counted from bit 0;
-        // block 0 is the most significant.
-        int width[SH_MAX_BLOCKS], lo[SH_MAX_BLOCKS];
-        int top = 64;
-        for (int b = 0; b < blocks; b++)
+        return valid(blocks, bits) ? static_cast<int>(binomial(blocks, bits)) : 0;
+    }
+
+    sh_status sh_table_layout(int blocks, int bits, sh_table *tables, int ntables) noexcept
+    {
+        if (!valid(blocks, bits) || ntables != sh_table_count(blocks, bits))
+            return SH_ERR_ARGUMENT;
+        try
         {
-            width[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
-            top -= width[b];
-            lo[b] = top;
-        }
-        std::vector<int> prefix(blocks - bits);
-        for (int i = 0; i < blocks - bits; i++)
-            prefix[i] = i;
-        int t = 0;
-        do
-        {
-            sh_table &tab = tables[t++];
-            tab = sh_table{};
-            tab.nblocks = blocks;
-            std::vector<bool> in_prefix(blocks, false);
-            for (int b : prefix)
-                in_prefix[b] = true;
-            // Destination order: prefix blocks, then the rest, each in order.
-            int dst_top = 64;
-            for (int pass = 0; pass < 2; pass++)
-                for (int b = 0; b < blocks; b++)
-                {
-                    if (in_prefix[b] != (pass == 0))
-                        continue;
-                    dst_top -= width[b];
-                    tab.src_shift[b] = static_cast<uint8_t>(lo[b]);
-                    tab.dst_shift[b] = static_cast<uint8_t>(dst_top);
-                    tab.width_mask[b] = low_ones(width[b]);
-                    if (pass == 0)
+            // Block b covers bits [lo[b], lo[b] + width[b]) counted from bit 0;
+            // block 0 is the most significant.
+            int width[SH_MAX_BLOCKS], lo[SH_MAX_BLOCKS];
+            int top = 64;
+            for (int b = 0; b < blocks; b++)
+            {
+                width[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
+                top -= width[b];
+                lo[b] = top;
+            }
+            std::vector<int> prefix(blocks - bits);
+            for (int i = 0; i < blocks - bits; i++)
+                prefix[i] = i;
+            int t = 0;
+            do
+            {
+                sh_table &tab = tables[t++];
+                tab = sh_table{};
+                tab.nblocks = blocks;
+                std::vector<bool> in_prefix(blocks, false);
+                for (int b : prefix)
+                    in_prefix[b] = true;
+                // Destination order: prefix blocks, then the rest, each in order.
+                int dst_top = 64;
+                for (int pass = 0; pass < 2; pass++)
+                    for (int b = 0; b < blocks; b++)
                     {
-                        tab.prefix_bits += width[b];
-                        tab.prefix_orig_mask |= tab.width_mask[b] << (lo[b] & 63);
+                        if (in_prefix[b] != (pass == 0))
+                            continue;
+                        dst_top -= width[b];
+                        tab.src_shift[b] = static_cast<uint8_t>(lo[b]);
+                        tab.dst_shift[b] = static_cast<uint8_t>(dst_top);
+                        tab.width_mask[b] = low_ones(width[b]);
+                        if (pass == 0)
+                        {
+                            tab.prefix_bits += width[b];
+                            tab.prefix_orig_mask |= tab.width_mask[b] << (lo[b] & 63);
+                        }
                     }
-                }
-            tab.prefix_key_mask = ~low_ones(64 - tab.prefix_bits);
-        } while (next_subset(prefix, blocks));
-        return SH_OK;
+                tab.prefix_key_mask = ~low_ones(64 - tab.prefix_bits);
+            } while (next_subset(prefix, blocks));
+            return SH_OK;
+        }
+        catch (...)
+        {
+            return SH_ERR_NOMEM;
+        }
     }
-    catch (...)
+
+    uint64_t sh_table_permute(const sh_table *table, uint64_t fingerprint) noexcept
     {
-        return SH_ERR_NOMEM;
+        uint64_t key = 0;
+        for (int b = 0; b < table->nblocks; b++)
+            key |= ((fingerprint >> table->src_shift[b]) & table->width_mask[b]) << table->dst_shift[b];
+        return key;
     }
-}
 
-uint64_t sh_table_permute(const sh_table *table, uint64_t fingerprint) noexcept
-{
-    uint64_t key = 0;
-    for (int b = 0; b < table->nblocks; b++)
-        key |= ((fingerprint >> table->src_shift[b]) & table->width_mask[b]) << table->dst_shift[b];
-    return key;
-}
+    uint64_t sh_table_unpermute(const sh_table *table, uint64_t key) noexcept
+    {
+        uint64_t fp = 0;
+        for (int b = 0; b < table->nblocks; b++)
+            fp |= ((key >> table->dst_shift[b]) & table->width_mask[b]) << table->src_shift[b];
+        return fp;
+    }
 
-uint64_t sh_table_unpermute(const sh_table *table, uint64_t key) noexcept
-{
-    uint64_t fp = 0;
-    for (int b = 0; b < table->nblocks; b++)
-        fp |= ((key >> table->dst_shift[b]) & table->width_mask[b]) << table->src_shift[b];
-    return fp;
-}
+    int sh_table_first_match(const sh_table *tables, int t, uint64_t fp, uint64_t q) noexcept
+    {
+        uint64_t diff = fp ^ q;
+        for (int e = 0; e < t; e++)
+            if ((diff & tables[e].prefix_orig_mask) == 0)
+                return 0;
+        return 1;
+    }
 
-int sh_table_first_match(const sh_table *tables, int t, uint64_t fp, uint64_t q) noexcept
-{
-    uint64_t diff = fp ^ q;
-    for (int e = 0; e < t; e++)
-        if ((diff & tables[e].prefix_orig_mask) == 0)
-            return 0;
-    return 1;
-}
-
-int sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uint64_t q,
-                               int flips) noexcept
-{
-    uint64_t diff = fp ^ q;
-    for (int e = 0; e < t; e++)
-        if (__builtin_popcountll(diff & tables[e].prefix_orig_mask) <= flips)
-            return 0;
-    return 1;
-}
+    int sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uint64_t q, int flips) noexcept
+    {
+        uint64_t diff = fp ^ q;
+        for (int e = 0; e < t; e++)
+            if (__builtin_popcountll(diff & tables[e].prefix_orig_mask) <= flips)
+                return 0;
+        return 1;
+    }
 
 }  // extern "C"

@@ -27,7 +27,8 @@
 #define SH_TEXT_SSE2 1
 #endif
 
-namespace {
+namespace
+{
 
 constexpr uint32_t kTokenMask = U_GC_L_MASK | U_GC_N_MASK;
 constexpr uint32_t kMarkMask = U_GC_M_MASK;
@@ -125,7 +126,8 @@ private:
 
     static const uint64_t *spread()
     {
-        static const auto table = [] {
+        static const auto table = []
+        {
             struct T
             {
                 uint64_t v[256];
@@ -269,9 +271,9 @@ private:
     int k_;
     BitVote &vote_;
     uint64_t h_[kCapacity] = {};
-    int n_ = 0;         // hashes in h_
-    int kept_ = 0;      // of which carried over from the previous batch
-    uint64_t seen_ = 0; // hashes drained so far
+    int n_ = 0;          // hashes in h_
+    int kept_ = 0;       // of which carried over from the previous batch
+    uint64_t seen_ = 0;  // hashes drained so far
 };
 
 // One block's classes: bit i describes byte i.
@@ -431,7 +433,8 @@ private:
     // The hash of a one-byte token, from a table (tokens=>'chars' on ASCII).
     static uint64_t byte_hash(uint8_t b)
     {
-        static const auto table = [] {
+        static const auto table = []
+        {
             struct T
             {
                 uint64_t v[256];
@@ -587,7 +590,8 @@ private:
 
     static const TwoByte *two_byte_table()
     {
-        static const auto table = [] {
+        static const auto table = []
+        {
             struct T
             {
                 TwoByte v[0x800 - 0x80];
@@ -655,71 +659,71 @@ uint64_t fingerprint(const char *utf8, size_t len, const sh_text_options &opts)
 
 }  // namespace
 
-extern "C" {
-
-void sh_text_options_default(sh_text_options *opts) noexcept
+extern "C"
 {
-    opts->shingle = SH_DEFAULT_SHINGLE;
-    opts->tokens = SH_TOKENS_WORDS;
-    opts->casefold = 1;
-}
-
-sh_status sh_fingerprint_text(const char *utf8, size_t len, const sh_text_options *opts,
-                              uint64_t *out) noexcept
-{
-    if (opts->shingle < 1 || opts->shingle > SH_MAX_SHINGLE ||
-        (opts->tokens != SH_TOKENS_WORDS && opts->tokens != SH_TOKENS_CHARS))
-        return SH_ERR_ARGUMENT;
-    if (len > static_cast<size_t>(INT32_MAX))
-        return SH_ERR_RANGE;
-    try
+    void sh_text_options_default(sh_text_options *opts) noexcept
     {
-        *out = fingerprint(utf8, len, *opts);
-        return SH_OK;
+        opts->shingle = SH_DEFAULT_SHINGLE;
+        opts->tokens = SH_TOKENS_WORDS;
+        opts->casefold = 1;
     }
-    catch (const std::bad_alloc &)
-    {
-        return SH_ERR_NOMEM;
-    }
-    catch (...)
-    {
-        return SH_ERR_INTERNAL;
-    }
-}
 
-uint64_t sh_feature_hash(const void *data, size_t len) noexcept
-{
-    return XXH3_64bits(data, len);
-}
-
-// sums[i] += bit i ? w : -w, for each feature in turn.  -w differs from w
-// only in the sign bit, so the sign is flipped with an XOR mask picked by
-// the feature's bits, two bits (two sums) per SSE2 operation.
-void sh_vote_add_many(double *sums, const uint64_t *features, const double *weights, size_t n) noexcept
-{
-#ifdef SH_TEXT_SSE2
-    const __m128d neg = _mm_set1_pd(-0.0);
-    // Sign masks for two bits, low bit in the low lane: a clear bit negates.
-    const __m128d flip[4] = {neg, _mm_set_pd(-0.0, 0.0), _mm_set_pd(0.0, -0.0), _mm_setzero_pd()};
-    for (size_t f = 0; f < n; f++)
+    sh_status sh_fingerprint_text(const char *utf8, size_t len, const sh_text_options *opts,
+                                  uint64_t *out) noexcept
     {
-        const __m128d w = _mm_set1_pd(weights[f]);
-        const uint64_t bits = features[f];
-        for (int i = 0; i < SH_BITS; i += 2)
+        if (opts->shingle < 1 || opts->shingle > SH_MAX_SHINGLE ||
+            (opts->tokens != SH_TOKENS_WORDS && opts->tokens != SH_TOKENS_CHARS))
+            return SH_ERR_ARGUMENT;
+        if (len > static_cast<size_t>(INT32_MAX))
+            return SH_ERR_RANGE;
+        try
         {
-            __m128d s = _mm_loadu_pd(sums + i);
-            s = _mm_add_pd(s, _mm_xor_pd(w, flip[(bits >> i) & 3]));
-            _mm_storeu_pd(sums + i, s);
+            *out = fingerprint(utf8, len, *opts);
+            return SH_OK;
+        }
+        catch (const std::bad_alloc &)
+        {
+            return SH_ERR_NOMEM;
+        }
+        catch (...)
+        {
+            return SH_ERR_INTERNAL;
         }
     }
-#else
-    for (size_t f = 0; f < n; f++)
+
+    uint64_t sh_feature_hash(const void *data, size_t len) noexcept
     {
-        const double plus_minus[2] = {-weights[f], weights[f]};
-        for (int i = 0; i < SH_BITS; i++)
-            sums[i] += plus_minus[(features[f] >> i) & 1];
+        return XXH3_64bits(data, len);
     }
+
+    // sums[i] += bit i ? w : -w, for each feature in turn.  -w differs from w
+    // only in the sign bit, so the sign is flipped with an XOR mask picked by
+    // the feature's bits, two bits (two sums) per SSE2 operation.
+    void sh_vote_add_many(double *sums, const uint64_t *features, const double *weights, size_t n) noexcept
+    {
+#ifdef SH_TEXT_SSE2
+        const __m128d neg = _mm_set1_pd(-0.0);
+        // Sign masks for two bits, low bit in the low lane: a clear bit negates.
+        const __m128d flip[4] = {neg, _mm_set_pd(-0.0, 0.0), _mm_set_pd(0.0, -0.0), _mm_setzero_pd()};
+        for (size_t f = 0; f < n; f++)
+        {
+            const __m128d w = _mm_set1_pd(weights[f]);
+            const uint64_t bits = features[f];
+            for (int i = 0; i < SH_BITS; i += 2)
+            {
+                __m128d s = _mm_loadu_pd(sums + i);
+                s = _mm_add_pd(s, _mm_xor_pd(w, flip[(bits >> i) & 3]));
+                _mm_storeu_pd(sums + i, s);
+            }
+        }
+#else
+        for (size_t f = 0; f < n; f++)
+        {
+            const double plus_minus[2] = {-weights[f], weights[f]};
+            for (int i = 0; i < SH_BITS; i++)
+                sums[i] += plus_minus[(features[f] >> i) & 1];
+        }
 #endif
-}
+    }
 
 }  // extern "C"
