@@ -20,15 +20,6 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#define ST_SORT check_sort_items
-#define ST_ELEMENT_TYPE SimhashItem
-#define ST_COMPARE(a, b) \
-	((a)->fp < (b)->fp ? -1 : (a)->fp > (b)->fp ? 1 : \
-	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
 #define CORRUPT(index, ...) \
 	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED), \
 					errmsg("simhash index \"%s\": " FIRST_ARG(__VA_ARGS__), \
@@ -174,7 +165,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	/* what the index must hold: every heap row the build scan reports */
 	table_index_build_scan(heap, index, BuildIndexInfo(index), true, false,
 						   check_callback, &expect, NULL);
-	check_sort_items(expect.items, expect.n);
+	simhash_sort_items(expect.items, expect.n);
 
 	for (t = 0; t < ntables; t++)
 	{
@@ -252,7 +243,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 					t, count, meta.run_count);
 		for (i = 0; i < pending.n; i++)
 			simhash_items_push(&have, pending.items[i].fp, &pending.items[i].tid);
-		check_sort_items(have.items, have.n);
+		simhash_sort_items(have.items, have.n);
 		for (i = 1; i < have.n; i++)
 			if (have.items[i].fp == have.items[i - 1].fp &&
 				ItemPointerEquals(&have.items[i].tid, &have.items[i - 1].tid))

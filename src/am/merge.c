@@ -15,15 +15,6 @@
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 
-#define ST_SORT simhash_sort_items
-#define ST_ELEMENT_TYPE SimhashItem
-#define ST_COMPARE(a, b) \
-	((a)->fp < (b)->fp ? -1 : (a)->fp > (b)->fp ? 1 : \
-	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
 /* Free pages taken from the FSM for a merge, sorted. */
 typedef struct FreePages
 {
@@ -341,6 +332,31 @@ vacuum_nulls(Relation index, BlockNumber blkno, SimhashDeadCallback dead, void *
 	}
 }
 
+/*
+ * Appends a page's entries to "a" as (fingerprint, TID), unpermuting run keys
+ * with "unpermute" (NULL for pending pages, which hold fingerprints); entries
+ * whose TID "dead" reports are counted in *removed instead.
+ */
+static void
+collect_page_items(Page page, const sh_table *unpermute, SimhashDeadCallback dead,
+				   void *dead_state, SimhashItemArray *a, int64 *removed)
+{
+	int			n = SimhashPageEntries(page);
+
+	for (int i = 0; i < n; i++)
+	{
+		const char *ent = SimhashPageEntry(page, i);
+		uint64		key = simhash_entry_key(ent);
+		ItemPointerData tid;
+
+		simhash_entry_tid(ent, &tid);
+		if (dead && dead(&tid, dead_state))
+			(*removed)++;
+		else
+			simhash_items_push(a, unpermute ? sh_table_unpermute(unpermute, key) : key, &tid);
+	}
+}
+
 static void
 read_chain(Relation index, BlockNumber blkno, SimhashItemArray *a, BlockNumber **pages, int *npages,
 		   int *pagecap, SimhashDeadCallback dead, void *dead_state, int64 *removed)
@@ -349,24 +365,11 @@ read_chain(Relation index, BlockNumber blkno, SimhashItemArray *a, BlockNumber *
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
-		int			n,
-					i;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		n = SimhashPageEntries(page);
-		for (i = 0; i < n; i++)
-		{
-			const char *ent = SimhashPageEntry(page, i);
-			ItemPointerData tid;
-
-			simhash_entry_tid(ent, &tid);
-			if (dead && dead(&tid, dead_state))
-				(*removed)++;
-			else
-				simhash_items_push(a, simhash_entry_key(ent), &tid);
-		}
+		collect_page_items(page, NULL, dead, dead_state, a, removed);
 		if (*npages == *pagecap)
 		{
 			*pagecap *= 2;
@@ -437,24 +440,11 @@ simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 	{
 		Buffer		buf = ReadBuffer(index, meta.run_start[0] + p);
 		Page		page;
-		int			n,
-					i;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		n = SimhashPageEntries(page);
-		for (i = 0; i < n; i++)
-		{
-			const char *ent = SimhashPageEntry(page, i);
-			ItemPointerData tid;
-
-			simhash_entry_tid(ent, &tid);
-			if (dead && dead(&tid, dead_state))
-				removed++;
-			else
-				simhash_items_push(&a, sh_table_unpermute(&tables[0], simhash_entry_key(ent)), &tid);
-		}
+		collect_page_items(page, &tables[0], dead, dead_state, &a, &removed);
 		UnlockReleaseBuffer(buf);
 	}
 	chain_pages = palloc(sizeof(BlockNumber) * chaincap);

@@ -207,6 +207,9 @@ typedef struct SimhashItemArray
 
 extern void simhash_items_push(SimhashItemArray *a, uint64 fp, ItemPointer tid);
 
+/* Sorts items by fingerprint, then TID (merges, the self-check). */
+extern void simhash_sort_items(SimhashItem *items, size_t n);
+
 /* Callback of a merge: true when the heap TID is dead (VACUUM). */
 typedef bool (*SimhashDeadCallback) (ItemPointer tid, void *state);
 

@@ -11,6 +11,15 @@
 #include "storage/lmgr.h"
 #include "utils/snapmgr.h"
 
+#define ST_SORT simhash_sort_items
+#define ST_ELEMENT_TYPE SimhashItem
+#define ST_COMPARE(a, b) \
+	((a)->fp < (b)->fp ? -1 : (a)->fp > (b)->fp ? 1 : \
+	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
+#define ST_SCOPE
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
 relopt_kind simhash_relopt_kind;
 
 PG_FUNCTION_INFO_V1(simhash_am_handler);
