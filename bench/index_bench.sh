@@ -69,22 +69,8 @@ fi
 pg -c "CREATE EXTENSION IF NOT EXISTS simhash"
 step "loading $N fingerprints (10% planted near duplicates)"
 t0=$(now)
+pg -v n="$N" -v queries="$QUERIES" < bench/planted.sql
 pg <<SQL
-CREATE TABLE t (id int, fp simhash);
-INSERT INTO t SELECT i, ('x' || md5(i::text))::bit(64)::simhash FROM generate_series(1, ($N * 9) / 10) i;
--- near duplicates: row c's fingerprint with 1..6 bits flipped (c = a random earlier row)
-INSERT INTO t SELECT ($N * 9) / 10 + i,
-       (('x' || md5(c::text))::bit(64)::bigint # m)::simhash
-  FROM (SELECT i, 1 + (hashint4(i) & 2147483647) % (($N * 9) / 10) AS c,
-               (SELECT bit_or(1::bigint << ((hashint4(i * 64 + b) & 2147483647) % 64))
-                  FROM generate_series(1, 1 + i % 6) b) AS m
-          FROM generate_series(1, $N - ($N * 9) / 10) i) s;
--- queries: the sources of planted rows 2, 4, 6, ... (each has a near copy at
--- distance <= 1, 3 or 5), and fresh random values
-CREATE TABLE bq (qid int, q simhash);
-INSERT INTO bq SELECT i, ('x' || md5((1 + (hashint4(i * 2) & 2147483647) % (($N * 9) / 10))::text))::bit(64)::simhash
-  FROM generate_series(1, $QUERIES / 2) i;
-INSERT INTO bq SELECT $QUERIES / 2 + i, ('x' || md5('fresh' || i))::bit(64)::simhash FROM generate_series(1, $QUERIES - $QUERIES / 2) i;
 VACUUM ANALYZE t;
 CREATE TABLE lat (kind text, cfg text, qid int, ms float8, n int);
 CREATE FUNCTION run_queries(kind text, cfg text, lim int) RETURNS void LANGUAGE plpgsql AS \$\$

@@ -79,21 +79,9 @@ tmp=$(mktemp)
 echo "n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches" >"$tmp"
 for N in $SIZES; do
 	step "N=$N: loading (10% planted near duplicates), building the index (bits 3, blocks 4)"
+	pg -c "DROP TABLE IF EXISTS t, bq"
+	pg -v n="$N" -v queries="$QUERIES" < bench/planted.sql
 	pg <<SQL
-DROP TABLE IF EXISTS t, bq;
-CREATE TABLE t (id int, fp simhash);
-INSERT INTO t SELECT i, ('x' || md5(i::text))::bit(64)::simhash FROM generate_series(1, ($N * 9) / 10) i;
-INSERT INTO t SELECT ($N * 9) / 10 + i,
-       (('x' || md5(c::text))::bit(64)::bigint # m)::simhash
-  FROM (SELECT i, 1 + (hashint4(i) & 2147483647) % (($N * 9) / 10) AS c,
-               (SELECT bit_or(1::bigint << ((hashint4(i * 64 + b) & 2147483647) % 64))
-                  FROM generate_series(1, 1 + i % 6) b) AS m
-          FROM generate_series(1, $N - ($N * 9) / 10) i) s;
--- queries: sources of planted rows 2, 4, 6, ... and fresh random values
-CREATE TABLE bq (qid int, q simhash);
-INSERT INTO bq SELECT i, ('x' || md5((1 + (hashint4(i * 2) & 2147483647) % (($N * 9) / 10))::text))::bit(64)::simhash
-  FROM generate_series(1, $QUERIES / 2) i;
-INSERT INTO bq SELECT $QUERIES / 2 + i, ('x' || md5('fresh' || i))::bit(64)::simhash FROM generate_series(1, $QUERIES - $QUERIES / 2) i;
 CREATE INDEX t_sh ON t USING simhash (fp);
 VACUUM ANALYZE t;
 SQL
