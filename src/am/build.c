@@ -325,10 +325,11 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationNeedsWAL(index))
 		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
 
+	/* The result outlives the build's context: allocate it in the caller's. */
+	MemoryContextSwitchTo(old);
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = bs.heap_tuples;
 	result->index_tuples = bs.n + bs.nnulls;
-	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return result;
 }
