@@ -101,6 +101,25 @@ simhash_from_int8(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH((simhash) PG_GETARG_INT64(0));
 }
 
+/*
+ * integer and smallint widen to bigint first (sign extension), so that
+ * x::simhash has the same bits as x::bigint::simhash for every value: a
+ * client that binds a small number as int2 or int4 gets what int8 gives.
+ */
+PG_FUNCTION_INFO_V1(simhash_from_int4);
+Datum
+simhash_from_int4(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_SIMHASH((simhash) (int64) PG_GETARG_INT32(0));
+}
+
+PG_FUNCTION_INFO_V1(simhash_from_int2);
+Datum
+simhash_from_int2(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_SIMHASH((simhash) (int64) PG_GETARG_INT16(0));
+}
+
 PG_FUNCTION_INFO_V1(simhash_to_int8);
 Datum
 simhash_to_int8(PG_FUNCTION_ARGS)
