@@ -205,6 +205,37 @@ def section_sweep(out):
         out.append(savefig(fig, "index_sweep.png") + "\n")
 
 
+def section_tuning(out):
+    rows = read("index_tuning.csv")
+    out.append("## Index tuning: radius k against the `bits` option\n")
+    if not rows:
+        out.append("Not measured in this run (part `tuning`: `bench/index_sweep.sh` with "
+                   "`BITS=\"3 4 5 6\"`).\n")
+        return
+    n = sorted({int(r["n"]) for r in rows})
+    out.append(f"`bench/index_sweep.sh` with `BITS=\"3 4 5 6\"` on {', '.join(f'{x:,}' for x in n)} rows (data, "
+               "queries and timing as in the previous section): one index per `bits` value, `blocks` left at "
+               "its default bits + 1. Cells: index p50 ms per query (speedup against the sequential scan of the "
+               "same run); `(forced)` = the planner chose the sequential scan and `enable_seqscan` was turned "
+               "off. A radius up to `bits` is a plain probe.\n")
+    bits = sorted({int(r["bits"]) for r in rows})
+    ks = sorted({int(r["k"]) for r in rows})
+    by = {(int(r["bits"]), int(r["k"])): r for r in rows}
+    grid = []
+    for k in ks:
+        g = {"k": k}
+        for b in bits:
+            r = by.get((b, k))
+            if r:
+                g[b] = (f"{float(r['index_p50_ms']):.3f} ({float(r['speedup_p50']):,.0f}×)"
+                        + (" (forced)" if "forced" in r["plan"] else ""))
+        grid.append(g)
+    out.append(table(grid, ["k"] + bits, ["radius k"] + [f"bits = {b}" for b in bits]))
+    out.append("")
+    bad = sum(int(r["count_mismatches"]) for r in rows)
+    out.append(f"Result counts differing from the sequential scan: {bad}.\n")
+
+
 def section_concurrency(out):
     rows = read("concurrency.csv")
     out.append("## Throughput under concurrency (pgbench)\n")
@@ -320,6 +351,7 @@ def main():
     section_fingerprint(out)
     section_external(out, "index", "Index: radius queries, build and size")
     section_sweep(out)
+    section_tuning(out)
     section_concurrency(out)
     section_insert(out)
     section_external(out, "batch", "Batch: find_all / find_clusters")

@@ -3,7 +3,7 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep batch memory"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep tuning batch memory"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
@@ -11,13 +11,15 @@
 # A part whose feature is not in the build (the index, the batch CLI,
 # simhash_html, ...) is reported as skipped; index and batch are the scripts
 # bench/index_bench.sh and bench/batch_bench.sh, run when they exist; sweep
-# (index vs seqscan over N and k) is bench/index_sweep.sh -> index_sweep.csv.
+# (index vs seqscan over N and k) is bench/index_sweep.sh -> index_sweep.csv;
+# tuning (radius k against the index's bits option, 10^6 x SCALE rows) is the
+# same script with BITS="3 4 5 6" -> index_tuning.csv.
 # Only the parts that run lose their old results; the report is regenerated
 # from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep batch memory"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning batch memory"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
@@ -49,12 +51,18 @@ for part in $PARTS; do
 	case $part in
 		index|batch) script=bench/${part}_bench.sh ;;
 		sweep) script=bench/index_sweep.sh ;;
+		tuning) script=bench/index_sweep.sh ;;
 		*) script=bench/$part.sh ;;
 	esac
 	log=$BENCH_RESULTS/$part.log
 	# no stale figures in the report (index_sweep.csv belongs to part sweep)
 	find "$BENCH_RESULTS" -maxdepth 1 \( -name "$part.*" -o -name "${part}_*.csv" \) ! -name index_sweep.csv -delete
 	[ "$part" = sweep ] && rm -f "$BENCH_RESULTS/index_sweep.csv"
+	penv=()
+	if [ "$part" = tuning ]; then
+		rm -f "$BENCH_RESULTS/index_tuning.csv"
+		penv=(SIZES=$((1000000 * SCALE)) BITS="3 4 5 6" OUT=index_tuning.csv)
+	fi
 	echo "== $part"
 	if [ ! -f "$script" ]; then
 		echo "   skipped: $script is not in this tree"
@@ -62,7 +70,7 @@ for part in $PARTS; do
 		continue
 	fi
 	t0=$(date +%s)
-	if bash "$script" 2>&1 | tee "$log"; then
+	if env "${penv[@]}" bash "$script" 2>&1 | tee "$log"; then
 		st=ran; note=$(sed -n 's/^SKIP: //p' "$log" | head -1 | tr ',' ';')
 		[ -n "$note" ] && st=skipped
 	else
