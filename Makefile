@@ -1,19 +1,21 @@
 # simhash: PGXS build of the extension, its C++ core, unit tests and CLI tools.
 EXTENSION   = simhash
-EXTVERSION  = 1.0
+EXTVERSION  = 1.1
 MODULE_big  = simhash
 
 PG_CONFIG  ?= pg_config
 
 # Every file under src/ is part of the module; pieces of the install script
-# live in src/sql/ and are concatenated in name order.
+# of the current version live in src/sql/ and are concatenated in name order.
 C_SRCS      = $(sort $(wildcard src/*.c src/am/*.c))
 CORE_SRCS   = $(sort $(wildcard src/core/*.cpp))
 CORE_OBJS   = $(CORE_SRCS:.cpp=.o)
 OBJS        = $(C_SRCS:.c=.o) $(CORE_OBJS)
 SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
-DATA        = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*--*.sql))
+# Install scripts of released versions, frozen, and the update scripts
+# between versions (ALTER EXTENSION simhash UPDATE).
+DATA        = $(wildcard src/sql/upgrade/$(EXTENSION)--*.sql)
 
 REGRESS     := $(sort $(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
