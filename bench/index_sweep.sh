@@ -18,7 +18,7 @@
 # query; their result counts are compared with the index's.  Timings are
 # server-side (clock_timestamp() in PL/pgSQL), one backend, no parallel
 # workers, no JIT.  Writes $BENCH_RESULTS/index_sweep.csv:
-#   n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches,bits
+#   n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches,bits,build_s,bytes_per_row
 # (speedup_p50 = seq_ms_per_query / index_p50_ms).
 # BITS="3 4 5 6" repeats every N with an index of each `bits` option (blocks =
 # bits + 1, the default); OUT=name.csv writes another file of $BENCH_RESULTS
@@ -80,19 +80,19 @@ END $$;
 SQL
 
 tmp=$(mktemp)
-echo "n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches,bits" >"$tmp"
+echo "n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches,bits,build_s,bytes_per_row" >"$tmp"
 for N in $SIZES; do
 	step "N=$N: loading (10% planted near duplicates)"
 	pg -c "DROP TABLE IF EXISTS t, bq"
 	pg -v n="$N" -v queries="$QUERIES" < bench/planted.sql
 	for bits in $BITS; do
 	step "N=$N: building the index (bits $bits, blocks $((bits + 1)))"
-	pg <<SQL
-DROP INDEX IF EXISTS t_sh;
-CREATE INDEX t_sh ON t USING simhash (fp) WITH (bits = $bits);
-VACUUM ANALYZE t;
-DELETE FROM lat WHERE n = $N;
-SQL
+	pg -c "DROP INDEX IF EXISTS t_sh" -c "DELETE FROM lat WHERE n = $N" -c CHECKPOINT
+	t0=$(date +%s.%N)
+	pg -c "CREATE INDEX t_sh ON t USING simhash (fp) WITH (bits = $bits)"
+	build_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+	pg -c "VACUUM ANALYZE t"
+	bytes_per_row=$(pg -c "SELECT round(pg_relation_size('t_sh')::numeric / $N, 1)")
 	q1=$(pg -c "SELECT q FROM bq ORDER BY qid LIMIT 1")
 	for k in $KS; do
 		explain="EXPLAIN (COSTS OFF) SELECT count(id) FROM t WHERE simhash_within(fp, '$q1', $k)"
@@ -114,7 +114,7 @@ SELECT $N, $k, '$plan', round(i.p50::numeric, 4), round(i.p99::numeric, 4), roun
        round((s.ms / nullif(i.p50, 0))::numeric, 1), round(i.rows_avg::numeric, 2),
        (SELECT count(*) FROM lat a JOIN lat b USING (n, k, qid)
          WHERE a.n = $N AND a.k = $k AND a.kind = 'index' AND b.kind = 'seqscan' AND a.cnt <> b.cnt),
-       $bits
+       $bits, round($build_s, 2), $bytes_per_row
   FROM (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
                percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99, avg(cnt) AS rows_avg
           FROM lat WHERE n = $N AND k = $k AND kind = 'index') i,

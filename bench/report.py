@@ -230,7 +230,9 @@ def section_tuning(out):
                 g[b] = (f"{float(r['index_p50_ms']):.3f} ({float(r['speedup_p50']):,.0f}×)"
                         + (" (forced)" if "forced" in r["plan"] else ""))
         grid.append(g)
-    out.append(table(grid, ["k"] + bits, ["radius k"] + [f"bits = {b}" for b in bits]))
+    cost = [{"k": what, **{b: by[(b, ks[0])].get(col, "") for b in bits if (b, ks[0]) in by}}
+            for what, col in (("CREATE INDEX s", "build_s"), ("index bytes/row", "bytes_per_row"))]
+    out.append(table(grid + cost, ["k"] + bits, ["radius k"] + [f"bits = {b}" for b in bits]))
     out.append("")
     bad = sum(int(r["count_mismatches"]) for r in rows)
     out.append(f"Result counts differing from the sequential scan: {bad}.\n")
