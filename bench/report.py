@@ -342,6 +342,153 @@ def section_memory(out):
     out.append("")
 
 
+# ---- the README's two tables of figures, rewritten between their markers ----------------------
+
+README = os.path.join(HERE, "..", "README.md")
+
+
+def _ms(x):
+    v = float(x)
+    if v < 1:
+        return f"{v:.2f} ms"
+    return f"{v:.1f} ms" if v < 30 else f"{v:,.0f} ms"
+
+
+def _range(vals, fmt):
+    lo, hi = min(vals), max(vals)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo).split()[0]}–{fmt(hi)}"
+
+
+def readme_tuning():
+    rows = read("index_tuning.csv")
+    if not rows:
+        return None
+    bits = sorted({int(r["bits"]) for r in rows})
+    by = {(int(r["bits"]), int(r["k"])): r for r in rows}
+
+    def cell(b, ks):
+        rs = [by[(b, k)] for k in ks if (b, k) in by]
+        if not rs:
+            return "–"
+        c = _range([float(r["index_p50_ms"]) for r in rs], _ms)
+        return c + (" (linear)" if any("forced" in r["plan"] for r in rs) else "")
+    ks = sorted({int(r["k"]) for r in rows})
+    low = [k for k in ks if k <= min(bits)]
+    lines = ["| radius queried | " + " | ".join(f"`bits = {b}`" + (" (default)" if b == 3 else "") for b in bits) + " |",
+             "|---" * (len(bits) + 1) + "|"]
+    groups = [(f"{low[0]}–{low[-1]}" if len(low) > 1 else str(low[0]), low)] + [(str(k), [k]) for k in ks if k not in low]
+    for label, group in groups:
+        lines.append(f"| {label} | " + " | ".join(cell(b, group) for b in bits) + " |")
+    first = {b: by[(b, ks[0])] for b in bits}
+    lines.append("| CREATE INDEX | " + " | ".join(f"{float(first[b]['build_s']):.1f} s" for b in bits) + " |")
+    lines.append("| size per row | " + " | ".join(f"{float(first[b]['bytes_per_row']):.1f} B" for b in bits) + " |")
+    seq = [float(r["seq_ms_per_query"]) for r in rows]
+    n = int(rows[0]["n"])
+    lines.append("")
+    lines.append(f"({n:,} rows; a sequential scan took {min(seq):.0f}–{max(seq):.0f} ms per query in the same run.)")
+    return "\n".join(lines)
+
+
+def _find(rows, **kv):
+    for r in rows or []:
+        if all(r.get(k) == v for k, v in kv.items()):
+            return r
+    return None
+
+
+def readme_performance():
+    out = ["| what | result | baseline in the same run |", "|---|---|---|"]
+    fp = read("fingerprint.csv")
+    if fp:
+        md5 = _find(fp, function="md5")
+        t = _find(fp, function="simhash_text")
+        h = _find(fp, function="simhash_html")
+        so = _find(fp, function="simhash_seomoz")
+        mb = int(md5["bytes"]) / 1e6
+        if md5 and t:
+            out.append(f"| `simhash(text)`, one backend, {mb:.0f} MB of HTML and text | {float(t['mb_per_s']):.0f} MB/s | "
+                       f"`md5(text)` {float(md5['mb_per_s']):.0f} MB/s: **{float(t['mb_per_s']) / float(md5['mb_per_s']):.2f}×** |")
+        if md5 and h and so:
+            out.append(f"| `simhash_html(html)` (HTML5 parse) · `simhash_seomoz(text)` | {float(h['mb_per_s']):.0f} · "
+                       f"{float(so['mb_per_s']):.0f} MB/s | {float(h['mb_per_s']) / float(md5['mb_per_s']):.2f}× · "
+                       f"{float(so['mb_per_s']) / float(md5['mb_per_s']):.2f}× `md5` |")
+    ib = read("index_bench.csv")
+    cfg = "bits=3 blocks=4"
+    if ib:
+        n = int(ib[0]["n"])
+        p50 = _find(ib, config=cfg, metric="ms_p50")
+        seq = _find(ib, config="none", metric="seqscan_ms_per_query")
+        if p50 and seq:
+            out.append(f"| radius-3 query, {n / 1e6:g}M rows, index p50 | {_ms(p50['value'])} | sequential scan "
+                       f"{_ms(seq['value'])}: **{float(seq['value']) / float(p50['value']):,.0f}×** |")
+    sw = read("index_sweep.csv")
+    if sw:
+        nmax = max(int(r["n"]) for r in sw)
+        r = _find(sw, n=str(nmax), k="3")
+        if r:
+            out.append(f"| radius-3 query, {nmax / 1e6:g}M rows, index p50 | {_ms(r['index_p50_ms'])} | sequential scan "
+                       f"{_ms(r['seq_ms_per_query'])}: **{float(r['speedup_p50']):,.0f}×** |")
+    if ib:
+        knn = _find(ib, config=cfg, metric="knn10_ms_per_query")
+        if knn and knn.get("baseline"):
+            out.append(f"| 10 nearest (`ORDER BY fp <~> q LIMIT 10`), {n / 1e6:g}M rows | {_ms(knn['value'])} | sequential "
+                       f"scan + top-N {_ms(knn['baseline'])}: {float(knn['baseline']) / float(knn['value']):.1f}× |")
+        b = _find(ib, config=cfg, metric="build_s")
+        sz = _find(ib, config=cfg, metric="bytes_per_row")
+        bb = _find(ib, config="btree", metric="build_s")
+        bs = _find(ib, config="btree", metric="bytes_per_row")
+        if b and sz and bb and bs:
+            out.append(f"| `CREATE INDEX`, {n / 1e6:g}M rows · size per row | {float(b['value']):.1f} s · {float(sz['value']):.0f} B | "
+                       f"btree {float(bb['value']):.2f} s · {float(bs['value']):.1f} B |")
+    ins = read("insert.csv")
+    if ins:
+        none, bt, sh = (_find(ins, index=i) for i in ("none", "btree", "simhash"))
+        if none and bt and sh:
+            r0 = float(none["rows_per_s"])
+            out.append(f"| single-row inserts into an indexed table | {float(sh['rows_per_s']):,.0f} rows/s | no index "
+                       f"{r0:,.0f} ({float(sh['rows_per_s']) / r0:.2f}×); btree {float(bt['rows_per_s']):,.0f} "
+                       f"({float(bt['rows_per_s']) / r0:.2f}×) |")
+    cc = read("concurrency.csv")
+    if cc:
+        i1, i4 = _find(cc, table="conc_index", workload="read", clients="1"), _find(cc, table="conc_index", workload="read", clients="4")
+        n1, n4 = _find(cc, table="conc_noindex", workload="read", clients="1"), _find(cc, table="conc_noindex", workload="read", clients="4")
+        if i1 and i4 and n1 and n4:
+            out.append(f"| pgbench, radius-3 queries, 1 · 4 clients | {float(i1['tps']):,.0f} · {float(i4['tps']):,.0f} tps | "
+                       f"no index {float(n1['tps']):,.0f} · {float(n4['tps']):,.0f} tps: "
+                       f"{float(i1['tps']) / float(n1['tps']):.0f}× · {float(i4['tps']) / float(n4['tps']):.0f}× |")
+    log = fragment("batch.log")
+    if log:
+        import re
+        first = log.split("\n== ")[0]
+        m_hashes = re.search(r"== (\d+) random hashes", first)
+        ours = re.search(r"^ours-find-all-b5-t1\s+([\d.]+) s\s+([\d.]+) MB", first, re.M)
+        theirs = re.search(r"^seomoz-find-all-b5\s+([\d.]+) s\s+([\d.]+) MB", first, re.M)
+        if m_hashes and ours and theirs:
+            out.append(f"| `simhash-find-all`, {int(m_hashes.group(1)) / 1e6:g}M hashes, distance 3 | {ours.group(1)} s, "
+                       f"{float(ours.group(2)):.0f} MB | seomoz simhash-cpp {theirs.group(1)} s, {float(theirs.group(2)):.0f} MB: "
+                       f"{float(theirs.group(1)) / float(ours.group(1)):.1f}× |")
+    return "\n".join(out) if len(out) > 2 else None
+
+
+def update_readme():
+    """Rewrite the README's generated tables (between <!-- bench:NAME --> and
+    <!-- /bench:NAME -->) from the results; a table whose results are missing is left as is."""
+    if not os.path.exists(README):
+        return
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    for name, make in (("performance", readme_performance), ("tuning", readme_tuning)):
+        start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+        if start not in text or end not in text:
+            continue
+        table = make()
+        if table:
+            a, b = text.index(start) + len(start), text.index(end)
+            text = text[:a] + "\n" + table + "\n" + text[b:]
+    with open(README, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def main():
     out = ["# simhash — benchmark and quality report", "",
            "Generated by `bench/report.py` from `bench/results/*.csv`; rerun with `make bench` "
@@ -363,6 +510,7 @@ def main():
     out.append(q + "\n" if q else "Not measured yet: run `make quality`.\n")
     with open(os.path.join(HERE, "REPORT.md"), "w") as f:
         f.write("\n".join(out).rstrip() + "\n")
+    update_readme()
 
 
 if __name__ == "__main__":
