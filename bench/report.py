@@ -467,7 +467,24 @@ def readme_performance():
             out.append(f"| `simhash-find-all`, {int(m_hashes.group(1)) / 1e6:g}M hashes, distance 3 | {ours.group(1)} s, "
                        f"{float(ours.group(2)):.0f} MB | seomoz simhash-cpp {theirs.group(1)} s, {float(theirs.group(2)):.0f} MB: "
                        f"{float(theirs.group(1)) / float(ours.group(1)):.1f}× |")
-    return "\n".join(out) if len(out) > 2 else None
+    return "\n".join(out) if len(out) == 11 else None  # all nine rows, or none
+
+
+README_TABLES = (("performance", readme_performance), ("tuning", readme_tuning))
+
+
+def section_readme_tables(out):
+    """The README's tables of figures, made here from this run's results; bench/report.py
+    copies them into the README and test/readme_figures_test.sh checks the two agree."""
+    out.append("## The README's tables\n")
+    out.append("The performance table and the index tuning table of the README, from the results above "
+               "(rewritten into the README by this script).\n")
+    for name, make in README_TABLES:
+        table = make()
+        if table:
+            out.append(f"<!-- bench:{name} -->\n{table}\n<!-- /bench:{name} -->\n")
+        else:
+            out.append(f"Table `{name}`: not every part it needs ran; the README keeps its previous table.\n")
 
 
 def update_readme():
@@ -477,7 +494,7 @@ def update_readme():
         return
     with open(README, encoding="utf-8") as f:
         text = f.read()
-    for name, make in (("performance", readme_performance), ("tuning", readme_tuning)):
+    for name, make in README_TABLES:
         start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
         if start not in text or end not in text:
             continue
@@ -505,6 +522,7 @@ def main():
     section_insert(out)
     section_external(out, "batch", "Batch: find_all / find_clusters")
     section_memory(out)
+    section_readme_tables(out)
     q = fragment("quality.md")
     out.append("## Quality: does distance ≤ k mean near-duplicate?\n")
     out.append(q + "\n" if q else "Not measured yet: run `make quality`.\n")
