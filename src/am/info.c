@@ -94,6 +94,11 @@ simhash_index_runs(PG_FUNCTION_ARGS)
 	put_row(rsinfo, "pending", -1, -1, (int64) simhash_meta_pending(&meta),
 			chain_pages(index, meta.pending_head) + chain_pages(index, meta.sealed_head));
 	put_row(rsinfo, "nulls", -1, -1, (int64) meta.nnulls, chain_pages(index, meta.nulls_head));
+	/* a flush or merge under way, or interrupted by a crash (VACUUM cleans up) */
+	if (meta.flush_gen != 0)
+		put_row(rsinfo, "flush", meta.flush_gen, -1, 0, 0);
+	if (meta.merge_gen != 0)
+		put_row(rsinfo, "merge", meta.merge_gen, -1, 0, 0);
 	index_close(index, AccessShareLock);
 	return (Datum) 0;
 }

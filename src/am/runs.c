@@ -346,7 +346,9 @@ typedef enum MetaOp
 	META_START_FLUSH,			/* seal the pending chain, hand out a generation */
 	META_START_MERGE,			/* hand out a generation */
 	META_END_FLUSH,				/* add the run, drop the sealed chain */
-	META_END_MERGE				/* replace the input runs by the output run */
+	META_END_MERGE,				/* replace the input runs by the output run */
+	META_CLEAR_FLUSH,			/* forget a flush a crash interrupted */
+	META_CLEAR_MERGE			/* forget a merge a crash interrupted */
 } MetaOp;
 
 typedef struct MetaChange
@@ -400,6 +402,18 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 			break;
 		case META_START_MERGE:
 			ch->gen = m->merge_gen = ++m->gen_seq;
+			break;
+		case META_CLEAR_FLUSH:
+		case META_CLEAR_MERGE:
+			if (op == META_CLEAR_FLUSH ? m->flush_gen == 0 : m->merge_gen == 0)
+			{
+				done = false;
+				break;
+			}
+			if (op == META_CLEAR_FLUSH)
+				m->flush_gen = 0;
+			else
+				m->merge_gen = 0;
 			break;
 		case META_END_FLUSH:
 		case META_END_MERGE:
@@ -488,6 +502,19 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 		for (d = 0; d < ndir; d++)
 			simhash_delete_page(index, dir + d, safexid);
 	}
+}
+
+/*
+ * Forget the flush (or merge) a crash interrupted, so that VACUUM retires
+ * the pages it had written.  The caller holds the flush (merge) lock, so no
+ * flush (merge) is under way.
+ */
+void
+simhash_clear_interrupted(Relation index, bool flush)
+{
+	MetaChange	ch = {0};
+
+	change_meta(index, flush ? META_CLEAR_FLUSH : META_CLEAR_MERGE, &ch, NULL);
 }
 
 /* ---- flush ------------------------------------------------------------- */

@@ -408,6 +408,7 @@ extern void simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem
 extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead,
 						  void *dead_state, IndexBulkDeleteResult *stats);
 extern void simhash_insert_merges(Relation index, Relation heap);
+extern void simhash_clear_interrupted(Relation index, bool flush);
 extern void simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead,
 							void *dead_state, BufferAccessStrategy strategy,
 							IndexBulkDeleteResult *stats);

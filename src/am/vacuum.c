@@ -165,9 +165,11 @@ simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	LockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
 	simhash_flush(index, heap, NULL, NULL, NULL);
+	simhash_clear_interrupted(index, true);
 	UnlockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
 
 	LockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
+	simhash_clear_interrupted(index, false);
 	simhash_compact(index, heap, NULL, NULL, info->strategy, NULL);
 	simhash_recycle_pages(index, heap, info->strategy, stats);
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
