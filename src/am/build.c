@@ -214,8 +214,10 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 				ntables,
 				t;
 	sh_table   *tables;
-	Buffer		metabuf;
+	Buffer		metabuf,
+				listbuf;
 	SimhashMetaPage meta;
+	SimhashRunList *list;
 	BlockNumber dir[SIMHASH_MAX_TABLES];
 	BlockNumber run_npages = 0;
 	MemoryContext cxt,
@@ -226,13 +228,19 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	simhash_options_resolve(index, &bits, &blocks);
 	tables = simhash_layout(blocks, bits, &ntables);
 
-	/* block 0: the metapage, filled in last */
+	/* block 0: the metapage, block 1: the run list, filled in last */
 	metabuf = ReadBuffer(index, P_NEW);
 	Assert(BufferGetBlockNumber(metabuf) == SIMHASH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	simhash_init_metapage(BufferGetPage(metabuf), bits, blocks, ntables);
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	listbuf = ReadBuffer(index, P_NEW);
+	Assert(BufferGetBlockNumber(listbuf) == SIMHASH_RUNLIST_BLKNO);
+	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
+	simhash_init_runlist(BufferGetPage(listbuf));
+	MarkBufferDirty(listbuf);
+	LockBuffer(listbuf, BUFFER_LOCK_UNLOCK);
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
@@ -258,17 +266,21 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	}
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
+	list = SimhashPageGetRunList(BufferGetPage(listbuf));
 	meta->gen_seq = 1;
 	if (bs.n > 0)
 	{
-		meta->nruns = 1;
-		meta->runs[0].gen = 1;
-		meta->runs[0].npages = run_npages;
-		meta->runs[0].count = bs.n;
+		list->nruns = 1;
+		list->runs[0].gen = 1;
+		list->runs[0].npages = run_npages;
+		list->runs[0].count = bs.n;
 		for (t = 0; t < ntables; t++)
-			meta->run_dir[t] = dir[t];
+			list->run_dir[t] = dir[t];
 	}
+	MarkBufferDirty(listbuf);
+	UnlockReleaseBuffer(listbuf);
 	meta->nnulls = bs.nnulls;
 	meta->nulls_head = write_nulls(index, bs.nulls, bs.nnulls, &meta->nulls_tail);
 	MarkBufferDirty(metabuf);
@@ -286,7 +298,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	return result;
 }
 
-/* The init fork of an unlogged index: just the metapage. */
+/* The init fork of an unlogged index: the metapage and an empty run list. */
 void
 simhash_buildempty(Relation index)
 {
@@ -294,13 +306,20 @@ simhash_buildempty(Relation index)
 	int			bits,
 				blocks,
 				ntables;
+	BlockNumber blkno;
 
 	simhash_options_resolve(index, &bits, &blocks);
 	ntables = sh_table_count(blocks, bits);
-	simhash_init_metapage(page.data, bits, blocks, ntables);
-	PageSetChecksumInplace(page.data, SIMHASH_METAPAGE_BLKNO);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, page.data, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
-				SIMHASH_METAPAGE_BLKNO, page.data, true);
+	for (blkno = SIMHASH_METAPAGE_BLKNO; blkno <= SIMHASH_RUNLIST_BLKNO; blkno++)
+	{
+		if (blkno == SIMHASH_METAPAGE_BLKNO)
+			simhash_init_metapage(page.data, bits, blocks, ntables);
+		else
+			simhash_init_runlist(page.data);
+		PageSetChecksumInplace(page.data, blkno);
+		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, blkno, page.data, true);
+		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+					blkno, page.data, true);
+	}
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

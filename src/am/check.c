@@ -50,7 +50,7 @@ read_page(Relation index, BlockNumber blkno, PGAlignedBlock *copy, BlockNumber n
 	if (opaque->page_id != SIMHASH_PAGE_ID)
 		CORRUPT(index, "block %u has page id %04x, expected %04x", blkno, opaque->page_id, SIMHASH_PAGE_ID);
 	if (ph->pd_lower < MAXALIGN(SizeOfPageHeaderData) || ph->pd_lower > ph->pd_upper ||
-		(!(opaque->flags & SIMHASH_META) &&
+		(!(opaque->flags & (SIMHASH_META | SIMHASH_RUNLIST)) &&
 		 (ph->pd_lower - MAXALIGN(SizeOfPageHeaderData)) %
 		 ((opaque->flags & SIMHASH_DIR) ? SIMHASH_DIR_ENTRY_SIZE : SIMHASH_ENTRY_SIZE) != 0))
 		CORRUPT(index, "block %u has invalid bounds pd_lower %u, pd_upper %u", blkno,
@@ -119,7 +119,7 @@ static void
 check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const sh_table *tab,
 		  BlockNumber nblocks, bool *used, SimhashItemArray *have)
 {
-	const SimhashRun *run = &meta->runs[r];
+	const SimhashRun *run = &meta->list.runs[r];
 	BlockNumber dstart = simhash_meta_dir(meta, r, t);
 	BlockNumber ndir = SimhashDirPages(run->npages);
 	BlockNumber d,
@@ -162,7 +162,7 @@ check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const s
 						i;
 
 			CHECK_FOR_INTERRUPTS();
-			if (blkno == SIMHASH_METAPAGE_BLKNO || blkno >= nblocks)
+			if (blkno <= SIMHASH_RUNLIST_BLKNO || blkno >= nblocks)
 				CORRUPT(index, "directory block %u (table %d, run %d) entry %d points to block %u of %u",
 						dblk, t, r, e, blkno, nblocks);
 			page = read_page(index, blkno, &copy, nblocks);
@@ -253,15 +253,18 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	read_page(index, SIMHASH_METAPAGE_BLKNO, &copy, nblocks);
 	if (!(SimhashPageGetOpaque(copy.data)->flags & SIMHASH_META))
 		CORRUPT(index, "block 0 is not flagged as the metapage");
+	read_page(index, SIMHASH_RUNLIST_BLKNO, &copy, nblocks);
+	if (SimhashPageGetOpaque(copy.data)->flags != SIMHASH_RUNLIST)
+		CORRUPT(index, "block %u is not flagged as the run list", SIMHASH_RUNLIST_BLKNO);
 	tables = simhash_layout(meta.blocks, meta.bits, &ntables);
 	if (ntables != meta.ntables)
 		CORRUPT(index, "metapage says %d tables, bits = %d and blocks = %d give %d",
 				meta.ntables, meta.bits, meta.blocks, ntables);
-	for (i = 0; i < meta.nruns; i++)
+	for (i = 0; i < meta.list.nruns; i++)
 		for (j = 0; j < i; j++)
-			if (meta.runs[i].gen == meta.runs[j].gen)
+			if (meta.list.runs[i].gen == meta.list.runs[j].gen)
 				CORRUPT(index, "runs %d and %d have the same generation %u", (int) j, (int) i,
-						meta.runs[i].gen);
+						meta.list.runs[i].gen);
 
 	check_chain(index, meta.pending_head, SIMHASH_PENDING, meta.pending_chain, "pending",
 				meta.npending, &pending, nblocks);
@@ -275,12 +278,13 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	simhash_sort_items(expect.items, expect.n);
 
 	used = palloc0(nblocks);
+	used[SIMHASH_METAPAGE_BLKNO] = used[SIMHASH_RUNLIST_BLKNO] = true;
 	for (t = 0; t < ntables; t++)
 	{
 		SimhashItemArray have = {0};
 		int			r;
 
-		for (r = 0; r < meta.nruns; r++)
+		for (r = 0; r < meta.list.nruns; r++)
 			check_run(index, &meta, r, t, &tables[t], nblocks, used, &have);
 		for (i = 0; i < pending.n; i++)
 			simhash_items_push(&have, pending.items[i].key, &pending.items[i].tid);

@@ -85,9 +85,9 @@ simhash_index_runs(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	simhash_read_meta(index, &meta);
 	prows = simhash_pending_limit(index);
-	memcpy(runs, meta.runs, sizeof(SimhashRun) * meta.nruns);
-	qsort(runs, meta.nruns, sizeof(SimhashRun), run_entries_desc);
-	for (r = 0; r < meta.nruns; r++)
+	memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
+	qsort(runs, meta.list.nruns, sizeof(SimhashRun), run_entries_desc);
+	for (r = 0; r < meta.list.nruns; r++)
 		put_row(rsinfo, "run", runs[r].gen, simhash_run_level(runs[r].count, prows),
 				(int64) runs[r].count,
 				(int64) meta.ntables * (runs[r].npages + SimhashDirPages(runs[r].npages)));

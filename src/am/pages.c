@@ -33,11 +33,10 @@ void
 simhash_init_metapage(Page page, int bits, int blocks, int ntables)
 {
 	SimhashMetaPage meta;
-	int			i;
 
 	simhash_init_page(page, SIMHASH_META);
 	meta = SimhashPageGetMeta(page);
-	memset(meta, 0, sizeof(SimhashMetaPageData));
+	memset(meta, 0, SIMHASH_META_SIZE);
 	meta->magic = SIMHASH_MAGIC;
 	meta->version = SIMHASH_VERSION;
 	meta->bits = bits;
@@ -46,9 +45,22 @@ simhash_init_metapage(Page page, int bits, int blocks, int ntables)
 	meta->pending_head = meta->pending_tail = InvalidBlockNumber;
 	meta->sealed_head = InvalidBlockNumber;
 	meta->nulls_head = meta->nulls_tail = InvalidBlockNumber;
+	((PageHeader) page)->pd_lower = (char *) meta + SIMHASH_META_SIZE - (char *) page;
+}
+
+/* The run list of an index without runs (block 1). */
+void
+simhash_init_runlist(Page page)
+{
+	SimhashRunList *list;
+	int			i;
+
+	simhash_init_page(page, SIMHASH_RUNLIST);
+	list = SimhashPageGetRunList(page);
+	memset(list, 0, sizeof(SimhashRunList));
 	for (i = 0; i < SIMHASH_RUN_SLOTS; i++)
-		meta->run_dir[i] = InvalidBlockNumber;
-	((PageHeader) page)->pd_lower = (char *) meta + sizeof(SimhashMetaPageData) - (char *) page;
+		list->run_dir[i] = InvalidBlockNumber;
+	((PageHeader) page)->pd_lower = (char *) list + sizeof(SimhashRunList) - (char *) page;
 }
 
 /*
@@ -147,8 +159,8 @@ gen_in_use(const SimhashMetaPageData *meta, uint16 flags, uint32 gen)
 		return true;
 	if (flags & SIMHASH_PENDING)
 		return gen == meta->pending_chain || gen == meta->sealed_chain;
-	for (r = 0; r < meta->nruns; r++)
-		if (meta->runs[r].gen == gen)
+	for (r = 0; r < meta->list.nruns; r++)
+		if (meta->list.runs[r].gen == gen)
 			return true;
 	return false;
 }
@@ -171,7 +183,7 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 	simhash_read_meta(index, &meta);
 	if (stats)
 		stats->pages_free = 0;
-	for (blkno = SIMHASH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	for (blkno = SIMHASH_RUNLIST_BLKNO + 1; blkno < nblocks; blkno++)
 	{
 		Buffer		buf;
 		Page		page;

@@ -285,10 +285,10 @@ cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
 {
 	c->index = index;
 	c->strategy = strategy;
-	c->gen = meta->runs[r].gen;
+	c->gen = meta->list.runs[r].gen;
 	c->table = t;
 	c->next_dir = simhash_meta_dir(meta, r, t);
-	c->pages_left = meta->runs[r].npages;
+	c->pages_left = meta->list.runs[r].npages;
 	c->dir_i = c->dir_n = 0;
 	c->i = c->n = 0;
 }
@@ -370,8 +370,10 @@ static bool
 change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy)
 {
 	Buffer		metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	Buffer		listbuf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
 	GenericXLogState *state;
 	SimhashMetaPage m;
+	SimhashRunList *l;
 	bool		done = true;
 	int			r,
 				t,
@@ -379,13 +381,19 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 				kept;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	/* the run list changes only when a flush or merge ends */
+	if (op == META_END_FLUSH || op == META_END_MERGE)
+		l = SimhashPageGetRunList(GenericXLogRegisterBuffer(state, listbuf, 0));
+	else
+		l = SimhashPageGetRunList(BufferGetPage(listbuf));
 	switch (op)
 	{
 		case META_START_FLUSH:
 			if (!BlockNumberIsValid(m->sealed_head) && BlockNumberIsValid(m->pending_head) &&
-				m->nruns < simhash_max_runs(m->ntables))
+				l->nruns < simhash_max_runs(m->ntables))
 			{
 				m->sealed_head = m->pending_head;
 				m->sealed_chain = m->pending_chain;
@@ -393,7 +401,7 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 				m->pending_head = m->pending_tail = InvalidBlockNumber;
 				m->npending = 0;
 			}
-			if (!BlockNumberIsValid(m->sealed_head) || m->nruns >= simhash_max_runs(m->ntables))
+			if (!BlockNumberIsValid(m->sealed_head) || l->nruns >= simhash_max_runs(m->ntables))
 			{
 				done = false;
 				break;
@@ -420,23 +428,23 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 			if (op == META_END_MERGE)
 			{
 				kept = 0;
-				for (r = 0; r < m->nruns; r++)
+				for (r = 0; r < l->nruns; r++)
 				{
 					bool		input = false;
 
 					for (j = 0; j < ch->ninputs; j++)
-						input |= m->runs[r].gen == ch->inputs[j];
+						input |= l->runs[r].gen == ch->inputs[j];
 					if (input)
 						continue;
-					m->runs[kept] = m->runs[r];
+					l->runs[kept] = l->runs[r];
 					for (t = 0; t < m->ntables; t++)
-						m->run_dir[kept * m->ntables + t] = m->run_dir[r * m->ntables + t];
+						l->run_dir[kept * m->ntables + t] = l->run_dir[r * m->ntables + t];
 					kept++;
 				}
-				if (m->nruns - kept != ch->ninputs)
+				if (l->nruns - kept != ch->ninputs)
 					elog(ERROR, "simhash index \"%s\": merge inputs changed under the merge lock",
 						 RelationGetRelationName(index));
-				m->nruns = kept;
+				l->nruns = kept;
 				m->merge_gen = 0;
 				m->merges++;
 			}
@@ -449,15 +457,15 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 			}
 			if (ch->dir && ch->count > 0)
 			{
-				if (m->nruns >= simhash_max_runs(m->ntables))
+				if (l->nruns >= simhash_max_runs(m->ntables))
 					elog(ERROR, "simhash index \"%s\": no free run slot",
 						 RelationGetRelationName(index));
-				r = m->nruns++;
-				m->runs[r].gen = ch->gen;
-				m->runs[r].count = ch->count;
-				m->runs[r].npages = ch->npages;
+				r = l->nruns++;
+				l->runs[r].gen = ch->gen;
+				l->runs[r].count = ch->count;
+				l->runs[r].npages = ch->npages;
 				for (t = 0; t < m->ntables; t++)
-					m->run_dir[r * m->ntables + t] = ch->dir[t];
+					l->run_dir[r * m->ntables + t] = ch->dir[t];
 			}
 			break;
 	}
@@ -466,7 +474,11 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 	else
 		GenericXLogAbort(state);
 	if (copy)
-		memcpy(copy, m, sizeof(SimhashMetaPageData));
+	{
+		memcpy(copy, m, SIMHASH_META_SIZE);
+		memcpy(&copy->list, l, sizeof(SimhashRunList));
+	}
+	UnlockReleaseBuffer(listbuf);
 	UnlockReleaseBuffer(metabuf);
 	return done;
 }
@@ -481,7 +493,7 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 	for (t = 0; t < meta->ntables; t++)
 	{
 		BlockNumber dir = simhash_meta_dir(meta, r, t);
-		BlockNumber ndir = SimhashDirPages(meta->runs[r].npages);
+		BlockNumber ndir = SimhashDirPages(meta->list.runs[r].npages);
 		BlockNumber d;
 
 		for (d = 0; d < ndir; d++)
@@ -490,7 +502,7 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 						n;
 
 			read_copy(index, dir + d, NULL, dirpage.data);
-			expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->runs[r].gen, t);
+			expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
 			n = SimhashDirEntries(dirpage.data);
 			for (i = 0; i < n; i++)
 			{
@@ -629,8 +641,8 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 	for (j = 0; j < k; j++)
 	{
 		idx[j] = -1;
-		for (r = 0; r < meta.nruns; r++)
-			if (meta.runs[r].gen == gens[j])
+		for (r = 0; r < meta.list.nruns; r++)
+			if (meta.list.runs[r].gen == gens[j])
 				idx[j] = r;
 		if (idx[j] < 0)
 			elog(ERROR, "simhash index \"%s\": run %u to merge is gone",
@@ -757,12 +769,12 @@ simhash_insert_merges(Relation index, Relation heap)
 					found = -1;
 
 		simhash_read_meta(index, &meta);
-		memcpy(runs, meta.runs, sizeof(SimhashRun) * meta.nruns);
-		qsort(runs, meta.nruns, sizeof(SimhashRun), run_cmp_desc);
-		if (meta.nruns >= simhash_max_runs(meta.ntables))
+		memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
+		qsort(runs, meta.list.nruns, sizeof(SimhashRun), run_cmp_desc);
+		if (meta.list.nruns >= simhash_max_runs(meta.ntables))
 		{
 			/* full list: the smallest runs, at least two */
-			for (r = meta.nruns - 1; r >= 0 && k < SIMHASH_TIER_RATIO; r--)
+			for (r = meta.list.nruns - 1; r >= 0 && k < SIMHASH_TIER_RATIO; r--)
 				gens[k++] = runs[r].gen;
 		}
 		else
@@ -772,7 +784,7 @@ simhash_insert_merges(Relation index, Relation heap)
 				uint64		pages = 0;
 
 				k = 0;
-				for (r = meta.nruns - 1; r >= 0; r--)
+				for (r = meta.list.nruns - 1; r >= 0; r--)
 					if (simhash_run_level(runs[r].count, prows) == level)
 					{
 						gens[k++] = runs[r].gen;
@@ -813,32 +825,32 @@ simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead, void *d
 				k = 0;
 
 	simhash_read_meta(index, &meta);
-	memcpy(runs, meta.runs, sizeof(SimhashRun) * meta.nruns);
-	qsort(runs, meta.nruns, sizeof(SimhashRun), run_cmp_desc);
+	memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
+	qsort(runs, meta.list.nruns, sizeof(SimhashRun), run_cmp_desc);
 
 	/* the first run (largest first) that does not dominate the smaller ones */
-	first_merged = meta.nruns;
-	for (r = meta.nruns - 1; r >= 0; r--)
+	first_merged = meta.list.nruns;
+	for (r = meta.list.nruns - 1; r >= 0; r--)
 	{
 		if (runs[r].count < (uint64) SIMHASH_TIER_RATIO * smaller)
 			first_merged = r;
 		smaller += runs[r].count;
 	}
 	/* a single trailing run needs no merge unless it holds dead entries */
-	for (r = first_merged; r < meta.nruns; r++)
+	for (r = first_merged; r < meta.list.nruns; r++)
 		gens[k++] = runs[r].gen;
 	if (k >= 2)
 		merge_runs(index, heap, gens, k, dead, dead_state, strategy, stats);
 	if (dead == NULL)
 		return;
-	for (r = 0; r < meta.nruns; r++)
+	for (r = 0; r < meta.list.nruns; r++)
 	{
 		int			m;
 
 		if (k >= 2 && r >= first_merged)
 			break;
-		for (m = 0; m < meta.nruns; m++)
-			if (meta.runs[m].gen == runs[r].gen)
+		for (m = 0; m < meta.list.nruns; m++)
+			if (meta.list.runs[m].gen == runs[r].gen)
 				break;
 		if (run_has_dead(index, &meta, m, dead, dead_state, strategy))
 			merge_runs(index, heap, &runs[r].gen, 1, dead, dead_state, strategy, stats);

@@ -161,7 +161,7 @@ simhash_endscan(IndexScanDesc scan)
 static inline int
 so_nruns(IndexScanDesc scan)
 {
-	return ((SimhashScanOpaque) scan->opaque)->meta.nruns;
+	return ((SimhashScanOpaque) scan->opaque)->meta.list.nruns;
 }
 
 /*
@@ -269,7 +269,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	Relation	index = c->scan->indexRelation;
-	const SimhashRun *run = &so->meta.runs[c->r];
+	const SimhashRun *run = &so->meta.list.runs[c->r];
 	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
 	BlockNumber ndir = SimhashDirPages(run->npages);
 	BlockNumber l = 0,
@@ -361,7 +361,7 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	ProbeCtx	c;
 
-	if (so->meta.nruns == 0)
+	if (so->meta.list.nruns == 0)
 		return;
 	c.scan = scan;
 	c.tab = &so->tables[t];
@@ -417,7 +417,7 @@ static void
 scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	const SimhashRun *run = &so->meta.runs[r];
+	const SimhashRun *run = &so->meta.list.runs[r];
 	const sh_table *tab = &so->tables[0];
 	BlockNumber dstart = simhash_meta_dir(&so->meta, r, 0);
 	BlockNumber d;
@@ -471,7 +471,7 @@ scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int			r;
 
-	for (r = 0; r < so->meta.nruns; r++)
+	for (r = 0; r < so->meta.list.nruns; r++)
 		scan_run(scan, r, visit, arg);
 	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, arg);
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, arg);

@@ -3,8 +3,10 @@
  *
  * On-disk layout (format version 3)
  * ---------------------------------
- * Block 0 is the metapage.  The index is log-structured: every indexed row
- * is in exactly one place, a RUN or the pending buffer.
+ * Block 0 is the metapage, block 1 the RUNLIST (the list of runs, apart so
+ * that the metapage each INSERT updates stays small).  The index is
+ * log-structured: every indexed row is in exactly one place, a RUN or the
+ * pending buffer.
  *
  *   RUN      a run is an immutable set of rows, stored once per table t as
  *            pages of packed (table t's permuted key, heap TID) entries in
@@ -14,9 +16,9 @@
  *   DIR      each (run, table) has a directory: contiguous pages of
  *            (hikey, block) pairs, one per run page in key order, so a probe
  *            binary-searches the directory (a page or two) and then reads
- *            the run pages that can hold its key range.  The metapage lists
- *            every run (generation, rows, pages per table) and the first
- *            directory block of each (run, table).
+ *            the run pages that can hold its key range.  The run list
+ *            holds every run's generation, rows and pages per table, and
+ *            the first directory block of each (run, table).
  *   PENDING  the pending buffer: an unsorted chain of (fingerprint, TID)
  *            entries appended by aminsert; scans read it linearly.  It is
  *            bounded by the reloption pending_pages (default 4): the INSERT
@@ -61,10 +63,10 @@
  *
  * Locking protocol
  * ----------------
- * - The metapage content lock protects the metapage.  Scans take it shared
- *   just long enough to copy it; they then read pages one at a time under a
- *   share lock, copying what they need before releasing it.  No scan holds
- *   two page locks.
+ * - The metapage content lock protects the metapage and the run list (taken
+ *   in that order).  Scans take both shared just long enough to copy them;
+ *   they then read pages one at a time under a share lock, copying what they
+ *   need before releasing it.
  * - aminsert takes the metapage lock exclusively, then the tail page of the
  *   pending (or NULLs) chain; a new tail page is allocated by extending the
  *   relation, initialised and linked under the metapage lock, all in one
@@ -117,6 +119,7 @@
 #define SIMHASH_MAGIC			0x53484958	/* "SHIX" */
 #define SIMHASH_VERSION			3
 #define SIMHASH_METAPAGE_BLKNO	0
+#define SIMHASH_RUNLIST_BLKNO	1
 #define SIMHASH_MAX_TABLES		256
 #define SIMHASH_PAGE_ID			0xFF53	/* last two bytes of every page */
 
@@ -144,6 +147,7 @@
 #define SIMHASH_NULLS		(1 << 3)
 #define SIMHASH_DELETED		(1 << 4)
 #define SIMHASH_DIR			(1 << 5)
+#define SIMHASH_RUNLIST		(1 << 6)
 
 typedef struct SimhashPageOpaqueData
 {
@@ -235,6 +239,23 @@ typedef struct SimhashRun
 	uint64		count;			/* entries per table */
 } SimhashRun;
 
+/*
+ * The run list: block 1, so that the metapage an INSERT updates stays small
+ * (GenericXLog computes a delta over the page's contents).
+ */
+typedef struct SimhashRunList
+{
+	int32		nruns;
+	int32		unused;
+	SimhashRun	runs[SIMHASH_MAX_RUNS];
+	/* first directory block of (run r, table t): run_dir[r * ntables + t] */
+	BlockNumber run_dir[SIMHASH_RUN_SLOTS];
+} SimhashRunList;
+
+/*
+ * A copy of the metapage (block 0: every field but the list) and of the
+ * run list (block 1).
+ */
 typedef struct SimhashMetaPageData
 {
 	uint32		magic;
@@ -242,7 +263,6 @@ typedef struct SimhashMetaPageData
 	int32		bits;
 	int32		blocks;
 	int32		ntables;
-	int32		nruns;
 	uint32		gen_seq;		/* last generation handed out (runs, chains) */
 	uint32		flush_gen;		/* run a flush is writing (0: none) */
 	uint32		merge_gen;		/* run a merge is writing (0: none) */
@@ -253,28 +273,32 @@ typedef struct SimhashMetaPageData
 	uint32		sealed_chain;
 	BlockNumber nulls_head;
 	BlockNumber nulls_tail;
+	uint32		unused;
 	uint64		npending;
 	uint64		nsealed;
 	uint64		nnulls;
 	uint64		flushes;		/* how many flushes have completed */
 	uint64		merges;			/* how many merges have completed */
-	SimhashRun	runs[SIMHASH_MAX_RUNS];
-	/* first directory block of (run r, table t): run_dir[r * ntables + t] */
-	BlockNumber run_dir[SIMHASH_RUN_SLOTS];
+	SimhashRunList list;		/* on disk: block 1 */
 } SimhashMetaPageData;
 
 typedef SimhashMetaPageData *SimhashMetaPage;
 
-#define SimhashPageGetMeta(page) ((SimhashMetaPage) PageGetContents(page))
+/* Bytes of SimhashMetaPageData stored on the metapage. */
+#define SIMHASH_META_SIZE	offsetof(SimhashMetaPageData, list)
 
-StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + sizeof(SimhashMetaPageData) <=
+/* The metapage's fields; never touch ->list through this pointer. */
+#define SimhashPageGetMeta(page) ((SimhashMetaPage) PageGetContents(page))
+#define SimhashPageGetRunList(page) ((SimhashRunList *) PageGetContents(page))
+
+StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + sizeof(SimhashRunList) <=
 				 BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)),
-				 "the metapage must fit in a page");
+				 "the run list must fit in a page");
 
 static inline BlockNumber
 simhash_meta_dir(const SimhashMetaPageData *meta, int r, int t)
 {
-	return meta->run_dir[r * meta->ntables + t];
+	return meta->list.run_dir[r * meta->ntables + t];
 }
 
 /* Runs the metapage can list with this many tables. */
@@ -297,8 +321,8 @@ simhash_meta_rows(const SimhashMetaPageData *meta)
 {
 	uint64		n = simhash_meta_pending(meta);
 
-	for (int r = 0; r < meta->nruns; r++)
-		n += meta->runs[r].count;
+	for (int r = 0; r < meta->list.nruns; r++)
+		n += meta->list.runs[r].count;
 	return n;
 }
 
@@ -306,7 +330,7 @@ simhash_meta_rows(const SimhashMetaPageData *meta)
 static inline int
 simhash_meta_runs(const SimhashMetaPageData *meta)
 {
-	return meta->nruns;
+	return meta->list.nruns;
 }
 
 /* Pages of one table over all runs (what a linear pass reads). */
@@ -315,8 +339,8 @@ simhash_meta_run_pages(const SimhashMetaPageData *meta)
 {
 	uint64		n = 0;
 
-	for (int r = 0; r < meta->nruns; r++)
-		n += meta->runs[r].npages;
+	for (int r = 0; r < meta->list.nruns; r++)
+		n += meta->list.runs[r].npages;
 	return n;
 }
 
@@ -371,6 +395,7 @@ extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, doub
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
 extern void simhash_init_page(Page page, uint16 flags);
 extern void simhash_init_metapage(Page page, int bits, int blocks, int ntables);
+extern void simhash_init_runlist(Page page);
 extern Buffer simhash_extend_buffer(Relation index);
 extern Buffer simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
 extern bool simhash_page_recyclable(Relation heap, Page page);

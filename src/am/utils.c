@@ -198,12 +198,33 @@ simhash_check_meta(Relation index, const SimhashMetaPageData *meta)
 						RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
 				 errhint("REINDEX INDEX %s; to rebuild it in the current format.",
 						 quote_identifier(RelationGetRelationName(index)))));
-	if (meta->ntables < 1 || meta->ntables > SIMHASH_MAX_TABLES ||
-		meta->nruns < 0 || meta->nruns > simhash_max_runs(meta->ntables))
+	if (meta->ntables < 1 || meta->ntables > SIMHASH_MAX_TABLES)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": metapage lists %d runs of %d tables",
-						RelationGetRelationName(index), meta->nruns, meta->ntables),
+				 errmsg("simhash index \"%s\": metapage says %d tables",
+						RelationGetRelationName(index), meta->ntables),
+				 errhint("REINDEX the index.")));
+}
+
+/* The run list (block 1) into copy->list; the caller holds the metapage lock. */
+static void
+read_runlist(Relation index, SimhashMetaPageData *copy)
+{
+	Buffer		buf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
+	Page		page;
+	bool		ok;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	ok = !PageIsNew(page) && (SimhashPageGetOpaque(page)->flags & SIMHASH_RUNLIST);
+	if (ok)
+		memcpy(&copy->list, SimhashPageGetRunList(page), sizeof(SimhashRunList));
+	UnlockReleaseBuffer(buf);
+	if (!ok || copy->list.nruns < 0 || copy->list.nruns > simhash_max_runs(copy->ntables))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\": block %u is not a valid run list",
+						RelationGetRelationName(index), SIMHASH_RUNLIST_BLKNO),
 				 errhint("REINDEX the index.")));
 }
 
@@ -216,12 +237,13 @@ simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	if (PageIsNew(page))
-		memset(copy, 0, sizeof(SimhashMetaPageData));
-	else
-		memcpy(copy, SimhashPageGetMeta(page), sizeof(SimhashMetaPageData));
-	UnlockReleaseBuffer(buf);
+	memset(copy, 0, sizeof(SimhashMetaPageData));
+	if (!PageIsNew(page))
+		memcpy(copy, SimhashPageGetMeta(page), SIMHASH_META_SIZE);
+	/* an error releases the buffer with the transaction */
 	simhash_check_meta(index, copy);
+	read_runlist(index, copy);
+	UnlockReleaseBuffer(buf);
 }
 
 bool
@@ -258,7 +280,7 @@ simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes
 		return 0;
 	/* a probe costs a few page reads per run; linear reads every run page */
 	if (flips > 3 ||
-		variants * meta->ntables * 4 * Max(meta->nruns, 1) > (double) simhash_meta_run_pages(meta))
+		variants * meta->ntables * 4 * Max(meta->list.nruns, 1) > (double) simhash_meta_run_pages(meta))
 		return -1;
 	return flips;
 }
