@@ -308,25 +308,27 @@ simhash_max_runs(int ntables)
 	return Min(SIMHASH_MAX_RUNS, SIMHASH_RUN_SLOTS / Max(ntables, 1));
 }
 
-/* Entries in the pending buffer (filling and sealed chains). */
-static inline uint64
+/*
+ * What the cost model reads from the metapage: indexed non-NULL rows
+ * (pending included), pending entries (read whole by every scan), and sorted
+ * runs per table (each probe searches every run).
+ */
+static inline double
 simhash_meta_pending(const SimhashMetaPageData *meta)
 {
-	return meta->npending + meta->nsealed;
+	return (double) meta->npending + (double) meta->nsealed;
 }
 
-/* Rows with a non-NULL key the index holds: every run and the pending buffer. */
-static inline uint64
+static inline double
 simhash_meta_rows(const SimhashMetaPageData *meta)
 {
-	uint64		n = simhash_meta_pending(meta);
+	double		n = simhash_meta_pending(meta);
 
 	for (int r = 0; r < meta->list.nruns; r++)
-		n += meta->list.runs[r].count;
+		n += (double) meta->list.runs[r].count;
 	return n;
 }
 
-/* Number of runs (each table holds each run once). */
 static inline int
 simhash_meta_runs(const SimhashMetaPageData *meta)
 {
