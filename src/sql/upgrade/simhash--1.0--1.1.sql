@@ -15,3 +15,13 @@ CREATE CAST (integer AS simhash) WITH FUNCTION simhash(integer);
 CREATE CAST (smallint AS simhash) WITH FUNCTION simhash(smallint);
 COMMENT ON FUNCTION simhash(integer) IS 'the simhash of an integer widened to bigint: same bits as integer::bigint::simhash';
 COMMENT ON FUNCTION simhash(smallint) IS 'the simhash of a smallint widened to bigint: same bits as smallint::bigint::simhash';
+
+-- the runs of the log-structured index
+CREATE FUNCTION simhash_index_runs(index regclass,
+    OUT kind text, OUT generation bigint, OUT level int, OUT entries bigint, OUT pages bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_index_runs(regclass) IS
+    'the sorted runs of a simhash index (largest first: generation, level, entries per table, pages over all tables), then its pending buffer and NULLs chain, and a flush or merge under way or interrupted';
+REVOKE ALL ON FUNCTION simhash_index_runs(regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION simhash_index_runs(regclass) TO pg_stat_scan_tables;
