@@ -112,5 +112,22 @@ for a in sorted(s):
         if b > a and b in s: print('[%d, %d]' % (a, b))" | md5sum)" \
 	"$($ALL --distance 1 --input "$tmp/big.txt" | md5sum)"
 
+# Leading zeros: any number of them, even split across the 1 MiB input blocks.
+check leading-zeros "$(printf '[1, 3]\n[3, 7]')" "$(printf '1\n00000000000000000000007\n0003\n' | $ALL --distance 1)"
+check leading-zeros-long "[6, 7]" "$(python3 -c "import sys; sys.stdout.write('0' * 3000000 + '7\\n6\\n')" | $ALL --distance 1)"
+check leading-zeros-overflow 1 "$(printf '0018446744073709551616\n' | $ALL --distance 1 2>/dev/null; echo $?)"
+# An error message shows the whole bad line, a NUL byte escaped, not cut there.
+printf '1\n12\0003\n' | $ALL --distance 1 2> "$tmp/err"; check nul-exit 1 $?
+check nul-message '<stdin>:2: expected an unsigned decimal 64-bit hash, got "12\x003"' \
+	"$(sed 's/^simhash-find-all: //' "$tmp/err")"
+
+# Pairs are written as found: 12.5M pairs (all pairs of 5000 hashes at
+# distance 64, 100 MB if held) in 100 MB of address space, all of them.
+python3 -c "
+import random
+r = random.Random(3); print('\\n'.join(str(r.getrandbits(64)) for _ in range(5000)))" > "$tmp/5000.txt"
+check all-pairs-bounded-memory "12497500 0" \
+	"$( (ulimit -v 100000; $ALL --distance 64 --input "$tmp/5000.txt" | wc -l; echo "${PIPESTATUS[0]}") | tr '\n' ' ' | sed 's/ $//')"
+
 echo "cli-batch: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -40,10 +40,31 @@ struct Options
 
 inline const char *g_prog = "simhash-batch";
 
+// The whole message, whatever bytes it holds (callers escape input bytes).
 [[noreturn]] inline void die(int status, const std::string &msg)
 {
-    std::fprintf(stderr, "%s: %s\n", g_prog, msg.c_str());
+    std::string line = std::string(g_prog) + ": " + msg + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
     std::exit(status);
+}
+
+// Input bytes for a message: printable ASCII as is, others as \xNN.
+inline std::string shown_bytes(const char *b, size_t n)
+{
+    std::string out;
+    for (size_t i = 0; i < n; i++)
+    {
+        unsigned char c = static_cast<unsigned char>(b[i]);
+        if (c >= 0x20 && c < 0x7f && c != '\\')
+            out += static_cast<char>(c);
+        else
+        {
+            char esc[5];
+            std::snprintf(esc, sizeof esc, "\\x%02x", c);
+            out += esc;
+        }
+    }
+    return out;
 }
 
 inline void print_usage(std::FILE *to, const char *what)
@@ -135,13 +156,17 @@ inline Options parse_args(int argc, char **argv, const char *what)
 }
 
 // Parses one line [b, e) of the input; dies naming the line if malformed.
+// Leading zeros are allowed, any number of them.
 inline uint64_t parse_line(const char *b, const char *e, const std::string &shown, size_t line)
 {
     if (e > b && e[-1] == '\r')
         e--;
+    const char *digits = b;
+    while (e - digits > 1 && *digits == '0')
+        digits++;
     uint64_t v = 0;
-    bool ok = e > b && e - b <= 20;
-    for (const char *k = b; ok && k < e; k++)
+    bool ok = e > digits && e - digits <= 20;
+    for (const char *k = digits; ok && k < e; k++)
     {
         unsigned digit = static_cast<unsigned char>(*k) - '0';
         if (digit > 9 || v > (UINT64_MAX - digit) / 10)
@@ -151,7 +176,7 @@ inline uint64_t parse_line(const char *b, const char *e, const std::string &show
     }
     if (!ok)
         die(1, shown + ":" + std::to_string(line) + ": expected an unsigned decimal 64-bit hash, got \"" +
-                   std::string(b, std::min<size_t>(static_cast<size_t>(e - b), 40)) + "\"");
+                   shown_bytes(b, std::min<size_t>(static_cast<size_t>(e - b), 40)) + "\"");
     return v;
 }
 
@@ -186,7 +211,11 @@ inline std::vector<uint64_t> read_hashes(const std::string &path)
             if (!nl)
             {
                 carry.append(p, end);
-                if (carry.size() > 64)  // too long to be a hash: report it now
+                // Leading zeros say nothing: keep one.  Anything else this
+                // long is too long to be a hash: report it now.
+                size_t zeros = carry.find_first_not_of('0');
+                carry.erase(0, std::min(zeros, carry.size()) > 0 ? std::min(zeros, carry.size()) - 1 : 0);
+                if (carry.size() > 64)
                     parse_line(carry.data(), carry.data() + carry.size(), shown, line + 1);
                 break;
             }
