@@ -94,7 +94,8 @@ TEST(BatchStream, SamePairsAsFindAllInChunks)
         size_t np = 0;
         ASSERT_EQ(sh_find_all(h.data(), h.size(), 0, 3, threads, nullptr, nullptr, &p, &np), SH_OK);
         Chunks c;
-        ASSERT_EQ(sh_find_all_each(h.data(), h.size(), 0, 3, threads, nullptr, nullptr, 1000, take, &c), SH_OK);
+        ASSERT_EQ(sh_find_all_each(h.data(), h.size(), 0, 3, threads, nullptr, nullptr, 1000, take, &c),
+                  SH_OK);
         ASSERT_GT(np, 10000u);
         EXPECT_EQ(c.pairs, np);
         EXPECT_EQ(c.largest, 1000u);
@@ -128,13 +129,20 @@ TEST(BatchStream, MemoryWithinTheBoundWhateverThePairCount)
         Chunks c;
         c.keep = false;
         long long peak = peak_during(
-            [&] { ASSERT_EQ(sh_find_all_each(h.data(), h.size(), 0, d, 1, nullptr, nullptr, 4096, take, &c), SH_OK); });
+            [&] {
+                ASSERT_EQ(sh_find_all_each(h.data(), h.size(), 0, d, 1, nullptr, nullptr, 4096, take, &c),
+                          SH_OK);
+            });
         EXPECT_EQ(c.pairs, 4000u * 3999 / 2);
-        EXPECT_LE(peak, static_cast<long long>(sh_batch_memory(h.size(), 0, d, 1, 0) + 4096 * sizeof(sh_pair)))
+        EXPECT_LE(peak,
+                  static_cast<long long>(sh_batch_memory(h.size(), 0, d, 1, 0) + 4096 * sizeof(sh_pair)))
             << "distance " << d;
         std::vector<uint32_t> labels(h.size());
-        peak = peak_during([&]
-                           { ASSERT_EQ(sh_cluster_labels(h.data(), h.size(), 0, d, 1, nullptr, nullptr, labels.data()), SH_OK); });
+        peak = peak_during(
+            [&] {
+                ASSERT_EQ(sh_cluster_labels(h.data(), h.size(), 0, d, 1, nullptr, nullptr, labels.data()),
+                          SH_OK);
+            });
         EXPECT_LE(peak, static_cast<long long>(sh_batch_memory(h.size(), 0, d, 1, 1))) << "distance " << d;
         EXPECT_EQ(labels.back(), 0u);
     }

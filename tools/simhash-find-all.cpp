@@ -39,8 +39,8 @@ int main(int argc, char **argv)
         const std::vector<uint64_t> h = read_hashes(o.input);
         Writer out(o.output);
         Output to{&h, &out};
-        check(sh_find_all_each(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr,
-                               1 << 16, write_pairs, &to));
+        check(sh_find_all_each(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, 1 << 16,
+                               write_pairs, &to));
         out.commit();
     }
     catch (const std::bad_alloc &)

@@ -243,7 +243,8 @@ bool fingerprint_file(const Options &o, const std::string &path)
             return false;
         }
         if (doc.size() + static_cast<size_t>(got) > doc.capacity())  // grow, never past the limit
-            doc.reserve(std::min(std::max(2 * doc.capacity(), doc.size() + static_cast<size_t>(got)), o.max_bytes));
+            doc.reserve(
+                std::min(std::max(2 * doc.capacity(), doc.size() + static_cast<size_t>(got)), o.max_bytes));
         doc.append(buf.data(), static_cast<size_t>(got));
     }
     close(fd);

@@ -612,8 +612,8 @@ extern "C"
     }
 
     sh_status sh_find_all_each(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
-                               sh_interrupt_fn interrupt, void *interrupt_arg, size_t chunk,
-                               sh_pairs_fn emit, void *emit_arg) noexcept
+                               sh_interrupt_fn interrupt, void *interrupt_arg, size_t chunk, sh_pairs_fn emit,
+                               void *emit_arg) noexcept
     {
         try
         {
@@ -675,8 +675,8 @@ extern "C"
                     return 1;
                 }
             };
-            sh_status st = sh_find_all_each(hashes, n, blocks, distance, threads, interrupt,
-                                            interrupt_arg, 1 << 16, collect, &c);
+            sh_status st = sh_find_all_each(hashes, n, blocks, distance, threads, interrupt, interrupt_arg,
+                                            1 << 16, collect, &c);
             if (c.failed)
                 st = SH_ERR_NOMEM;
             std::vector<sh_pair> &all = c.all;
@@ -717,8 +717,8 @@ extern "C"
                 return SIZE_MAX;
             const size_t per_thread = clusters ? 16 + 32 + 24 : 16 + 32;
             const size_t once = clusters ? 16 : 0;
-            const size_t fixed = (64 << 10) + 8 * sizeof(uint32_t) * (1 << kMaxDigitBits) +
-                                 tables.size() * sizeof(sh_table);
+            const size_t fixed =
+                (64 << 10) + 8 * sizeof(uint32_t) * (1 << kMaxDigitBits) + tables.size() * sizeof(sh_table);
             threads = std::max(1, std::min({threads, kMaxThreads, static_cast<int>(tables.size())}));
             return fixed + n * (per_thread * static_cast<size_t>(threads) + once);
         }
