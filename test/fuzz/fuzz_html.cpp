@@ -2,9 +2,9 @@
 // text, and the page's fingerprint is the text fingerprint of that text, as
 // documented (simhash_html(h) = simhash(html_text(h))).  The first two bytes
 // choose the text options.
-#include "fingerprint.h"
 #include "fuzz.hpp"
 #include "html.h"
+#include "text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,8 +1,8 @@
 // The text fingerprint (simhash(text)): any bytes and options give SH_OK or
 // SH_ERR_ARGUMENT (bad options only), the same value twice, and no memory
 // error (ASan/UBSan).  The first two bytes choose the options.
-#include "fingerprint.h"
 #include "fuzz.hpp"
+#include "text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

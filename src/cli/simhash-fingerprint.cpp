@@ -13,9 +13,9 @@
 // (default 256 MiB; SQL text stops at 1 GB): a bigger one is an error, so an
 // endless input such as /dev/zero costs bounded memory.  Output errors
 // (a full disk) make the exit status 1.
-#include "fingerprint.h"
 #include "html.h"
 #include "seomoz.h"
+#include "text.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
