@@ -1,5 +1,5 @@
 // The input reader of simhash-find-all / simhash-find-clusters (HashLines in
-// tools/batch_cli.hpp): the input, cut into blocks at places the first bytes
+// src/cli/batch_cli.hpp): the input, cut into blocks at places the first bytes
 // choose, gives the hashes (or the first malformed line) of a reference
 // reader written here that splits the whole input at once.
 #include "batch_cli.hpp"
