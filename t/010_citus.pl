@@ -131,8 +131,9 @@ sub compare
 	# every shard index, on its worker
 	my $checks = $coord->safe_psql('postgres', q{
 		SELECT string_agg(result, ',' ORDER BY shardid) FROM run_command_on_shards('pages', $$
-			SELECT count(simhash_index_check(indexrelid)) FROM pg_index
-			 WHERE indrelid = '%s'::regclass AND indexrelid::regclass::text LIKE 'pages_fp%%'$$)});
+			SELECT count(simhash_index_check(i.indexrelid)) FROM pg_index i
+			  JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+			 WHERE i.indrelid = '%s'::regclass AND a.amname = 'simhash'$$)});
 	is($checks, '1,1,1,1', "$step: simhash_index_check passes on every shard");
 }
 
