@@ -1,5 +1,5 @@
 /*
- * pairs.c — the permuted-table prefixes that simhash_pairs and
+ * simhash_pairs.c — the permuted-table prefixes that simhash_pairs and
  * simhash_clusters (src/sql/45_pairs.sql) join on.
  *
  * Two fingerprints within `radius` bits agree on every prefix block of at
