@@ -112,14 +112,19 @@ BEGIN
             ' SELECT a.k::text, b.k::text, f.distance FROM f JOIN s a ON a.i = f.a JOIN s b ON b.i = f.b WHERE a.k < b.k',
             src, radius);
     ELSE
-        -- One streaming self-join per table, on the rows' prefix in it.
+        -- One streaming self-join per table, on the rows' prefix in it; a
+        -- single group of all rows (mask 0) is a nested loop, not a hash
+        -- join whose one bucket could not be split to fit work_mem.
         masks := @extschema@.simhash_prefix_masks(radius, n);
         FOR t IN 1 .. cardinality(masks) LOOP
             branches := branches || format(
                 'SELECT a.k::text, b.k::text, (a.h OPERATOR(@extschema@.<~>) b.h)::int FROM (%1$s) a JOIN (%1$s) b'
-                ' ON (a.h & %2$s::bigint) = (b.h & %2$s::bigint) AND a.k < b.k'
+                ' ON %2$s a.k < b.k'
                 ' WHERE (a.h OPERATOR(@extschema@.<~>) b.h) <= %3$s AND %4$s',
-                src, masks[t], radius,
+                src,
+                CASE WHEN masks[t] = 0 THEN ''
+                     ELSE format('(a.h & %1$s::bigint) = (b.h & %1$s::bigint) AND', masks[t]) END,
+                radius,
                 @extschema@.simhash_pairs_first_table(masks[1:t], '(a.h # b.h)', t::text));
         END LOOP;
         RETURN QUERY EXECUTE array_to_string(branches, ' UNION ALL ');
