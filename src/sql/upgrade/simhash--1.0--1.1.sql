@@ -83,6 +83,7 @@ DECLARE
     masks bigint[];
     branches text[] := '{}';
     distributed bool := false;
+    nspid oid;
     nsp name;
     work text;
 BEGIN
@@ -97,8 +98,8 @@ BEGIN
         -- scratch table distributed on the prefix; each group then lives on
         -- one shard and the self-join runs there.  Only pairs come back.
         masks := @extschema@.simhash_prefix_masks(radius, n);
-        SELECT relnamespace::regnamespace::name INTO nsp FROM pg_class WHERE oid = rel;
-        IF NOT has_schema_privilege(nsp, 'CREATE') THEN
+        SELECT n.oid, n.nspname INTO nspid, nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = rel;
+        IF NOT has_schema_privilege(nspid, 'CREATE') THEN
             RAISE EXCEPTION 'permission denied for schema %', nsp
                 USING ERRCODE = 'insufficient_privilege',
                       HINT = 'simhash_pairs on a distributed table creates a scratch distributed table in the table''s schema for the length of the call.';
