@@ -39,6 +39,19 @@ SELECT r, d.* FROM generate_series(0, 6) r, pairs_diff('fp col', r) d;
 SELECT r, d.* FROM (VALUES (3), (20)) v(r), pairs_diff('h', r) d;
 RESET work_mem;
 
+-- The joins run without hash joins, and the caller's setting comes back.
+BEGIN;
+SET LOCAL work_mem = '64kB';
+SELECT count(*) FROM simhash_pairs('"Pages ""x"""', 'fp col', 'Key col', 3);
+SHOW enable_hashjoin;
+COMMIT;
+SET enable_hashjoin = off;
+SET work_mem = '64kB';
+SELECT count(*) FROM simhash_pairs('"Pages ""x"""', 'fp col', 'Key col', 3);
+SHOW enable_hashjoin;
+RESET enable_hashjoin;
+RESET work_mem;
+
 -- Orientation, keys as text, distances.
 SELECT * FROM simhash_pairs('"Pages ""x"""', 'fp col', 'Key col', 0) ORDER BY 1, 2 LIMIT 5;
 SELECT bool_and(key_a COLLATE "C" < key_b COLLATE "C") AS oriented,

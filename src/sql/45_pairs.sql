@@ -77,6 +77,8 @@ DECLARE
     nspid oid;
     nsp name;
     work text;
+    hashjoin text := current_setting('enable_hashjoin');
+    propagate text;
 BEGIN
     IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
         EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1 AND partmethod = ''h'')'
@@ -100,10 +102,17 @@ BEGIN
         EXECUTE 'SELECT create_distributed_table($1, ''p'', colocate_with => ''none'')' USING work;
         EXECUTE format('INSERT INTO %s (p, t, k, h) SELECT s.h & u.m, u.t, s.k, s.h FROM (%s) s, unnest(%L::bigint[]) WITH ORDINALITY AS u(m, t)',
                        work, src, masks);
+        -- Merge joins on the workers too (SET LOCAL, propagated by Citus for
+        -- this query, then restored): see below.
+        propagate := current_setting('citus.propagate_set_commands');
+        PERFORM set_config('citus.propagate_set_commands', 'local', true);
+        EXECUTE 'SET LOCAL enable_hashjoin = off';
         RETURN QUERY EXECUTE format(
             'SELECT a.k::text, b.k::text, (a.h OPERATOR(@extschema@.<~>) b.h)::int FROM %1$s a JOIN %1$s b ON a.p = b.p AND a.t = b.t AND a.k < b.k'
             ' WHERE (a.h OPERATOR(@extschema@.<~>) b.h) <= %2$s AND %3$s',
             work, radius, @extschema@.simhash_pairs_first_table(masks, '(a.h # b.h)', 'a.t'));
+        EXECUTE format('SET LOCAL enable_hashjoin = %L', hashjoin);
+        PERFORM set_config('citus.propagate_set_commands', propagate, true);
         EXECUTE format('DROP TABLE %s', work);
     ELSIF n::numeric * 64 <= pg_size_bytes(current_setting('work_mem')) THEN
         -- Fits in work_mem: the in-memory batch code over sorted arrays.
@@ -113,9 +122,12 @@ BEGIN
             ' SELECT a.k::text, b.k::text, f.distance FROM f JOIN s a ON a.i = f.a JOIN s b ON b.i = f.b WHERE a.k < b.k',
             src, radius);
     ELSE
-        -- One streaming self-join per table, on the rows' prefix in it; a
-        -- single group of all rows (mask 0) is a nested loop, not a hash
-        -- join whose one bucket could not be split to fit work_mem.
+        -- One streaming self-join per table, on the rows' prefix in it.  Not
+        -- a hash join: a group larger than work_mem (many rows sharing a
+        -- prefix, such as exact duplicates) is one bucket that a hash join
+        -- cannot split, while a merge join's sorts spill to disk.  A single
+        -- group of all rows (mask 0) is a nested loop over a spilling
+        -- materialization.
         masks := @extschema@.simhash_prefix_masks(radius, n);
         FOR t IN 1 .. cardinality(masks) LOOP
             branches := branches || format(
@@ -128,7 +140,9 @@ BEGIN
                 radius,
                 @extschema@.simhash_pairs_first_table(masks[1:t], '(a.h # b.h)', t::text));
         END LOOP;
+        PERFORM set_config('enable_hashjoin', 'off', true);
         RETURN QUERY EXECUTE array_to_string(branches, ' UNION ALL ');
+        PERFORM set_config('enable_hashjoin', hashjoin, true);
     END IF;
 END
 $$;
