@@ -522,6 +522,7 @@ def main():
     section_insert(out)
     section_external(out, "batch", "Batch: find_all / find_clusters")
     section_memory(out)
+    section_external(out, "citus", "Scale-out: one node vs Citus coordinator + 2 workers")
     section_readme_tables(out)
     q = fragment("quality.md")
     out.append("## Quality: does distance ≤ k mean near-duplicate?\n")
