@@ -177,6 +177,41 @@ typedef struct SimhashMetaPageData
 
 typedef SimhashMetaPageData *SimhashMetaPage;
 
+/*
+ * What the cost model reads from the metapage, through these accessors only:
+ * indexed non-NULL rows (pending included), pending entries (read whole by
+ * every scan), and sorted runs per table (each probe searches every run).
+ */
+static inline double
+simhash_meta_rows(const SimhashMetaPageData *meta)
+{
+	return (double) meta->run_count + (double) meta->npending + (double) meta->nsealed;
+}
+
+static inline double
+simhash_meta_pending(const SimhashMetaPageData *meta)
+{
+	return (double) meta->npending + (double) meta->nsealed;
+}
+
+static inline int
+simhash_meta_runs(const SimhashMetaPageData *meta)
+{
+	return 1;
+}
+
+/* The read-cost model of a scan (cost.c), shared by the planner and the scan. */
+typedef struct SimhashReadModel
+{
+	double		rows;
+	double		pending;
+	int			runs;
+	int			bits;
+	int			blocks;
+	int			ntables;
+	int			prefix_bits[SIMHASH_MAX_TABLES];
+} SimhashReadModel;
+
 #define SimhashPageGetMeta(page) ((SimhashMetaPage) PageGetContents(page))
 
 /* Reloptions. */
@@ -225,7 +260,16 @@ extern Buffer simhash_new_buffer(Relation index);
 extern bool simhash_page_recyclable(Page page);
 extern uint64 simhash_datum_fp(Datum d);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
-extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes);
+
+/* Read-cost model (cost.c) */
+extern int	simhash_covered_radius(int bits, int blocks, int flips);
+extern void simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m);
+extern int	simhash_flips_for(const SimhashReadModel *m, int radius);
+extern double simhash_pending_cost(const SimhashReadModel *m);
+extern double simhash_linear_cost(const SimhashReadModel *m);
+extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
+extern int	simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
+extern bool simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 
 /* AM callbacks */
 extern bytea *simhash_options(Datum reloptions, bool validate);
