@@ -12,8 +12,10 @@
  * by a probe (directory or run) PROBE_PAGE_COST (the index is small and its
  * directory hot), every entry compared cpu_operator_cost, every hit returned
  * HIT_COST.  Calibrated at 1M rows, bits 3 (4 tables of 16-bit prefixes,
- * 1,712 pages a table): 2,788 probes (radius 12..15) took 2.5 ms, about
- * 0.9 us a probe of three pages, a linear pass 16-26 ms, 9-15 us a page.
+ * 1,712 pages a table): 2,788 probes (radius 12..15) took 2.4 ms and 10,068
+ * (radius 16..19) 7.9 ms, a linear pass 21 ms (12 us a page); under load,
+ * 27,540 probes (radius 20..23) took longer than a linear pass, as the
+ * probes then touch most pages: a probe is charged 0.18 of a linear page.
  */
 #include "simhash_am.h"
 
@@ -25,7 +27,7 @@
 #include "utils/selfuncs.h"
 
 /* a page touched by a probe, in units of seq_page_cost */
-#define PROBE_PAGE_COST 0.03
+#define PROBE_PAGE_COST 0.06
 /*
  * a hit collected, sorted and handed out, in units of cpu_operator_cost
  * (measured at 1M rows: 0.28 us a hit, a linear pass 11 ms)
