@@ -34,23 +34,11 @@
  */
 #define HIT_COST 20
 
-/*
- * With `flips` flipped prefix bits every fingerprint within the returned
- * distance of the query is reached by some table.  Proof: one that is not
- * reached differs from the query in >= flips + 1 bits in every choice of
- * p = blocks - bits blocks, so in its p least different blocks; the largest
- * of those differs in >= ceil((flips + 1) / p) bits, and so does each of the
- * other `bits` blocks: its distance is >= flips + 1 + bits * ceil((flips + 1) / p).
- * flips = 0 gives `bits` (pigeonhole); p = 1 gives blocks * (flips + 1) - 1,
- * the bound of multi-index hashing.
- */
+/* With `flips` flipped prefix bits, every row this near is reached (tables.h). */
 int
 simhash_covered_radius(int bits, int blocks, int flips)
 {
-	int			p = Max(blocks - bits, 1);
-	int			r = flips + bits * ((flips + p) / p);
-
-	return Min(r, 64);
+	return sh_table_covered_radius(blocks, bits, flips);
 }
 
 void

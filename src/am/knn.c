@@ -5,7 +5,7 @@
  *
  * Level f probes every table with the prefixes within f flipped bits of the
  * query's.  Every row within simhash_covered_radius(f) of the query is then
- * reached (cost.c has the bound), so level f returns, complete and sorted,
+ * reached (tables.h has the bound), so level f returns, complete and sorted,
  * the rows at distances (covered(f - 1), covered(f)]; the rows it meets
  * farther away come again, complete, at a later level.  The executor stops
  * asking once it has its LIMIT: at the first level whose covered radius
