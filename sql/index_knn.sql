@@ -1,5 +1,5 @@
 -- Exact KNN and radius search through probe levels, for several layouts
--- (bits, blocks), with rows in the pending list: every answer equals a
+-- (bits, blocks), with several runs and rows in the pending buffer: every answer equals a
 -- sequential scan's (ORDER BY distance, then ctid: the index returns ties in
 -- heap TID order).
 SET client_min_messages = warning;
@@ -35,14 +35,15 @@ CREATE INDEX ON kref (qid, rn);
 --   radius:      simhash_within(fp, q, r) for r = 0..24, ids
 -- with the reference.  Returns the scans seen and the number of mismatches.
 CREATE FUNCTION check_layout(bits int, blocks int)
-RETURNS TABLE (layout text, knn_plan text, knn_checked int, knn_mismatches int,
-               radius_checked int, radius_mismatches int) LANGUAGE plpgsql AS $$
+RETURNS TABLE (layout text, runs bigint, pending bigint, knn_plan text, knn_checked int,
+               knn_mismatches int, radius_checked int, radius_mismatches int) LANGUAGE plpgsql AS $$
 DECLARE qr record; k int; r int; got int[]; want int[]; plan text;
 BEGIN
   layout := format('bits %s, blocks %s', bits, blocks);
-  EXECUTE format('CREATE INDEX kp_fp ON kp USING simhash (fp) WITH (bits = %s, blocks = %s)', bits, blocks);
-  -- pending: rows inserted after the build, fewer than a merge waits for
-  INSERT INTO kp SELECT 300000 + i, ('x' || md5('late' || i))::bit(64)::simhash FROM generate_series(1, 300) i;
+  EXECUTE format('CREATE INDEX kp_fp ON kp USING simhash (fp) WITH (bits = %s, blocks = %s, pending_pages = 1)',
+                 bits, blocks);
+  -- rows inserted after the build: flushed into small runs, the last ones pending
+  INSERT INTO kp SELECT 300000 + i, ('x' || md5('late' || i))::bit(64)::simhash FROM generate_series(1, 2000) i;
   INSERT INTO kp SELECT 310000 + c, (('x' || md5('centre' || c))::bit(64)::bigint # (7::bigint << c))::simhash
     FROM generate_series(1, 10) c;
   PERFORM set_config('enable_seqscan', 'on', true);
@@ -55,6 +56,8 @@ BEGIN
   FOR plan IN EXECUTE 'EXPLAIN (COSTS OFF) SELECT id FROM kp ORDER BY fp <~> ''0123456789abcdef''::simhash LIMIT 10' LOOP
     IF plan ~ 'Scan' THEN knn_plan := regexp_replace(plan, '^[ ->]*', ''); END IF;
   END LOOP;
+  SELECT count(*) FILTER (WHERE kind = 'run'), sum(entries) FILTER (WHERE kind = 'pending')
+    INTO runs, pending FROM simhash_index_runs('kp_fp');
   knn_checked := 0; knn_mismatches := 0; radius_checked := 0; radius_mismatches := 0;
   FOR qr IN SELECT qid, q FROM kq ORDER BY qid LOOP
     FOREACH k IN ARRAY ARRAY[1, 10, 100, 2500] LOOP

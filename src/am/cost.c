@@ -114,8 +114,8 @@ simhash_probe_cost(const SimhashReadModel *m, int flips)
 			variants += c;
 			c = c * (b - f) / (f + 1);
 		}
-		/* each probe: a directory search and the run pages of one prefix, per run */
-		total += variants * (m->runs * (dir_reads + 1 + per_probe / SIMHASH_PAGE_CAPACITY) *
+		/* each probe: a directory search and a run page in every run, and the prefix's entries */
+		total += variants * ((m->runs * (dir_reads + 1) + per_probe / SIMHASH_PAGE_CAPACITY) *
 							 PROBE_PAGE_COST * seq_page_cost +
 							 per_probe * cpu_operator_cost);
 	}
