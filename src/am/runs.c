@@ -485,7 +485,8 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 
 /* Mark every page of a replaced run DELETED (its directory last). */
 static void
-retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransactionId safexid)
+retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransactionId safexid,
+		   BufferAccessStrategy strategy)
 {
 	PGAlignedBlock dirpage;
 	int			t;
@@ -501,18 +502,18 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 			int			i,
 						n;
 
-			read_copy(index, dir + d, NULL, dirpage.data);
+			read_copy(index, dir + d, strategy, dirpage.data);
 			expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
 			n = SimhashDirEntries(dirpage.data);
 			for (i = 0; i < n; i++)
 			{
-				CHECK_FOR_INTERRUPTS();
+				vacuum_delay_point();
 				simhash_delete_page(index, simhash_dir_block(SimhashDirEntry(dirpage.data, i)),
-									safexid);
+									safexid, strategy);
 			}
 		}
 		for (d = 0; d < ndir; d++)
-			simhash_delete_page(index, dir + d, safexid);
+			simhash_delete_page(index, dir + d, safexid, strategy);
 	}
 }
 
@@ -604,7 +605,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 
 	safexid = ReadNextFullTransactionId();
 	for (i = 0; i < nchain; i++)
-		simhash_delete_page(index, chain[i], safexid);
+		simhash_delete_page(index, chain[i], safexid, NULL);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return true;
@@ -708,7 +709,7 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 
 	safexid = ReadNextFullTransactionId();
 	for (j = 0; j < k; j++)
-		retire_run(index, &meta, idx[j], safexid);
+		retire_run(index, &meta, idx[j], safexid, strategy);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }

@@ -401,7 +401,8 @@ extern void simhash_init_runlist(Page page);
 extern Buffer simhash_extend_buffer(Relation index);
 extern Buffer simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
 extern bool simhash_page_recyclable(Relation heap, Page page);
-extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid);
+extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
+								BufferAccessStrategy strategy);
 extern void simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
 								  IndexBulkDeleteResult *stats);
 extern Relation simhash_open_heap(Relation index);
