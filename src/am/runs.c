@@ -748,7 +748,7 @@ run_cmp_desc(const void *a, const void *b)
 /*
  * The tier merges an INSERT may do after a flush: while SIMHASH_TIER_RATIO
  * runs share a level and together stay within SIMHASH_INSERT_MERGE_PAGES
- * pages per table, merge them.  When the run list is full, merge the
+ * pages over all tables, merge them.  When the run list is full, merge the
  * smallest runs whatever their size (the list holds at least 6 runs).
  * Skipped if another merge runs.
  */
@@ -791,6 +791,7 @@ simhash_insert_merges(Relation index, Relation heap)
 						gens[k++] = runs[r].gen;
 						pages += runs[r].npages;
 					}
+				pages *= (uint64) meta.ntables;
 				if (k >= SIMHASH_TIER_RATIO && pages <= SIMHASH_INSERT_MERGE_PAGES)
 					found = level;
 				if (pages > SIMHASH_INSERT_MERGE_PAGES)
