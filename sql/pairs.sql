@@ -42,6 +42,19 @@ SELECT r, d.* FROM generate_series(0, 6) r, pairs_diff('fp col', r) d;
 SELECT r, d.* FROM (VALUES (3), (20)) v(r), pairs_diff('h', r) d;
 RESET work_mem;
 
+-- Near the in-memory limit: for 1000 rows at work_mem 64kB simhash_find_all
+-- needs more than work_mem and refuses; the per-table joins answer instead.
+CREATE TEMP VIEW first_1000 AS SELECT * FROM "Pages ""x""" WHERE "Key col" < 'k-01000';
+SET work_mem = '64kB';
+SELECT count(*) AS differences FROM (
+    (SELECT * FROM simhash_pairs('first_1000', 'fp col', 'Key col', 5)
+     EXCEPT ALL SELECT n.* FROM naive n JOIN first_1000 a ON a."Key col" = n.key_a JOIN first_1000 b ON b."Key col" = n.key_b WHERE n.distance <= 5)
+    UNION ALL
+    (SELECT n.* FROM naive n JOIN first_1000 a ON a."Key col" = n.key_a JOIN first_1000 b ON b."Key col" = n.key_b WHERE n.distance <= 5
+     EXCEPT ALL SELECT * FROM simhash_pairs('first_1000', 'fp col', 'Key col', 5))) s;
+RESET work_mem;
+DROP VIEW first_1000;
+
 -- The joins run without hash joins, and the caller's setting comes back.
 BEGIN;
 SET LOCAL work_mem = '64kB';
