@@ -40,8 +40,9 @@
  *   are sorted per table in memory and written as a new run.
  * - Tier merge (aminsert, right after a flush): when SIMHASH_TIER_RATIO runs
  *   share a level and their merge stays small (SIMHASH_INSERT_MERGE_PAGES
- *   pages per table), they are merged into one run of the next level; so no
- *   INSERT does more than a small, bounded amount of work.
+ *   pages over all tables), they are merged into one run of the next level;
+ *   so no INSERT does more than a small, bounded amount of work.  Larger
+ *   levels accumulate runs until VACUUM compacts them.
  * - Compaction (VACUUM, autovacuum): the runs sorted by size, largest first,
  *   are kept while each holds at least SIMHASH_TIER_RATIO times the rows of
  *   all smaller runs together; the smaller ones are merged into one run.
@@ -131,7 +132,8 @@
 #define SIMHASH_TIER_RATIO		4
 #define SIMHASH_MAX_RUNS		64
 #define SIMHASH_RUN_SLOTS		1536	/* (run, table) directory heads */
-#define SIMHASH_INSERT_MERGE_PAGES	256 /* largest merge an INSERT does, per table */
+#define SIMHASH_INSERT_MERGE_PAGES	2048	/* largest merge an INSERT does: pages
+											 * written over all tables (16 MB) */
 
 /* Strategies and support of the operator classes. */
 #define SIMHASH_WITHIN_GUC_STRATEGY		1	/* a % b: radius simhash.max_distance */
@@ -422,7 +424,8 @@ extern void simhash_init_runlist(Page page);
 extern Buffer simhash_extend_buffer(Relation index);
 extern Buffer simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
 extern bool simhash_page_recyclable(Relation heap, Page page);
-extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid);
+extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
+								BufferAccessStrategy strategy);
 extern void simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
 								  IndexBulkDeleteResult *stats);
 extern Relation simhash_open_heap(Relation index);
