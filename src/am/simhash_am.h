@@ -348,6 +348,18 @@ simhash_meta_run_pages(const SimhashMetaPageData *meta)
 	return n;
 }
 
+/* The read-cost model of a scan (cost.c), shared by the planner and the scan. */
+typedef struct SimhashReadModel
+{
+	double		rows;
+	double		pending;
+	int			runs;
+	int			bits;
+	int			blocks;
+	int			ntables;
+	int			prefix_bits[SIMHASH_MAX_TABLES];
+} SimhashReadModel;
+
 /* Reloptions. */
 typedef struct SimhashOptions
 {
@@ -394,7 +406,16 @@ extern sh_table *simhash_layout(int blocks, int bits, int *ntables);
 extern uint64 simhash_datum_fp(Datum d);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
-extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes);
+
+/* Read-cost model (cost.c) */
+extern int	simhash_covered_radius(int bits, int blocks, int flips);
+extern void simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m);
+extern int	simhash_flips_for(const SimhashReadModel *m, int radius);
+extern double simhash_pending_cost(const SimhashReadModel *m);
+extern double simhash_linear_cost(const SimhashReadModel *m);
+extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
+extern int	simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
+extern bool simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
 extern void simhash_init_page(Page page, uint16 flags);
