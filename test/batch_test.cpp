@@ -87,7 +87,7 @@ Pairs find_all(const std::vector<uint64_t> &h, int blocks, int d, int threads)
     Pairs out;
     for (size_t i = 0; i < np; i++)
         out.emplace_back(p[i].a, p[i].b);
-    sh_batch_free(p);
+    sh_free(p);
     return out;
 }
 
@@ -150,8 +150,8 @@ TEST(Batch, FindClustersGroupsLabels)
     std::vector<std::vector<uint32_t>> got;
     for (size_t c = 0; c < nc; c++)
         got.emplace_back(members + bounds[c], members + bounds[c + 1]);
-    sh_batch_free(members);
-    sh_batch_free(bounds);
+    sh_free(members);
+    sh_free(bounds);
     EXPECT_EQ(got, expect);
 }
 

@@ -4,15 +4,13 @@
  * window function simhash_cluster.
  *
  * The core runs on this backend's thread only (threads = 1: parallelism in
- * PostgreSQL is the planner's business).  It polls interrupt_pending(), which
- * only reads flags; when the core stops on it, CHECK_FOR_INTERRUPTS() runs
- * here, after every C++ frame has returned, and raises the error.  If the
- * pending interrupt turns out to be harmless, the computation starts again.
+ * PostgreSQL is the planner's business) and polls simhash_interrupt_pending;
+ * SH_CHECK_INTERRUPTIBLE (simhash.h) serves the interrupt once the core has
+ * returned.
  */
 #include "simhash.h"
 
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -21,21 +19,7 @@
 
 #include "batch.h"
 
-static int
-interrupt_pending(void *arg)
-{
-	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
-}
-
-#define RUN_INTERRUPTIBLE(status, call) \
-	for (;;) \
-	{ \
-		(status) = (call); \
-		if ((status) != SH_ERR_INTERRUPTED) \
-			break; \
-		CHECK_FOR_INTERRUPTS(); \
-	}
-
+/* ERROR unless max_distance is a number of bits, 0..64. */
 static void
 check_max_distance(int32 max_distance)
 {
@@ -95,14 +79,13 @@ simhash_find_all_array(PG_FUNCTION_ARGS)
 	Fingerprints fps;
 	sh_pair    *pairs;
 	size_t		npairs;
-	sh_status	status;
 
 	check_max_distance(max_distance);
 	InitMaterializedSRF(fcinfo, 0);
 	array_fingerprints(arr, &fps);
-	RUN_INTERRUPTIBLE(status, sh_find_all(fps.h, fps.n, 0, max_distance, 1,
-										  interrupt_pending, NULL, &pairs, &npairs));
-	SH_CHECK(status, "simhash_find_all");
+	SH_CHECK_INTERRUPTIBLE(sh_find_all(fps.h, fps.n, 0, max_distance, 1,
+									   simhash_interrupt_pending, NULL, &pairs, &npairs),
+						   "simhash_find_all");
 	PG_TRY();
 	{
 		for (size_t i = 0; i < npairs; i++)
@@ -114,7 +97,7 @@ simhash_find_all_array(PG_FUNCTION_ARGS)
 
 			values[0] = Int32GetDatum(fps.pos[a]);
 			values[1] = Int32GetDatum(fps.pos[b]);
-			values[2] = Int32GetDatum(sh_distance(fps.h[a], fps.h[b]));
+			values[2] = Int32GetDatum(simhash_hamming(fps.h[a], fps.h[b]));
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 			if ((i & 0xFFFF) == 0xFFFF)
 				CHECK_FOR_INTERRUPTS();
@@ -122,7 +105,7 @@ simhash_find_all_array(PG_FUNCTION_ARGS)
 	}
 	PG_FINALLY();
 	{
-		sh_batch_free(pairs);
+		sh_free(pairs);
 	}
 	PG_END_TRY();
 	return (Datum) 0;
@@ -141,15 +124,14 @@ simhash_find_clusters_array(PG_FUNCTION_ARGS)
 	uint32_t   *members;
 	size_t	   *bounds;
 	size_t		nclusters;
-	sh_status	status;
 
 	check_max_distance(max_distance);
 	InitMaterializedSRF(fcinfo, 0);
 	array_fingerprints(arr, &fps);
-	RUN_INTERRUPTIBLE(status, sh_find_clusters(fps.h, fps.n, 0, max_distance, 1,
-											   interrupt_pending, NULL,
-											   &members, &bounds, &nclusters));
-	SH_CHECK(status, "simhash_find_clusters");
+	SH_CHECK_INTERRUPTIBLE(sh_find_clusters(fps.h, fps.n, 0, max_distance, 1,
+											simhash_interrupt_pending, NULL,
+											&members, &bounds, &nclusters),
+						   "simhash_find_clusters");
 	PG_TRY();
 	{
 		for (size_t c = 0; c < nclusters; c++)
@@ -169,8 +151,8 @@ simhash_find_clusters_array(PG_FUNCTION_ARGS)
 	}
 	PG_FINALLY();
 	{
-		sh_batch_free(members);
-		sh_batch_free(bounds);
+		sh_free(members);
+		sh_free(bounds);
 	}
 	PG_END_TRY();
 	return (Datum) 0;
@@ -202,7 +184,6 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 	uint32	   *rowpos,
 			   *lab;
 	size_t		n = 0;
-	sh_status	status;
 
 	part->done = true;
 	max_distance = DatumGetInt32(WinGetFuncArgInPartition(winobj, 1, 0, WINDOW_SEEK_HEAD,
@@ -245,9 +226,9 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 	if (!part->null_distance)
 	{
 		lab = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
-		RUN_INTERRUPTIBLE(status, sh_cluster_labels(h, n, 0, max_distance, 1,
-													interrupt_pending, NULL, lab));
-		SH_CHECK(status, "simhash_cluster");
+		SH_CHECK_INTERRUPTIBLE(sh_cluster_labels(h, n, 0, max_distance, 1,
+												 simhash_interrupt_pending, NULL, lab),
+							   "simhash_cluster");
 		for (size_t k = 0; k < n; k++)
 			part->label[rowpos[k] - 1] = rowpos[lab[k]];
 		pfree(lab);

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
         const uint64_t pair[2] = {h[pairs[i].a], h[pairs[i].b]};
         out.array(pair, 2);
     }
-    sh_batch_free(pairs);
+    sh_free(pairs);
     out.commit();
     return 0;
 }

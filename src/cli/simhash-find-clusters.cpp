@@ -25,8 +25,8 @@ int main(int argc, char **argv)
             values.push_back(h[members[k]]);
         out.array(values.data(), values.size());
     }
-    sh_batch_free(members);
-    sh_batch_free(bounds);
+    sh_free(members);
+    sh_free(bounds);
     out.commit();
     return 0;
 }

@@ -11,7 +11,6 @@
  */
 #include "simhash.h"
 
-#include "miscadmin.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -19,29 +18,12 @@
 #include "html.h"
 
 /*
- * The parser polls this: a pending cancel or termination stops it, so a
- * pathological page (deep nesting is quadratic in gumbo) obeys
- * statement_timeout.  Reads flags only; never calls into PostgreSQL.
+ * The parser polls simhash_interrupt_pending: a pending cancel or termination
+ * stops it, so a pathological page (deep nesting is quadratic in gumbo) obeys
+ * statement_timeout.
  */
-static int
-html_stop(void)
-{
-	return InterruptPending && INTERRUPTS_CAN_BE_PROCESSED();
-}
 
-/*
- * Runs a core call, and when it stopped for an interrupt, serves the
- * interrupt (which normally raises the cancel or termination error) and runs
- * it again if that did not end the query.
- */
-#define HTML_CALL(call, what) \
-	do { \
-		sh_status html_status_; \
-		while ((html_status_ = (call)) == SH_ERR_INTERRUPTED) \
-			CHECK_FOR_INTERRUPTS(); \
-		SH_CHECK(html_status_, (what)); \
-	} while (0)
-
+/* html_text(html): the visible text of a page, in the server encoding. */
 PG_FUNCTION_INFO_V1(simhash_html_text);
 Datum
 simhash_html_text(PG_FUNCTION_ARGS)
@@ -53,14 +35,16 @@ simhash_html_text(PG_FUNCTION_ARGS)
 	char	   *copy;
 	char	   *server;
 
-	HTML_CALL(sh_html_text(utf8, len, html_stop, &core_text, &out_len), "html_text(text)");
+	SH_CHECK_INTERRUPTIBLE(sh_html_text(utf8, len, simhash_interrupt_pending, NULL,
+										&core_text, &out_len),
+						   "html_text(text)");
 
 	/* core_text is malloc'ed: copy it out before anything can ereport. */
 	copy = out_len < MaxAllocSize - VARHDRSZ ?
 		palloc_extended(out_len + 1, MCXT_ALLOC_NO_OOM) : NULL;
 	if (copy != NULL)
 		memcpy(copy, core_text, out_len + 1);
-	sh_html_free(core_text);
+	sh_free(core_text);
 	if (copy == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -70,6 +54,7 @@ simhash_html_text(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(server, server == copy ? (int) out_len : (int) strlen(server)));
 }
 
+/* simhash_html(html, shingle, tokens, casefold) = simhash(html_text(html), ...) */
 PG_FUNCTION_INFO_V1(simhash_html);
 Datum
 simhash_html(PG_FUNCTION_ARGS)
@@ -81,6 +66,8 @@ simhash_html(PG_FUNCTION_ARGS)
 
 	simhash_parse_text_options(fcinfo, 1, &opts);
 	utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
-	HTML_CALL(sh_fingerprint_html(utf8, len, &opts, html_stop, &fp), "simhash_html(text)");
+	SH_CHECK_INTERRUPTIBLE(sh_fingerprint_html(utf8, len, &opts, simhash_interrupt_pending, NULL,
+											   &fp),
+						   "simhash_html(text)");
 	PG_RETURN_SIMHASH(fp);
 }

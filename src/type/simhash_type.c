@@ -10,41 +10,6 @@
 #include "utils/varbit.h"
 #include "common/hashfn.h"
 
-PG_MODULE_MAGIC;
-
-void
-simhash_report_status(sh_status status, const char *what)
-{
-	int			code;
-
-	switch (status)
-	{
-		case SH_OK:
-			return;
-		case SH_ERR_SYNTAX:
-			code = ERRCODE_INVALID_TEXT_REPRESENTATION;
-			break;
-		case SH_ERR_RANGE:
-			code = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
-			break;
-		case SH_ERR_ARGUMENT:
-			code = ERRCODE_INVALID_PARAMETER_VALUE;
-			break;
-		case SH_ERR_NOMEM:
-			code = ERRCODE_OUT_OF_MEMORY;
-			break;
-		case SH_ERR_INTERRUPTED:
-			code = ERRCODE_QUERY_CANCELED;
-			break;
-		default:
-			code = ERRCODE_INTERNAL_ERROR;
-			break;
-	}
-	ereport(ERROR,
-			(errcode(code),
-			 errmsg("%s: %s", what, sh_status_message(status))));
-}
-
 /* ---- text and binary I/O ------------------------------------------------ */
 
 PG_FUNCTION_INFO_V1(simhash_in);
@@ -226,12 +191,12 @@ PG_FUNCTION_INFO_V1(simhash_distance);
 Datum
 simhash_distance(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT32(sh_distance(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)));
+	PG_RETURN_INT32(simhash_hamming(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)));
 }
 
 PG_FUNCTION_INFO_V1(simhash_distance_int8);
 Datum
 simhash_distance_int8(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT32(sh_distance((uint64) PG_GETARG_INT64(0), (uint64) PG_GETARG_INT64(1)));
+	PG_RETURN_INT32(simhash_hamming((uint64) PG_GETARG_INT64(0), (uint64) PG_GETARG_INT64(1)));
 }

@@ -1,6 +1,8 @@
 // html.cpp — visible text of HTML pages through gumbo (see html.h).
 #include "html.h"
 
+#include "boundary.hpp"
+
 #include <gumbo.h>
 
 #include <cstddef>
@@ -24,7 +26,10 @@ namespace
 class Arena
 {
 public:
-    Arena(size_t limit, sh_html_stop_fn stop) : limit_(limit), stop_(stop) {}
+    Arena(size_t limit, sh_interrupt_fn interrupt, void *interrupt_arg)
+        : limit_(limit), interrupt_(interrupt), interrupt_arg_(interrupt_arg)
+    {
+    }
     Arena(const Arena &) = delete;
     Arena &operator=(const Arena &) = delete;
 
@@ -38,15 +43,11 @@ public:
         }
     }
 
-    struct Stopped
-    {
-    };
-
     void *allocate(size_t n)
     {
         // gumbo allocates for every token: a fine-grained place to poll.
-        if (stop_ != nullptr && stop_() != 0)
-            throw Stopped();
+        if (interrupt_ != nullptr && interrupt_(interrupt_arg_) != 0)
+            throw sh::Interrupted();
         n = (n + kAlign - 1) & ~(kAlign - 1);
         if (n > static_cast<size_t>(end_ - next_))
             grow(n);
@@ -80,7 +81,8 @@ private:
     }
 
     size_t limit_;
-    sh_html_stop_fn stop_;
+    sh_interrupt_fn interrupt_;
+    void *interrupt_arg_;
     size_t used_ = 0;
     size_t chunk_size_ = size_t{32} * 1024;
     Chunk *head_ = nullptr;
@@ -341,101 +343,70 @@ void visible_text(const GumboNode *root, std::string &out)
     }
 }
 
-sh_status guarded(const char *html, size_t len, size_t memory_limit, sh_html_stop_fn stop,
-                  std::string &out) noexcept
+// The visible text of html into out, within memory_limit bytes of parser memory.
+sh_status parse_visible_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
+                             void *interrupt_arg, std::string &out)
 {
-    try
-    {
-        out.clear();
-        Arena arena(memory_limit, stop);
-        GumboOptions options = kGumboDefaultOptions;
-        options.allocator = arena_allocate;
-        options.deallocator = arena_release;
-        options.userdata = &arena;
-        options.max_errors = 0;  // parse errors are not recorded: nobody reads them
-        GumboOutput *parsed = gumbo_parse_with_options(&options, html, len);
-        out.reserve(len / 4);
-        visible_text(parsed->document, out);
-        return SH_OK;  // the arena frees the tree
-    }
-    catch (const Arena::Stopped &)
-    {
-        return SH_ERR_INTERRUPTED;
-    }
-    catch (const std::bad_alloc &)
-    {
-        return SH_ERR_NOMEM;
-    }
-    catch (...)
-    {
-        return SH_ERR_INTERNAL;
-    }
+    out.clear();
+    Arena arena(memory_limit, interrupt, interrupt_arg);
+    GumboOptions options = kGumboDefaultOptions;
+    options.allocator = arena_allocate;
+    options.deallocator = arena_release;
+    options.userdata = &arena;
+    options.max_errors = 0;  // parse errors are not recorded: nobody reads them
+    GumboOutput *parsed = gumbo_parse_with_options(&options, html, len);
+    out.reserve(len / 4);
+    visible_text(parsed->document, out);
+    return SH_OK;  // the arena frees the tree
 }
 
 }  // namespace
 
 namespace sh
 {
-sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_html_stop_fn stop,
-                    std::string &out) noexcept
+sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
+                    void *interrupt_arg, std::string &out) noexcept
 {
-    return guarded(html, len, memory_limit, stop, out);
+    return guard([&] { return parse_visible_text(html, len, memory_limit, interrupt, interrupt_arg, out); });
 }
 }  // namespace sh
 
 extern "C"
 {
-    sh_status sh_html_text(const char *html, size_t len, sh_html_stop_fn stop, char **out,
-                           size_t *out_len) noexcept
+    sh_status sh_html_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
+                           char **out, size_t *out_len) noexcept
     {
-        try
-        {
-            std::string text;
-            sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
-            if (st != SH_OK)
-                return st;
-            auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
-            if (buf == nullptr)
-                return SH_ERR_NOMEM;
-            std::memcpy(buf, text.c_str(), text.size() + 1);
-            *out = buf;
-            *out_len = text.size();
-            return SH_OK;
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
-    }
-
-    void sh_html_free(char *text) noexcept
-    {
-        std::free(text);
+        return sh::guard(
+            [&]
+            {
+                std::string text;
+                sh_status st =
+                    parse_visible_text(html, len, SH_HTML_MEMORY_LIMIT(len), interrupt, interrupt_arg, text);
+                if (st != SH_OK)
+                    return st;
+                auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
+                if (buf == nullptr)
+                    return SH_ERR_NOMEM;
+                std::memcpy(buf, text.c_str(), text.size() + 1);
+                *out = buf;
+                *out_len = text.size();
+                return SH_OK;
+            });
     }
 
     sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
-                                  sh_html_stop_fn stop, uint64_t *out) noexcept
+                                  sh_interrupt_fn interrupt, void *interrupt_arg, uint64_t *out) noexcept
     {
-        try
-        {
-            std::string text;
-            sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
-            if (st != SH_OK)
-                return st;
-            return sh_fingerprint_text(text.data(), text.size(), opts, out);
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+        return sh::guard(
+            [&]
+            {
+                std::string text;
+                sh_status st =
+                    parse_visible_text(html, len, SH_HTML_MEMORY_LIMIT(len), interrupt, interrupt_arg, text);
+                if (st != SH_OK)
+                    return st;
+                return sh_fingerprint_text(text.data(), text.size(), opts, out);
+            });
     }
 
 }  // extern "C"

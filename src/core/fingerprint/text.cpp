@@ -12,6 +12,8 @@
 // real and random documents against a straightforward reference.
 #include "text.h"
 
+#include "boundary.hpp"
+
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
 // XXH3 inlined from Debian's libxxhash-dev header: token hashes are short,
@@ -676,19 +678,12 @@ extern "C"
             return SH_ERR_ARGUMENT;
         if (len > static_cast<size_t>(INT32_MAX))
             return SH_ERR_RANGE;
-        try
-        {
-            *out = fingerprint(utf8, len, *opts);
-            return SH_OK;
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+        return sh::guard(
+            [&]
+            {
+                *out = fingerprint(utf8, len, *opts);
+                return SH_OK;
+            });
     }
 
     uint64_t sh_feature_hash(const void *data, size_t len) noexcept

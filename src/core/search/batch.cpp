@@ -2,6 +2,7 @@
 // radix-sorted permuted tables (see batch.h).
 #include "batch.h"
 
+#include "boundary.hpp"
 #include "tables.h"
 
 #include <pthread.h>
@@ -72,14 +73,6 @@ double layout_cost(double n, double ntables, int prefix_bits)
     return ntables * (n * (passes + 3) * 4 + pairs);
 }
 
-long long binomial(int n, int k)
-{
-    long long r = 1;
-    for (int i = 1; i <= k; i++)
-        r = r * (n - k + i) / i;
-    return r;
-}
-
 int auto_blocks(size_t n, int distance)
 {
     if (distance == 0)
@@ -89,7 +82,7 @@ int auto_blocks(size_t n, int distance)
     int choice = 0;
     for (int b = distance + 1; b <= SH_MAX_BLOCKS; b++)
     {
-        long long nt = binomial(b, distance);
+        int64_t nt = sh_binomial(b, distance);
         if (nt > kMaxTables)
             continue;
         double c = layout_cost(dn, static_cast<double>(nt), min_prefix_bits(b, distance));
@@ -389,27 +382,23 @@ template <class Sink>
 void work(Shared &s, Sink &sink, bool caller)
 {
     Poll poll(s, caller);
-    try
-    {
-        TableScan<Sink> scan(s, sink, poll);
-        const int ntables = static_cast<int>(s.tables->size());
-        for (;;)
+    sh_status st = sh::guard(
+        [&]
         {
-            if (s.stop.load())
-                break;
-            int t = s.next_table.fetch_add(1);
-            if (t >= ntables || !scan.scan(t))
-                break;
-        }
-    }
-    catch (const std::bad_alloc &)
-    {
-        s.fail(SH_ERR_NOMEM);
-    }
-    catch (...)
-    {
-        s.fail(SH_ERR_INTERNAL);
-    }
+            TableScan<Sink> scan(s, sink, poll);
+            const int ntables = static_cast<int>(s.tables->size());
+            for (;;)
+            {
+                if (s.stop.load())
+                    break;
+                int t = s.next_table.fetch_add(1);
+                if (t >= ntables || !scan.scan(t))
+                    break;
+            }
+            return SH_OK;
+        });
+    if (st != SH_OK)
+        s.fail(st);
 }
 
 // Runs the scan on the caller's thread and up to threads - 1 more.  Workers
@@ -574,64 +563,48 @@ extern "C"
     {
         *pairs = nullptr;
         *npairs = 0;
-        try
-        {
-            std::vector<sh_table> tables;
-            sh_status st = make_plan(n, blocks, distance, tables);
-            if (st != SH_OK || n < 2)
-                return st;
-            Shared s;
-            init_shared(s, hashes, n, distance, tables, interrupt, interrupt_arg);
-            std::vector<PairSink> sinks;
-            st = run(s, threads, sinks);
-            if (st != SH_OK)
-                return st;
-            size_t total = 0;
-            for (const PairSink &k : sinks)
-                total += k.pairs.size();
-            if (total == 0)
-                return SH_OK;
-            auto *out = static_cast<sh_pair *>(std::malloc(total * sizeof(sh_pair)));
-            if (!out)
-                return SH_ERR_NOMEM;
-            size_t at = 0;
-            for (PairSink &k : sinks)
+        return sh::guard(
+            [&]
             {
-                if (!k.pairs.empty())
-                    std::memcpy(out + at, k.pairs.data(), k.pairs.size() * sizeof(sh_pair));
-                at += k.pairs.size();
-                std::vector<sh_pair>().swap(k.pairs);
-            }
-            std::sort(out, out + total, pair_less);
-            *pairs = out;
-            *npairs = total;
-            return SH_OK;
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+                std::vector<sh_table> tables;
+                sh_status st = make_plan(n, blocks, distance, tables);
+                if (st != SH_OK || n < 2)
+                    return st;
+                Shared s;
+                init_shared(s, hashes, n, distance, tables, interrupt, interrupt_arg);
+                std::vector<PairSink> sinks;
+                st = run(s, threads, sinks);
+                if (st != SH_OK)
+                    return st;
+                size_t total = 0;
+                for (const PairSink &k : sinks)
+                    total += k.pairs.size();
+                if (total == 0)
+                    return SH_OK;
+                auto *out = static_cast<sh_pair *>(std::malloc(total * sizeof(sh_pair)));
+                if (!out)
+                    return SH_ERR_NOMEM;
+                size_t at = 0;
+                for (PairSink &k : sinks)
+                {
+                    if (!k.pairs.empty())
+                        std::memcpy(out + at, k.pairs.data(), k.pairs.size() * sizeof(sh_pair));
+                    at += k.pairs.size();
+                    std::vector<sh_pair>().swap(k.pairs);
+                }
+                std::sort(out, out + total, pair_less);
+                *pairs = out;
+                *npairs = total;
+                return SH_OK;
+            });
     }
 
     sh_status sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
                                 sh_interrupt_fn interrupt, void *interrupt_arg, uint32_t *labels) noexcept
     {
-        try
-        {
-            return labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, labels);
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+        return sh::guard(
+            [&]
+            { return labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, labels); });
     }
 
     sh_status sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
@@ -641,28 +614,16 @@ extern "C"
         *members = nullptr;
         *bounds = nullptr;
         *nclusters = 0;
-        try
-        {
-            std::vector<uint32_t> label(n);
-            sh_status st =
-                labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, label.data());
-            if (st != SH_OK)
-                return st;
-            return group_by_label(label, members, bounds, nclusters);
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
-    }
-
-    void sh_batch_free(void *p) noexcept
-    {
-        std::free(p);
+        return sh::guard(
+            [&]
+            {
+                std::vector<uint32_t> label(n);
+                sh_status st =
+                    labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, label.data());
+                if (st != SH_OK)
+                    return st;
+                return group_by_label(label, members, bounds, nclusters);
+            });
     }
 
 }  // extern "C"

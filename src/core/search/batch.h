@@ -34,9 +34,6 @@
 extern "C" {
 #endif
 
-/* Nonzero asks a long computation to stop. */
-typedef int (*sh_interrupt_fn)(void *arg);
-
 typedef struct sh_pair
 {
 	uint32_t	a;				/* a < b, 0-based positions */
@@ -53,7 +50,7 @@ int			sh_batch_auto_blocks(size_t n, int distance) SH_NOEXCEPT;
 
 /*
  * Every pair of positions within `distance` (0..64) differing bits, sorted by
- * (a, b), in a malloc'd array released with sh_batch_free.  blocks is 0
+ * (a, b), in a malloc'd array released with sh_free.  blocks is 0
  * (automatic) or distance < blocks <= SH_MAX_BLOCKS (ignored for distance 0);
  * it changes only the speed.  *pairs is NULL when *npairs is 0.
  */
@@ -73,15 +70,13 @@ sh_status	sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int di
 /*
  * The components of two or more positions: cluster c is members[bounds[c]
  * .. bounds[c + 1]), ascending; clusters are ordered by their smallest member.
- * Both arrays are malloc'd (release with sh_batch_free); bounds has
+ * Both arrays are malloc'd (release with sh_free); bounds has
  * *nclusters + 1 entries.
  */
 sh_status	sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance,
 							 int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 							 uint32_t **members, size_t **bounds,
 							 size_t *nclusters) SH_NOEXCEPT;
-
-void		sh_batch_free(void *p) SH_NOEXCEPT;
 
 #ifdef __cplusplus
 }
