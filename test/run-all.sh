@@ -11,6 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PG_CONFIG=${PG_CONFIG:-pg_config}
+export WERROR=${WERROR:-1}            # the tests build with -Werror (see Makefile)
 JOBS=${JOBS:-$(nproc)}
 passed=0 failed=0
 summary=()
