@@ -190,7 +190,8 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 														  false, &part->null_distance, &isout));
 	if (!part->null_distance)
 		check_max_distance(max_distance);
-	if (nrows >= (int64) PG_UINT32_MAX)
+	/* WinGetFuncArgInPartition takes an int row position */
+	if (nrows > (int64) PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("window partition of " INT64_FORMAT " rows is too large for simhash_cluster",
@@ -198,7 +199,7 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 	part->label = MemoryContextAllocHuge(partctx, sizeof(uint32) * Max(nrows, 1));
 	h = palloc_extended(sizeof(uint64_t) * Max(nrows, 1), MCXT_ALLOC_HUGE);
 	rowpos = palloc_extended(sizeof(uint32) * Max(nrows, 1), MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < nrows; i++)
+	for (int i = 0; i < (int) nrows; i++)
 	{
 		Datum		fp;
 
