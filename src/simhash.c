@@ -15,7 +15,7 @@ PG_MODULE_MAGIC;
 void
 simhash_report_status(sh_status status, const char *what)
 {
-	int			code;
+	int code;
 
 	switch (status)
 	{
@@ -40,9 +40,7 @@ simhash_report_status(sh_status status, const char *what)
 			code = ERRCODE_INTERNAL_ERROR;
 			break;
 	}
-	ereport(ERROR,
-			(errcode(code),
-			 errmsg("%s: %s", what, sh_status_message(status))));
+	ereport(ERROR, (errcode(code), errmsg("%s: %s", what, sh_status_message(status))));
 }
 
 /* The shim's sh_interrupt_fn (see simhash.h). */

@@ -16,10 +16,10 @@
 
 typedef uint64 simhash;
 
-#define DatumGetSimhash(X)		((simhash) DatumGetInt64(X))
-#define SimhashGetDatum(X)		Int64GetDatum((int64) (X))
-#define PG_GETARG_SIMHASH(n)	DatumGetSimhash(PG_GETARG_DATUM(n))
-#define PG_RETURN_SIMHASH(x)	return SimhashGetDatum(x)
+#define DatumGetSimhash(X)	 ((simhash) DatumGetInt64(X))
+#define SimhashGetDatum(X)	 Int64GetDatum((int64) (X))
+#define PG_GETARG_SIMHASH(n) DatumGetSimhash(PG_GETARG_DATUM(n))
+#define PG_RETURN_SIMHASH(x) return SimhashGetDatum(x)
 
 /* Hamming distance: the number of differing bits (0..64). */
 static inline int
@@ -36,16 +36,17 @@ extern void simhash_report_status(sh_status status, const char *what);
  * core call: nonzero when a cancel or termination is pending and may be
  * served here.  Reads flags only; never calls into PostgreSQL.
  */
-extern int	simhash_interrupt_pending(void *arg);
+extern int simhash_interrupt_pending(void *arg);
 
 /* fingerprint.c: helpers shared by the text fingerprint functions. */
 struct sh_text_options;
-extern void simhash_parse_text_options(FunctionCallInfo fcinfo, int first_arg,
-									   struct sh_text_options *opts);
+extern void
+simhash_parse_text_options(FunctionCallInfo fcinfo, int first_arg, struct sh_text_options *opts);
 extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
 
 #define SH_CHECK(call, what) \
-	do { \
+	do \
+	{ \
 		sh_status sh_check_status_ = (call); \
 		if (sh_check_status_ != SH_OK) \
 			simhash_report_status(sh_check_status_, (what)); \
@@ -58,7 +59,8 @@ extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
  * it turns out to be harmless, the call runs again from the start.
  */
 #define SH_CHECK_INTERRUPTIBLE(call, what) \
-	do { \
+	do \
+	{ \
 		sh_status sh_check_status_; \
 		while ((sh_check_status_ = (call)) == SH_ERR_INTERRUPTED) \
 			CHECK_FOR_INTERRUPTS(); \
@@ -66,4 +68,4 @@ extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
 			simhash_report_status(sh_check_status_, (what)); \
 	} while (0)
 
-#endif							/* SIMHASH_H */
+#endif /* SIMHASH_H */

@@ -24,34 +24,33 @@ static void
 check_max_distance(int32 max_distance)
 {
 	if (max_distance < 0 || max_distance > 64)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_distance %d is out of range", max_distance),
-				 errhint("max_distance is a number of bits, 0 to 64.")));
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("max_distance %d is out of range", max_distance),
+						errhint("max_distance is a number of bits, 0 to 64.")));
 }
 
 /* The non-NULL elements of a fingerprint array and their 1-based positions. */
 typedef struct Fingerprints
 {
-	int			n;
-	uint64_t   *h;
-	int32	   *pos;
+	int		  n;
+	uint64_t *h;
+	int32	 *pos;
 } Fingerprints;
 
 static void
 array_fingerprints(ArrayType *arr, Fingerprints *fps)
 {
-	Datum	   *elems;
-	bool	   *nulls;
-	int			nelems;
+	Datum *elems;
+	bool  *nulls;
+	int	   nelems;
 
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("fingerprint array must have one dimension, not %d", ARR_NDIM(arr))));
 	/* simhash and bigint are both 8-byte, by-value, double-aligned */
-	deconstruct_array(arr, ARR_ELEMTYPE(arr), 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &elems, &nulls, &nelems);
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls,
+					  &nelems);
 	fps->n = 0;
 	fps->h = palloc(sizeof(uint64_t) * Max(nelems, 1));
 	fps->pos = palloc(sizeof(int32) * Max(nelems, 1));
@@ -74,26 +73,25 @@ Datum
 simhash_find_all_array(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	int32		max_distance = PG_GETARG_INT32(1);
-	Fingerprints fps;
-	sh_pair    *pairs;
-	size_t		npairs;
+	ArrayType	  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	int32		   max_distance = PG_GETARG_INT32(1);
+	Fingerprints   fps;
+	sh_pair		  *pairs;
+	size_t		   npairs;
 
 	check_max_distance(max_distance);
 	InitMaterializedSRF(fcinfo, 0);
 	array_fingerprints(arr, &fps);
-	SH_CHECK_INTERRUPTIBLE(sh_find_all(fps.h, fps.n, 0, max_distance, 1,
-									   simhash_interrupt_pending, NULL, &pairs, &npairs),
+	SH_CHECK_INTERRUPTIBLE(sh_find_all(fps.h, fps.n, 0, max_distance, 1, simhash_interrupt_pending,
+									   NULL, &pairs, &npairs),
 						   "simhash_find_all");
 	PG_TRY();
 	{
 		for (size_t i = 0; i < npairs; i++)
 		{
-			Datum		values[3];
-			bool		isnull[3] = {false, false, false};
-			uint32_t	a = pairs[i].a,
-						b = pairs[i].b;
+			Datum	 values[3];
+			bool	 isnull[3] = {false, false, false};
+			uint32_t a = pairs[i].a, b = pairs[i].b;
 
 			values[0] = Int32GetDatum(fps.pos[a]);
 			values[1] = Int32GetDatum(fps.pos[b]);
@@ -118,27 +116,27 @@ Datum
 simhash_find_clusters_array(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	int32		max_distance = PG_GETARG_INT32(1);
-	Fingerprints fps;
-	uint32_t   *members;
-	size_t	   *bounds;
-	size_t		nclusters;
+	ArrayType	  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	int32		   max_distance = PG_GETARG_INT32(1);
+	Fingerprints   fps;
+	uint32_t	  *members;
+	size_t		  *bounds;
+	size_t		   nclusters;
 
 	check_max_distance(max_distance);
 	InitMaterializedSRF(fcinfo, 0);
 	array_fingerprints(arr, &fps);
 	SH_CHECK_INTERRUPTIBLE(sh_find_clusters(fps.h, fps.n, 0, max_distance, 1,
-											simhash_interrupt_pending, NULL,
-											&members, &bounds, &nclusters),
+											simhash_interrupt_pending, NULL, &members, &bounds,
+											&nclusters),
 						   "simhash_find_clusters");
 	PG_TRY();
 	{
 		for (size_t c = 0; c < nclusters; c++)
 		{
 			/* a cluster is named by its smallest member's position */
-			Datum		values[2];
-			bool		isnull[2] = {false, false};
+			Datum values[2];
+			bool  isnull[2] = {false, false};
 
 			values[0] = Int32GetDatum(fps.pos[members[bounds[c]]]);
 			for (size_t k = bounds[c]; k < bounds[c + 1]; k++)
@@ -167,51 +165,49 @@ simhash_find_clusters_array(PG_FUNCTION_ARGS)
  */
 typedef struct ClusterPartition
 {
-	bool		done;
-	bool		null_distance;
-	uint32	   *label;
+	bool	done;
+	bool	null_distance;
+	uint32 *label;
 } ClusterPartition;
 
 static void
 cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_constant)
 {
 	MemoryContext partctx = GetMemoryChunkContext(part);
-	int64		nrows = WinGetPartitionRowCount(winobj);
-	bool		isnull,
-				isout;
-	int32		max_distance;
-	uint64_t   *h;
-	uint32	   *rowpos,
-			   *lab;
-	size_t		n = 0;
+	int64		  nrows = WinGetPartitionRowCount(winobj);
+	bool		  isnull, isout;
+	int32		  max_distance;
+	uint64_t	 *h;
+	uint32		 *rowpos, *lab;
+	size_t		  n = 0;
 
 	part->done = true;
-	max_distance = DatumGetInt32(WinGetFuncArgInPartition(winobj, 1, 0, WINDOW_SEEK_HEAD,
-														  false, &part->null_distance, &isout));
+	max_distance = DatumGetInt32(WinGetFuncArgInPartition(winobj, 1, 0, WINDOW_SEEK_HEAD, false,
+														  &part->null_distance, &isout));
 	if (!part->null_distance)
 		check_max_distance(max_distance);
 	/* WinGetFuncArgInPartition takes an int row position */
 	if (nrows > (int64) PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("window partition of " INT64_FORMAT " rows is too large for simhash_cluster",
-						nrows)));
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("window partition of " INT64_FORMAT
+							   " rows is too large for simhash_cluster",
+							   nrows)));
 	part->label = MemoryContextAllocHuge(partctx, sizeof(uint32) * Max(nrows, 1));
 	h = palloc_extended(sizeof(uint64_t) * Max(nrows, 1), MCXT_ALLOC_HUGE);
 	rowpos = palloc_extended(sizeof(uint32) * Max(nrows, 1), MCXT_ALLOC_HUGE);
 	for (int i = 0; i < (int) nrows; i++)
 	{
-		Datum		fp;
+		Datum fp;
 
 		if (!distance_is_constant)
 		{
-			Datum		d = WinGetFuncArgInPartition(winobj, 1, i, WINDOW_SEEK_HEAD, false,
-													 &isnull, &isout);
+			Datum d =
+				WinGetFuncArgInPartition(winobj, 1, i, WINDOW_SEEK_HEAD, false, &isnull, &isout);
 
 			if (isnull != part->null_distance || (!isnull && DatumGetInt32(d) != max_distance))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("max_distance of simhash_cluster must be the same in every row of a window partition")));
+				ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+								errmsg("max_distance of simhash_cluster must be the same in every "
+									   "row of a window partition")));
 		}
 		fp = WinGetFuncArgInPartition(winobj, 0, i, WINDOW_SEEK_HEAD, false, &isnull, &isout);
 		part->label[i] = 0;
@@ -242,9 +238,9 @@ PG_FUNCTION_INFO_V1(simhash_cluster_window);
 Datum
 simhash_cluster_window(PG_FUNCTION_ARGS)
 {
-	WindowObject winobj = PG_WINDOW_OBJECT();
+	WindowObject	  winobj = PG_WINDOW_OBJECT();
 	ClusterPartition *part;
-	int64		row;
+	int64			  row;
 
 	part = (ClusterPartition *) WinGetPartitionLocalMemory(winobj, sizeof(ClusterPartition));
 	if (!part->done)

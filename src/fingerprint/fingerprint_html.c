@@ -28,30 +28,29 @@ PG_FUNCTION_INFO_V1(simhash_html_text);
 Datum
 simhash_html_text(PG_FUNCTION_ARGS)
 {
-	size_t		len,
-				out_len = 0;
-	char	   *utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
-	char	   *core_text = NULL;
-	char	   *copy;
-	char	   *server;
+	size_t len, out_len = 0;
+	char  *utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
+	char  *core_text = NULL;
+	char  *copy;
+	char  *server;
 
-	SH_CHECK_INTERRUPTIBLE(sh_html_text(utf8, len, simhash_interrupt_pending, NULL,
-										&core_text, &out_len),
+	SH_CHECK_INTERRUPTIBLE(sh_html_text(utf8, len, simhash_interrupt_pending, NULL, &core_text,
+										&out_len),
 						   "html_text(text)");
 
 	/* core_text is malloc'ed: copy it out before anything can ereport. */
-	copy = out_len < MaxAllocSize - VARHDRSZ ?
-		palloc_extended(out_len + 1, MCXT_ALLOC_NO_OOM) : NULL;
+	copy =
+		out_len < MaxAllocSize - VARHDRSZ ? palloc_extended(out_len + 1, MCXT_ALLOC_NO_OOM) : NULL;
 	if (copy != NULL)
 		memcpy(copy, core_text, out_len + 1);
 	sh_free(core_text);
 	if (copy == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("html_text(text): out of memory for %zu bytes of text", out_len)));
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+						errmsg("html_text(text): out of memory for %zu bytes of text", out_len)));
 
 	server = pg_any_to_server(copy, (int) out_len, PG_UTF8);
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(server, server == copy ? (int) out_len : (int) strlen(server)));
+	PG_RETURN_TEXT_P(
+		cstring_to_text_with_len(server, server == copy ? (int) out_len : (int) strlen(server)));
 }
 
 /* simhash_html(html, shingle, tokens, casefold) = simhash(html_text(html), ...) */
@@ -60,9 +59,9 @@ Datum
 simhash_html(PG_FUNCTION_ARGS)
 {
 	sh_text_options opts;
-	size_t		len;
-	char	   *utf8;
-	uint64_t	fp;
+	size_t			len;
+	char		   *utf8;
+	uint64_t		fp;
 
 	simhash_parse_text_options(fcinfo, 1, &opts);
 	utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);

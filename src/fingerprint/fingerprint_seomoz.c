@@ -15,8 +15,8 @@ PG_FUNCTION_INFO_V1(simhash_seomoz);
 Datum
 simhash_seomoz(PG_FUNCTION_ARGS)
 {
-	text	   *doc = PG_GETARG_TEXT_PP(0);
-	uint64_t	fp;
+	text	*doc = PG_GETARG_TEXT_PP(0);
+	uint64_t fp;
 
 	SH_CHECK(sh_fingerprint_seomoz(VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &fp),
 			 "simhash_seomoz(text)");

@@ -16,8 +16,8 @@ PG_FUNCTION_INFO_V1(simhash_in);
 Datum
 simhash_in(PG_FUNCTION_ARGS)
 {
-	char	   *str = PG_GETARG_CSTRING(0);
-	uint64_t	value;
+	char	*str = PG_GETARG_CSTRING(0);
+	uint64_t value;
 
 	if (sh_parse_hex(str, strlen(str), &value) != SH_OK)
 		ereport(ERROR,
@@ -31,7 +31,7 @@ PG_FUNCTION_INFO_V1(simhash_out);
 Datum
 simhash_out(PG_FUNCTION_ARGS)
 {
-	char	   *buf = palloc(17);
+	char *buf = palloc(17);
 
 	sh_format_hex(PG_GETARG_SIMHASH(0), buf);
 	PG_RETURN_CSTRING(buf);
@@ -41,7 +41,7 @@ PG_FUNCTION_INFO_V1(simhash_recv);
 Datum
 simhash_recv(PG_FUNCTION_ARGS)
 {
-	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	StringInfo buf = (StringInfo) PG_GETARG_POINTER(0);
 
 	PG_RETURN_SIMHASH((simhash) pq_getmsgint64(buf));
 }
@@ -77,10 +77,10 @@ PG_FUNCTION_INFO_V1(simhash_to_bit);
 Datum
 simhash_to_bit(PG_FUNCTION_ARGS)
 {
-	simhash		value = PG_GETARG_SIMHASH(0);
-	int			len = VARBITTOTALLEN(64);
-	VarBit	   *result = (VarBit *) palloc0(len);
-	bits8	   *p = VARBITS(result);
+	simhash value = PG_GETARG_SIMHASH(0);
+	int		len = VARBITTOTALLEN(64);
+	VarBit *result = (VarBit *) palloc0(len);
+	bits8  *p = VARBITS(result);
 
 	SET_VARSIZE(result, len);
 	VARBITLEN(result) = 64;
@@ -94,15 +94,14 @@ PG_FUNCTION_INFO_V1(simhash_from_bit);
 Datum
 simhash_from_bit(PG_FUNCTION_ARGS)
 {
-	VarBit	   *arg = PG_GETARG_VARBIT_P(0);
-	bits8	   *p = VARBITS(arg);
-	simhash		value = 0;
+	VarBit *arg = PG_GETARG_VARBIT_P(0);
+	bits8  *p = VARBITS(arg);
+	simhash value = 0;
 
 	if (VARBITLEN(arg) != 64)
-		ereport(ERROR,
-				(errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
-				 errmsg("cannot cast bit string of length %d to simhash", VARBITLEN(arg)),
-				 errhint("A simhash has exactly 64 bits.")));
+		ereport(ERROR, (errcode(ERRCODE_STRING_DATA_LENGTH_MISMATCH),
+						errmsg("cannot cast bit string of length %d to simhash", VARBITLEN(arg)),
+						errhint("A simhash has exactly 64 bits.")));
 	for (int i = 0; i < 8; i++)
 		value = (value << 8) | p[i];
 	PG_RETURN_SIMHASH(value);
@@ -112,21 +111,20 @@ PG_FUNCTION_INFO_V1(simhash_to_numeric);
 Datum
 simhash_to_numeric(PG_FUNCTION_ARGS)
 {
-	char		buf[24];
+	char buf[24];
 
 	snprintf(buf, sizeof(buf), UINT64_FORMAT, (uint64) PG_GETARG_SIMHASH(0));
 	PG_RETURN_DATUM(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
-										ObjectIdGetDatum(InvalidOid),
-										Int32GetDatum(-1)));
+										ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
 }
 
 PG_FUNCTION_INFO_V1(simhash_from_numeric);
 Datum
 simhash_from_numeric(PG_FUNCTION_ARGS)
 {
-	Numeric		num = PG_GETARG_NUMERIC(0);
-	char	   *str = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
-	char	   *end;
+	Numeric num = PG_GETARG_NUMERIC(0);
+	char   *str = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
+	char   *end;
 	unsigned long long value;
 
 	/* Only plain unsigned integers in 0 .. 2^64-1 are fingerprints. */
