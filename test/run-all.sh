@@ -61,15 +61,11 @@ for t in test/*_test.sh; do
 done
 
 note "install into tmp_install/"
+source tools/tmp-cluster.sh           # only its private install: pg_regress starts the server
 bindir=$($PG_CONFIG --bindir)         # e.g. /usr/lib/postgresql/15/bin
-pkgdir=$(dirname "$bindir")           # e.g. /usr/lib/postgresql/15
-sharedir=$($PG_CONFIG --sharedir)     # e.g. /usr/share/postgresql/15
 T=$ROOT/tmp_install
 rm -rf "$T"
-mkdir -p "$T$(dirname "$pkgdir")" "$T$(dirname "$sharedir")"
-cp -a "$pkgdir" "$T$(dirname "$pkgdir")/"
-cp -a "$sharedir" "$T$(dirname "$sharedir")/"
-make -s install DESTDIR="$T" >/dev/null || { tally install 0 1; }
+tmpc_install_into "$T" || { tally install 0 1; }
 
 server_tests() {
 	# Runs in a tree writable by the current (non-root) user.
