@@ -1,14 +1,14 @@
 # simhash: PGXS build of the extension, its C++ core, unit tests and CLI tools.
 EXTENSION   = simhash
-EXTVERSION  = 1.0
+EXTVERSION  = 1.1
 MODULE_big  = simhash
 
 PG_CONFIG  ?= pg_config
 
 # The module: the C shim (src/*.c and its role folders), the index access
 # method (src/am/) and the C++ core (src/core/ and its role folders).  The CLI
-# in src/cli/ links the core only.  Pieces of the install script live in
-# src/sql/ and are concatenated in name order.
+# in src/cli/ links the core only.  Pieces of the install script of the
+# current version live in src/sql/ and are concatenated in name order.
 SHIM_DIRS   = src src/type src/fingerprint src/batch
 CORE_DIRS   = src/core src/core/fingerprint src/core/search
 C_SRCS      = $(sort $(wildcard $(addsuffix /*.c,$(SHIM_DIRS)) src/am/*.c))
@@ -19,7 +19,9 @@ CORE_OBJS   = $(CORE_SRCS:.cpp=.o)
 OBJS        = $(C_SRCS:.c=.o) $(CORE_OBJS)
 SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
-DATA        = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*--*.sql))
+# Install scripts of released versions, frozen, and the update scripts
+# between versions (ALTER EXTENSION simhash UPDATE).
+DATA        = $(wildcard src/sql/upgrade/$(EXTENSION)--*.sql)
 
 REGRESS     := $(sort $(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
