@@ -1,12 +1,34 @@
 /*
  * simhash.c — the module: what PostgreSQL sees of the library as a whole
- * (PG_MODULE_MAGIC), and the two halves of the boundary to the C++ core that
- * every part of the shim shares: a core status becomes an ERROR, and the
- * core's interrupt callback reads PostgreSQL's interrupt flags.
+ * (PG_MODULE_MAGIC, _PG_init, the simhash.* settings), and the two halves of
+ * the boundary to the C++ core that every part of the shim shares: a core
+ * status becomes an ERROR, and the core's interrupt callback reads
+ * PostgreSQL's interrupt flags.
  */
 #include "simhash.h"
 
+#include "utils/guc.h"
+
+#include "am/simhash_am.h"
+
 PG_MODULE_MAGIC;
+
+/* simhash.max_distance: the radius of the % and ~% operators. */
+int simhash_max_distance = 3;
+
+void _PG_init(void);
+
+/* Defines the simhash.* settings and the index's reloptions. */
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("simhash.max_distance",
+							"Radius of the % and ~% operators (Hamming distance).",
+							"Rows within this many differing bits are similar.",
+							&simhash_max_distance, 3, 0, 64, PGC_USERSET, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("simhash");
+	simhash_init_reloptions();
+}
 
 /*
  * Raise the ERROR of a non-OK core status (SQLSTATE by kind of failure);

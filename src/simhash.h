@@ -28,6 +28,9 @@ simhash_hamming(simhash a, simhash b)
 	return pg_popcount64(a ^ b);
 }
 
+/* simhash.max_distance (simhash.c): the radius of the % and ~% operators. */
+extern int simhash_max_distance;
+
 /* Turn a non-OK core status into an ERROR; "what" names the failing call. */
 extern void simhash_report_status(sh_status status, const char *what);
 

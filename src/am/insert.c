@@ -95,7 +95,7 @@ simhash_insert(Relation index, Datum *values, bool *isnull,
 	int64		npending,
 				limit;
 
-	append_entry(index, isnull[0], isnull[0] ? 0 : simhash_datum_fp(values[0]), ht_ctid,
+	append_entry(index, isnull[0], isnull[0] ? 0 : DatumGetSimhash(values[0]), ht_ctid,
 				 &npending, &limit);
 	if (!isnull[0] && npending > limit &&
 		ConditionalLockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock))

@@ -10,7 +10,6 @@
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
 typedef struct SimhashCond
@@ -57,12 +56,6 @@ typedef struct SimhashScanOpaqueData
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
 
 typedef void (*SimhashVisit) (SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
-
-static inline int
-hamming(uint64 a, uint64 b)
-{
-	return pg_popcount64(a ^ b);
-}
 
 IndexScanDesc
 simhash_beginscan(Relation index, int nkeys, int norderbys)
@@ -117,7 +110,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 		}
 		if (key->sk_strategy == SIMHASH_WITHIN_GUC_STRATEGY)
 		{
-			c->q = simhash_datum_fp(key->sk_argument);
+			c->q = DatumGetSimhash(key->sk_argument);
 			c->radius = simhash_max_distance;
 		}
 		else if (key->sk_strategy == SIMHASH_WITHIN_QUERY_STRATEGY)
@@ -142,7 +135,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 		if (ob->sk_flags & SK_ISNULL)
 			so->order_null = true;
 		else
-			so->order_q = simhash_datum_fp(ob->sk_argument);
+			so->order_q = DatumGetSimhash(ob->sk_argument);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -296,7 +289,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 				done = true;
 				break;
 			}
-			if (pg_popcount64(key ^ c->qkey) > c->radius)
+			if (simhash_hamming(key, c->qkey) > c->radius)
 				continue;
 			fp = sh_table_unpermute(c->tab, key);
 			if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
@@ -448,7 +441,7 @@ conds_hold(SimhashScanOpaque so, uint64 fp)
 	int			i;
 
 	for (i = 0; i < so->nconds; i++)
-		if (hamming(fp, so->conds[i].q) > so->conds[i].radius)
+		if (simhash_hamming(fp, so->conds[i].q) > so->conds[i].radius)
 			return false;
 	return true;
 }
@@ -458,14 +451,14 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	if (!conds_hold(so, fp))
 		return;
-	add_hit(so, fp, tid, so->has_order && !so->order_null ? hamming(fp, so->order_q) : -1, false);
+	add_hit(so, fp, tid, so->has_order && !so->order_null ? simhash_hamming(fp, so->order_q) : -1, false);
 }
 
 /* KNN's first phase: only what lies within `bits` (pending entries may not) */
 static void
 visit_within_bits(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = hamming(fp, so->order_q);
+	int			d = simhash_hamming(fp, so->order_q);
 
 	if (d <= so->meta.bits)
 		add_hit(so, fp, tid, d, false);
@@ -480,13 +473,13 @@ visit_null(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 static void
 visit_histogram(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	so->hist[hamming(fp, so->order_q)]++;
+	so->hist[simhash_hamming(fp, so->order_q)]++;
 }
 
 static void
 visit_band(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = hamming(fp, so->order_q);
+	int			d = simhash_hamming(fp, so->order_q);
 	int			hi = *(int *) arg;
 
 	if (d >= so->band_lo && d <= hi)

@@ -215,7 +215,6 @@ typedef bool (*SimhashDeadCallback) (ItemPointer tid, void *state);
 
 /* Options and layout (utils.c) */
 extern relopt_kind simhash_relopt_kind;
-extern int	simhash_max_distance;
 extern void simhash_init_reloptions(void);
 extern void simhash_options_resolve(Relation index, int *bits, int *blocks);
 extern sh_table *simhash_layout(int blocks, int bits, int *ntables);
@@ -223,7 +222,6 @@ extern void simhash_init_page(Page page, uint16 flags);
 extern void simhash_init_metapage(Page page, int bits, int blocks, int ntables);
 extern Buffer simhash_new_buffer(Relation index);
 extern bool simhash_page_recyclable(Page page);
-extern uint64 simhash_datum_fp(Datum d);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes);
 
@@ -262,7 +260,6 @@ extern void simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
 							   bool use_fsm, uint32 gen);
 extern void simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 						  IndexBulkDeleteResult *stats);
-extern void simhash_sort_keys(uint64 *keys, ItemPointerData *tids, int64 n);
 extern int64 simhash_pending_limit(const SimhashMetaPageData *meta);
 extern void simhash_recycle_pages(Relation index, IndexBulkDeleteResult *stats);
 

@@ -233,12 +233,6 @@ simhash_new_buffer(Relation index)
 	return buf;
 }
 
-uint64
-simhash_datum_fp(Datum d)
-{
-	return (uint64) DatumGetInt64(d);
-}
-
 void
 simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 {
