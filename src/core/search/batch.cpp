@@ -73,19 +73,19 @@ double layout_cost(double n, double ntables, int prefix_bits)
     return ntables * (n * (passes + 3) * 4 + pairs);
 }
 
-int auto_blocks(size_t n, int distance)
+int auto_blocks(size_t n, int radius)
 {
-    if (distance == 0)
+    if (radius == 0)
         return 0;
     double dn = static_cast<double>(n);
     double best = dn * (dn - 1) / 2;  // one group, every pair tested
     int choice = 0;
-    for (int b = distance + 1; b <= SH_MAX_BLOCKS; b++)
+    for (int b = radius + 1; b <= SH_MAX_BLOCKS; b++)
     {
-        int64_t nt = sh_binomial(b, distance);
+        int64_t nt = sh_binomial(b, radius);
         if (nt > kMaxTables)
             continue;
-        double c = layout_cost(dn, static_cast<double>(nt), min_prefix_bits(b, distance));
+        double c = layout_cost(dn, static_cast<double>(nt), min_prefix_bits(b, radius));
         if (c < best)
         {
             best = c;
@@ -95,29 +95,29 @@ int auto_blocks(size_t n, int distance)
     return choice;
 }
 
-sh_status make_plan(size_t n, int blocks, int distance, std::vector<sh_table> &tables)
+sh_status make_plan(size_t n, int blocks, int radius, std::vector<sh_table> &tables)
 {
-    if (distance < 0 || distance > 64 || blocks < 0)
+    if (radius < 0 || radius > 64 || blocks < 0)
         return SH_ERR_ARGUMENT;
     if (n > UINT32_MAX)
         return SH_ERR_RANGE;
-    if (distance == 0)
+    if (radius == 0)
     {
         tables.assign(1, whole_key_table(64));
         return SH_OK;
     }
     if (blocks == 0)
-        blocks = auto_blocks(n, distance);
+        blocks = auto_blocks(n, radius);
     if (blocks == 0)
     {
         tables.assign(1, whole_key_table(0));
         return SH_OK;
     }
-    int nt = sh_table_count(blocks, distance);
+    int nt = sh_table_count(blocks, radius);
     if (nt <= 0)
         return SH_ERR_ARGUMENT;
     tables.resize(nt);
-    return sh_table_layout(blocks, distance, tables.data(), nt);
+    return sh_table_layout(blocks, radius, tables.data(), nt);
 }
 
 // State shared by the workers of one call.
@@ -125,7 +125,7 @@ struct Shared
 {
     const uint64_t *h;
     size_t n;
-    int distance;
+    int radius;
     int pos_bits;
     const std::vector<sh_table> *tables;
     sh_interrupt_fn interrupt;
@@ -350,7 +350,7 @@ private:
         vals_.resize(g);
         for (size_t x = 0; x < g; x++)
             vals_[x] = s_.h[p[x]];
-        const int d = s_.distance;
+        const int d = s_.radius;
         for (size_t x = 0; x + 1 < g; x++)
         {
             const uint64_t hx = vals_[x];
@@ -450,12 +450,12 @@ sh_status run(Shared &s, int threads, std::vector<Sink> &sinks)
     return static_cast<sh_status>(s.error.load());
 }
 
-void init_shared(Shared &s, const uint64_t *hashes, size_t n, int distance,
-                 const std::vector<sh_table> &tables, sh_interrupt_fn interrupt, void *arg)
+void init_shared(Shared &s, const uint64_t *hashes, size_t n, int radius, const std::vector<sh_table> &tables,
+                 sh_interrupt_fn interrupt, void *arg)
 {
     s.h = hashes;
     s.n = n;
-    s.distance = distance;
+    s.radius = radius;
     s.pos_bits = std::max(1, bit_width(n - 1));
     s.tables = &tables;
     s.interrupt = interrupt;
@@ -467,11 +467,11 @@ bool pair_less(const sh_pair &x, const sh_pair &y)
     return x.a != y.a ? x.a < y.a : x.b < y.b;
 }
 
-sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                       sh_interrupt_fn interrupt, void *arg, uint32_t *labels)
 {
     std::vector<sh_table> tables;
-    sh_status st = make_plan(n, blocks, distance, tables);
+    sh_status st = make_plan(n, blocks, radius, tables);
     if (st != SH_OK)
         return st;
     for (size_t i = 0; i < n; i++)
@@ -479,7 +479,7 @@ sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int distance
     if (n < 2)
         return SH_OK;
     Shared s;
-    init_shared(s, hashes, n, distance, tables, interrupt, arg);
+    init_shared(s, hashes, n, radius, tables, interrupt, arg);
     std::vector<UnionFind> sinks;
     st = run(s, threads, sinks);
     if (st != SH_OK)
@@ -550,14 +550,14 @@ sh_status group_by_label(const std::vector<uint32_t> &label, uint32_t **members,
 
 extern "C"
 {
-    int sh_batch_auto_blocks(size_t n, int distance) noexcept
+    int sh_batch_auto_blocks(size_t n, int radius) noexcept
     {
-        if (distance < 0 || distance > 64)
+        if (radius < 0 || radius > 64)
             return -1;
-        return auto_blocks(n, distance);
+        return auto_blocks(n, radius);
     }
 
-    sh_status sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+    sh_status sh_find_all(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                           sh_interrupt_fn interrupt, void *interrupt_arg, sh_pair **pairs,
                           size_t *npairs) noexcept
     {
@@ -567,11 +567,11 @@ extern "C"
             [&]
             {
                 std::vector<sh_table> tables;
-                sh_status st = make_plan(n, blocks, distance, tables);
+                sh_status st = make_plan(n, blocks, radius, tables);
                 if (st != SH_OK || n < 2)
                     return st;
                 Shared s;
-                init_shared(s, hashes, n, distance, tables, interrupt, interrupt_arg);
+                init_shared(s, hashes, n, radius, tables, interrupt, interrupt_arg);
                 std::vector<PairSink> sinks;
                 st = run(s, threads, sinks);
                 if (st != SH_OK)
@@ -599,15 +599,15 @@ extern "C"
             });
     }
 
-    sh_status sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+    sh_status sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                                 sh_interrupt_fn interrupt, void *interrupt_arg, uint32_t *labels) noexcept
     {
         return sh::guard(
             [&]
-            { return labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, labels); });
+            { return labels_impl(hashes, n, blocks, radius, threads, interrupt, interrupt_arg, labels); });
     }
 
-    sh_status sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+    sh_status sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                                sh_interrupt_fn interrupt, void *interrupt_arg, uint32_t **members,
                                size_t **bounds, size_t *nclusters) noexcept
     {
@@ -619,7 +619,7 @@ extern "C"
             {
                 std::vector<uint32_t> label(n);
                 sh_status st =
-                    labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, label.data());
+                    labels_impl(hashes, n, blocks, radius, threads, interrupt, interrupt_arg, label.data());
                 if (st != SH_OK)
                     return st;
                 return group_by_label(label, members, bounds, nclusters);

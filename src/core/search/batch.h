@@ -1,13 +1,14 @@
 /*
- * batch.h — all pairs within k bits, and their connected components, over an
- * in-memory array of fingerprints (C API of the core; see simhash_core.h).
+ * batch.h — all pairs within a radius of k bits, and their connected
+ * components, over an in-memory array of fingerprints (C API of the core; see
+ * simhash_core.h).
  *
  * Method: for each permuted table of tables.h, build (prefix, position)
  * records, radix-sort them on the prefix, and compare every pair of records
  * that share the whole prefix.  A pair is reported only from the first table
  * whose prefix blocks it agrees on (sh_table_first_match), so no global set
- * of pairs is needed.  Two special layouts complete the range: distance 0 uses
- * one table whose prefix is the whole fingerprint, and a distance with no
+ * of pairs is needed.  Two special layouts complete the range: radius 0 uses
+ * one table whose prefix is the whole fingerprint, and a radius with no
  * useful layout (or a small input) compares all pairs in one group.
  *
  * Positions are 0-based indexes into the input; equal fingerprints at two
@@ -42,28 +43,28 @@ typedef struct sh_pair
 
 /*
  * The block count the automatic choice (blocks = 0) would use for n hashes
- * and this distance, from a cost model of sorting versus comparing; 0 means
- * one group of all pairs (no tables), which is also the choice for distance
- * 0, where the blocks play no part.  -1 for an invalid distance.
+ * and this radius, from a cost model of sorting versus comparing; 0 means
+ * one group of all pairs (no tables), which is also the choice for radius
+ * 0, where the blocks play no part.  -1 for an invalid radius.
  */
-int			sh_batch_auto_blocks(size_t n, int distance) SH_NOEXCEPT;
+int			sh_batch_auto_blocks(size_t n, int radius) SH_NOEXCEPT;
 
 /*
- * Every pair of positions within `distance` (0..64) differing bits, sorted by
+ * Every pair of positions within `radius` (0..64) differing bits, sorted by
  * (a, b), in a malloc'd array released with sh_free.  blocks is 0
- * (automatic) or distance < blocks <= SH_MAX_BLOCKS (ignored for distance 0);
+ * (automatic) or radius < blocks <= SH_MAX_BLOCKS (ignored for radius 0);
  * it changes only the speed.  *pairs is NULL when *npairs is 0.
  */
-sh_status	sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance,
+sh_status	sh_find_all(const uint64_t *hashes, size_t n, int blocks, int radius,
 						int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 						sh_pair **pairs, size_t *npairs) SH_NOEXCEPT;
 
 /*
  * labels[i] (caller-provided, n entries) := the smallest position of the
- * connected component of position i in the graph of pairs within distance;
+ * connected component of position i in the graph of pairs within radius;
  * a position with no neighbour is its own label.
  */
-sh_status	sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int distance,
+sh_status	sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int radius,
 							  int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 							  uint32_t *labels) SH_NOEXCEPT;
 
@@ -73,7 +74,7 @@ sh_status	sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int di
  * Both arrays are malloc'd (release with sh_free); bounds has
  * *nclusters + 1 entries.
  */
-sh_status	sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance,
+sh_status	sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int radius,
 							 int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 							 uint32_t **members, size_t **bounds,
 							 size_t *nclusters) SH_NOEXCEPT;
