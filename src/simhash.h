@@ -41,7 +41,7 @@ extern void simhash_report_status(sh_status status, const char *what);
  */
 extern int simhash_interrupt_pending(void *arg);
 
-/* fingerprint.c: helpers shared by the text fingerprint functions. */
+/* fingerprint_text.c: helpers shared by the text fingerprint functions. */
 struct sh_text_options;
 extern void
 simhash_parse_text_options(FunctionCallInfo fcinfo, int first_arg, struct sh_text_options *opts);

@@ -1,5 +1,5 @@
 /*
- * batch.c — SQL entry points of the batch analytics over the core's
+ * simhash_batch.c — SQL entry points of the batch analytics over the core's
  * batch.h: simhash_find_all and simhash_find_clusters over arrays, and the
  * window function simhash_cluster.
  *
@@ -37,6 +37,7 @@ typedef struct Fingerprints
 	int32	 *pos;
 } Fingerprints;
 
+/* Reads the non-NULL elements of a one-dimensional simhash or bigint array. */
 static void
 array_fingerprints(ArrayType *arr, Fingerprints *fps)
 {
@@ -68,6 +69,7 @@ array_fingerprints(ArrayType *arr, Fingerprints *fps)
 
 /* ---- simhash_find_all(fps, max_distance) -> (a, b, distance) ---------------- */
 
+/* simhash_find_all(fps, max_distance): every pair within max_distance bits. */
 PG_FUNCTION_INFO_V1(simhash_find_all_array);
 Datum
 simhash_find_all_array(PG_FUNCTION_ARGS)
@@ -111,6 +113,7 @@ simhash_find_all_array(PG_FUNCTION_ARGS)
 
 /* ---- simhash_find_clusters(fps, max_distance) -> (cluster, member) ---------- */
 
+/* simhash_find_clusters(fps, max_distance): connected components of two or more. */
 PG_FUNCTION_INFO_V1(simhash_find_clusters_array);
 Datum
 simhash_find_clusters_array(PG_FUNCTION_ARGS)
@@ -170,6 +173,7 @@ typedef struct ClusterPartition
 	uint32 *label;
 } ClusterPartition;
 
+/* Labels every row of the window partition with its cluster (see ClusterPartition). */
 static void
 cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_constant)
 {
@@ -234,6 +238,7 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 	pfree(rowpos);
 }
 
+/* The window function simhash_cluster(fp, max_distance): this row's cluster, or NULL. */
 PG_FUNCTION_INFO_V1(simhash_cluster_window);
 Datum
 simhash_cluster_window(PG_FUNCTION_ARGS)

@@ -1,7 +1,7 @@
 /*
  * fingerprint_html.c — html_text(html) and simhash_html(html, options...):
  * the visible text of a web page and its simhash(text) fingerprint (core:
- * src/core/html.cpp).
+ * src/core/fingerprint/html.cpp).
  *
  * The page is converted from the server encoding to UTF-8 for the parser;
  * html_text converts its result back, so a character reference the server

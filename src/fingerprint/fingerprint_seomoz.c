@@ -1,6 +1,6 @@
 /*
  * fingerprint_seomoz.c — simhash_seomoz(text): the text fingerprint of the
- * classic seomoz simhash-cpp library (core: src/core/seomoz.cpp).
+ * classic seomoz simhash-cpp library (core: src/core/fingerprint/seomoz.cpp).
  *
  * The core reads bytes and only ASCII letters make tokens.  Every server
  * encoding is a superset of ASCII whose other characters are made of bytes
@@ -11,6 +11,7 @@
 
 #include "seomoz.h"
 
+/* simhash_seomoz(text): the seomoz fingerprint of the bytes as stored. */
 PG_FUNCTION_INFO_V1(simhash_seomoz);
 Datum
 simhash_seomoz(PG_FUNCTION_ARGS)

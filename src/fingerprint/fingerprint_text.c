@@ -1,5 +1,5 @@
 /*
- * fingerprint.c — SQL entry points that turn features into fingerprints:
+ * fingerprint_text.c — SQL entry points that turn features into fingerprints:
  * simhash(text), simhash(tsvector), simhash_compute(bigint[]), simhash_agg.
  */
 #include "simhash.h"
@@ -17,6 +17,7 @@
 
 /* ---- simhash(text, shingle, tokens, casefold) ----------------------------- */
 
+/* The sh_token_mode named by the tokens argument (words or chars). */
 static sh_token_mode
 parse_token_mode(text *mode)
 {
@@ -64,6 +65,7 @@ simhash_text_to_utf8(text *t, size_t *len)
 	return utf8;
 }
 
+/* simhash(doc text, shingle, tokens, casefold). */
 PG_FUNCTION_INFO_V1(simhash_text);
 Datum
 simhash_text(PG_FUNCTION_ARGS)
@@ -81,6 +83,7 @@ simhash_text(PG_FUNCTION_ARGS)
 
 /* ---- simhash_compute(bigint[]) ----------------------------------------------- */
 
+/* simhash_compute(bigint[]): one vote per non-NULL feature hash. */
 PG_FUNCTION_INFO_V1(simhash_compute);
 Datum
 simhash_compute(PG_FUNCTION_ARGS)
@@ -106,6 +109,7 @@ simhash_compute(PG_FUNCTION_ARGS)
 /* Feature weights of tsvector labels, as ts_rank's defaults: D, C, B, A. */
 static const double label_weight[4] = {0.1, 0.2, 0.4, 1.0};
 
+/* simhash(tsvector): each lexeme a feature, weighted by its positions' labels. */
 PG_FUNCTION_INFO_V1(simhash_tsvector);
 Datum
 simhash_tsvector(PG_FUNCTION_ARGS)
@@ -148,6 +152,7 @@ typedef struct VoteState
 	double sums[SH_BITS];
 } VoteState;
 
+/* The transition state, allocated on the first row in the aggregate's context. */
 static VoteState *
 vote_state(FunctionCallInfo fcinfo)
 {
@@ -161,6 +166,7 @@ vote_state(FunctionCallInfo fcinfo)
 	return (VoteState *) PG_GETARG_POINTER(0);
 }
 
+/* Transition function of simhash_agg(bigint): one vote per non-NULL feature. */
 PG_FUNCTION_INFO_V1(simhash_agg_trans);
 Datum
 simhash_agg_trans(PG_FUNCTION_ARGS)
@@ -177,6 +183,7 @@ simhash_agg_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(state);
 }
 
+/* Transition function of simhash_agg(bigint, float8): a vote of the given weight. */
 PG_FUNCTION_INFO_V1(simhash_agg_weighted_trans);
 Datum
 simhash_agg_weighted_trans(PG_FUNCTION_ARGS)
@@ -196,6 +203,7 @@ simhash_agg_weighted_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(state);
 }
 
+/* Combine function: adds the sums of two partial states. */
 PG_FUNCTION_INFO_V1(simhash_agg_combine);
 Datum
 simhash_agg_combine(PG_FUNCTION_ARGS)
@@ -220,6 +228,7 @@ simhash_agg_combine(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(a);
 }
 
+/* Serialization of a state for parallel aggregation: 64 float8. */
 PG_FUNCTION_INFO_V1(simhash_agg_serialize);
 Datum
 simhash_agg_serialize(PG_FUNCTION_ARGS)
@@ -233,6 +242,7 @@ simhash_agg_serialize(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
+/* The inverse of simhash_agg_serialize. */
 PG_FUNCTION_INFO_V1(simhash_agg_deserialize);
 Datum
 simhash_agg_deserialize(PG_FUNCTION_ARGS)
@@ -251,6 +261,7 @@ simhash_agg_deserialize(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(state);
 }
 
+/* Final function: the fingerprint of the sums. */
 PG_FUNCTION_INFO_V1(simhash_agg_final);
 Datum
 simhash_agg_final(PG_FUNCTION_ARGS)

@@ -12,6 +12,7 @@
 
 /* ---- text and binary I/O ------------------------------------------------ */
 
+/* Text input: 1 to 16 hex digits, optionally prefixed with 0x. */
 PG_FUNCTION_INFO_V1(simhash_in);
 Datum
 simhash_in(PG_FUNCTION_ARGS)
@@ -27,6 +28,7 @@ simhash_in(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH(value);
 }
 
+/* Text output: 16 lowercase hex digits. */
 PG_FUNCTION_INFO_V1(simhash_out);
 Datum
 simhash_out(PG_FUNCTION_ARGS)
@@ -37,6 +39,7 @@ simhash_out(PG_FUNCTION_ARGS)
 	PG_RETURN_CSTRING(buf);
 }
 
+/* Binary input: the 8 bytes of a bigint, network order. */
 PG_FUNCTION_INFO_V1(simhash_recv);
 Datum
 simhash_recv(PG_FUNCTION_ARGS)
@@ -46,6 +49,7 @@ simhash_recv(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH((simhash) pq_getmsgint64(buf));
 }
 
+/* Binary output: the 8 bytes of a bigint, network order. */
 PG_FUNCTION_INFO_V1(simhash_send);
 Datum
 simhash_send(PG_FUNCTION_ARGS)
@@ -59,6 +63,7 @@ simhash_send(PG_FUNCTION_ARGS)
 
 /* ---- casts ---------------------------------------------------------------- */
 
+/* Cast bigint -> simhash: the same 64 bits. */
 PG_FUNCTION_INFO_V1(simhash_from_int8);
 Datum
 simhash_from_int8(PG_FUNCTION_ARGS)
@@ -66,6 +71,7 @@ simhash_from_int8(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH((simhash) PG_GETARG_INT64(0));
 }
 
+/* Cast simhash -> bigint: the same 64 bits (two's complement). */
 PG_FUNCTION_INFO_V1(simhash_to_int8);
 Datum
 simhash_to_int8(PG_FUNCTION_ARGS)
@@ -73,6 +79,7 @@ simhash_to_int8(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64((int64) PG_GETARG_SIMHASH(0));
 }
 
+/* Cast simhash -> bit(64). */
 PG_FUNCTION_INFO_V1(simhash_to_bit);
 Datum
 simhash_to_bit(PG_FUNCTION_ARGS)
@@ -90,6 +97,7 @@ simhash_to_bit(PG_FUNCTION_ARGS)
 	PG_RETURN_VARBIT_P(result);
 }
 
+/* Cast bit(64) -> simhash; any other length is an error. */
 PG_FUNCTION_INFO_V1(simhash_from_bit);
 Datum
 simhash_from_bit(PG_FUNCTION_ARGS)
@@ -107,6 +115,7 @@ simhash_from_bit(PG_FUNCTION_ARGS)
 	PG_RETURN_SIMHASH(value);
 }
 
+/* Cast simhash -> numeric: the unsigned value, 0 .. 2^64 - 1. */
 PG_FUNCTION_INFO_V1(simhash_to_numeric);
 Datum
 simhash_to_numeric(PG_FUNCTION_ARGS)
@@ -118,6 +127,7 @@ simhash_to_numeric(PG_FUNCTION_ARGS)
 										ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
 }
 
+/* Cast numeric -> simhash: an integer from 0 to 2^64 - 1. */
 PG_FUNCTION_INFO_V1(simhash_from_numeric);
 Datum
 simhash_from_numeric(PG_FUNCTION_ARGS)
@@ -140,6 +150,7 @@ simhash_from_numeric(PG_FUNCTION_ARGS)
 
 /* ---- comparison (unsigned order, so numeric and hex order agree) --------- */
 
+/* -1, 0 or 1 as a is below, equal to or above b, unsigned. */
 static inline int
 simhash_cmp_internal(simhash a, simhash b)
 {
@@ -161,6 +172,7 @@ SIMHASH_CMP_FN(simhash_le, c <= 0)
 SIMHASH_CMP_FN(simhash_gt, c > 0)
 SIMHASH_CMP_FN(simhash_ge, c >= 0)
 
+/* btree support function 1 of simhash_btree_ops. */
 PG_FUNCTION_INFO_V1(simhash_cmp);
 Datum
 simhash_cmp(PG_FUNCTION_ARGS)
@@ -168,6 +180,7 @@ simhash_cmp(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(simhash_cmp_internal(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)));
 }
 
+/* hash support function 1 of simhash_hash_ops. */
 PG_FUNCTION_INFO_V1(simhash_hash);
 Datum
 simhash_hash(PG_FUNCTION_ARGS)
@@ -176,6 +189,7 @@ simhash_hash(PG_FUNCTION_ARGS)
 	return DirectFunctionCall1(hashint8, PG_GETARG_DATUM(0));
 }
 
+/* hash support function 2 of simhash_hash_ops (seeded). */
 PG_FUNCTION_INFO_V1(simhash_hash_extended);
 Datum
 simhash_hash_extended(PG_FUNCTION_ARGS)
@@ -185,6 +199,7 @@ simhash_hash_extended(PG_FUNCTION_ARGS)
 
 /* ---- Hamming distance ----------------------------------------------------- */
 
+/* simhash_distance(simhash, simhash) and the <~> operator. */
 PG_FUNCTION_INFO_V1(simhash_distance);
 Datum
 simhash_distance(PG_FUNCTION_ARGS)
@@ -192,6 +207,7 @@ simhash_distance(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(simhash_hamming(PG_GETARG_SIMHASH(0), PG_GETARG_SIMHASH(1)));
 }
 
+/* simhash_distance(bigint, bigint) and <~> on bigint. */
 PG_FUNCTION_INFO_V1(simhash_distance_int8);
 Datum
 simhash_distance_int8(PG_FUNCTION_ARGS)
