@@ -54,6 +54,7 @@ extern "C"
         return __builtin_popcountll(a ^ b);
     }
 
+    // The value of a hex digit, -1 for any other character.
     static int hex_value(unsigned char c) noexcept
     {
         if (c >= '0' && c <= '9')
@@ -65,6 +66,7 @@ extern "C"
         return -1;
     }
 
+    // C locale white space, which sh_parse_hex skips around the digits.
     static bool is_space(unsigned char c) noexcept
     {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';

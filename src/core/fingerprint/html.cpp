@@ -43,6 +43,7 @@ public:
         }
     }
 
+    // n bytes, aligned for any type; polls the interrupt callback first.
     void *allocate(size_t n)
     {
         // gumbo allocates for every token: a fine-grained place to poll.
@@ -63,6 +64,7 @@ private:
         Chunk *next;
     };
 
+    // A new chunk of at least n bytes; std::bad_alloc past the budget or when malloc fails.
     void grow(size_t n)
     {
         if (chunk_size_ < (size_t{4} << 20))
@@ -90,6 +92,7 @@ private:
     char *end_ = nullptr;
 };
 
+// gumbo's allocator callbacks; release is a no-op, the arena frees everything at once.
 void *arena_allocate(void *arena, size_t n)
 {
     return static_cast<Arena *>(arena)->allocate(n);
@@ -147,6 +150,7 @@ struct RoleTable
     }
 };
 
+// What an element does to the text (see RoleTable); foreign (svg, MathML) elements apart.
 Role role_of(const GumboElement &e)
 {
     static const RoleTable table;
@@ -170,6 +174,7 @@ Role role_of(const GumboElement &e)
 
 // ---- writing the text ----------------------------------------------------------
 
+// HTML's ASCII white space.
 inline bool html_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
@@ -182,17 +187,20 @@ class TextWriter
 public:
     explicit TextWriter(std::string &out) : out_(out) {}
 
+    // A word separator before the next visible text.
     void space()
     {
         if (pending_ < kSpace)
             pending_ = kSpace;
     }
 
+    // A line break before the next visible text.
     void line()
     {
         pending_ = kLine;
     }
 
+    // A text node: white space runs collapse to one separator unless preformatted.
     void text(const char *s, size_t n, bool preformatted)
     {
         if (preformatted)
@@ -225,6 +233,7 @@ private:
         kLine
     };
 
+    // Visible characters, after the pending separator (none at the very start).
     void emit(const char *s, size_t n)
     {
         if (pending_ != kNone && !out_.empty())
@@ -237,6 +246,7 @@ private:
     Pending pending_ = kNone;
 };
 
+// Whether the element has the `hidden` attribute.
 bool hidden(const GumboElement &e)
 {
     return e.attributes.length > 0 && gumbo_get_attribute(&e.attributes, "hidden") != nullptr;

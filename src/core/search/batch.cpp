@@ -27,6 +27,7 @@ constexpr unsigned kPollWork = 1u << 16;  // work units (records or pair tests) 
 constexpr int kMaxTables = 20000;         // layouts with more tables are never worth it
 constexpr int kMaxThreads = 256;
 
+// The number of bits needed to write v (0 for 0).
 int bit_width(uint64_t v)
 {
     int w = 0;
@@ -73,6 +74,7 @@ double layout_cost(double n, double ntables, int prefix_bits)
     return ntables * (n * (passes + 3) * 4 + pairs);
 }
 
+// sh_batch_auto_blocks for a valid radius: the cheapest block count by layout_cost, 0 for one group.
 int auto_blocks(size_t n, int radius)
 {
     if (radius == 0)
@@ -95,6 +97,9 @@ int auto_blocks(size_t n, int radius)
     return choice;
 }
 
+// The tables one call scans: the layout of (blocks, radius), or one whole-key table (radius 0,
+// or no layout cheaper than comparing all pairs); SH_ERR_ARGUMENT or SH_ERR_RANGE (over 2^32 - 1
+// hashes) for what a call cannot take.
 sh_status make_plan(size_t n, int blocks, int radius, std::vector<sh_table> &tables)
 {
     if (radius < 0 || radius > 64 || blocks < 0)
@@ -135,6 +140,7 @@ struct Shared
     std::atomic<int> error{SH_OK};
     std::atomic<int> running{0};
 
+    // Records the first failure and asks every worker to stop.
     void fail(sh_status s)
     {
         int ok = SH_OK;
@@ -150,6 +156,7 @@ class Poll
 public:
     Poll(Shared &s, bool caller) : s_(s), caller_(caller) {}
 
+    // Counts `work` units; true when the call should stop (checked every kPollWork units).
     bool tick(size_t work)
     {
         count_ += work;
@@ -159,6 +166,7 @@ public:
         return stopped();
     }
 
+    // True when the call should stop; on the caller's thread, asks the interrupt callback first.
     bool stopped()
     {
         if (caller_ && s_.interrupt && s_.interrupt(s_.interrupt_arg))
@@ -197,6 +205,7 @@ struct UnionFind
             parent[i] = static_cast<uint32_t>(i);
     }
 
+    // The root of x's component, halving the path on the way.
     uint32_t find(uint32_t x)
     {
         while (parent[x] != x)
@@ -379,6 +388,8 @@ private:
 };
 
 template <class Sink>
+// One thread's share: takes tables from s.next_table until none is left or the call stops;
+// a failure (an exception included) is recorded in s.
 void work(Shared &s, Sink &sink, bool caller)
 {
     Poll poll(s, caller);
@@ -462,6 +473,7 @@ void init_shared(Shared &s, const uint64_t *hashes, size_t n, int radius, const 
     s.interrupt_arg = arg;
 }
 
+// Order of find_all's output: by a, then b.
 bool pair_less(const sh_pair &x, const sh_pair &y)
 {
     return x.a != y.a ? x.a < y.a : x.b < y.b;

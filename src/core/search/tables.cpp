@@ -10,11 +10,13 @@ namespace
 
 static_assert(SH_MAX_BLOCKS <= 64, "a block has at least one bit");
 
+// Whether (blocks, bits) is a layout sh_table_layout accepts.
 bool valid(int blocks, int bits)
 {
     return bits >= 1 && bits < blocks && blocks >= 2 && blocks <= SH_MAX_BLOCKS;
 }
 
+// The `width` low-order bits set (0 <= width <= 64).
 uint64_t low_ones(int width)
 {
     if (width <= 0)
