@@ -43,8 +43,8 @@ extern int simhash_interrupt_pending(void *arg);
 
 /* fingerprint_text.c: helpers shared by the text fingerprint functions. */
 struct sh_text_options;
-extern void
-simhash_parse_text_options(FunctionCallInfo fcinfo, int first_arg, struct sh_text_options *opts);
+extern char *
+simhash_text_arguments(FunctionCallInfo fcinfo, struct sh_text_options *opts, size_t *len);
 extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
 
 #define SH_CHECK(call, what) \

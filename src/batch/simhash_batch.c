@@ -67,6 +67,21 @@ array_fingerprints(ArrayType *arr, Fingerprints *fps)
 	pfree(nulls);
 }
 
+/*
+ * The start of the array functions: checks max_distance (argument 1), sets up
+ * the materialized result and reads the fingerprint array (argument 0).
+ */
+static int32
+begin_array_call(FunctionCallInfo fcinfo, Fingerprints *fps)
+{
+	int32 max_distance = PG_GETARG_INT32(1);
+
+	check_max_distance(max_distance);
+	InitMaterializedSRF(fcinfo, 0);
+	array_fingerprints(PG_GETARG_ARRAYTYPE_P(0), fps);
+	return max_distance;
+}
+
 /* ---- simhash_find_all(fps, max_distance) -> (a, b, distance) ---------------- */
 
 /* simhash_find_all(fps, max_distance): every pair within max_distance bits. */
@@ -75,15 +90,11 @@ Datum
 simhash_find_all_array(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType	  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	int32		   max_distance = PG_GETARG_INT32(1);
 	Fingerprints   fps;
+	int32		   max_distance = begin_array_call(fcinfo, &fps);
 	sh_pair		  *pairs;
 	size_t		   npairs;
 
-	check_max_distance(max_distance);
-	InitMaterializedSRF(fcinfo, 0);
-	array_fingerprints(arr, &fps);
 	SH_CHECK_INTERRUPTIBLE(sh_find_all(fps.h, fps.n, 0, max_distance, 1, simhash_interrupt_pending,
 									   NULL, &pairs, &npairs),
 						   "simhash_find_all");
@@ -119,16 +130,12 @@ Datum
 simhash_find_clusters_array(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType	  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	int32		   max_distance = PG_GETARG_INT32(1);
 	Fingerprints   fps;
+	int32		   max_distance = begin_array_call(fcinfo, &fps);
 	uint32_t	  *members;
 	size_t		  *bounds;
 	size_t		   nclusters;
 
-	check_max_distance(max_distance);
-	InitMaterializedSRF(fcinfo, 0);
-	array_fingerprints(arr, &fps);
 	SH_CHECK_INTERRUPTIBLE(sh_find_clusters(fps.h, fps.n, 0, max_distance, 1,
 											simhash_interrupt_pending, NULL, &members, &bounds,
 											&nclusters),

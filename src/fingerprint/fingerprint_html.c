@@ -63,8 +63,7 @@ simhash_html(PG_FUNCTION_ARGS)
 	char		   *utf8;
 	uint64_t		fp;
 
-	simhash_parse_text_options(fcinfo, 1, &opts);
-	utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
+	utf8 = simhash_text_arguments(fcinfo, &opts, &len);
 	SH_CHECK_INTERRUPTIBLE(sh_fingerprint_html(utf8, len, &opts, simhash_interrupt_pending, NULL,
 											   &fp),
 						   "simhash_html(text)");

@@ -38,8 +38,8 @@ parse_token_mode(text *mode)
  * argument first_arg, shared by simhash(text) and simhash_html so both accept
  * and reject the same values with the same errors.
  */
-void
-simhash_parse_text_options(FunctionCallInfo fcinfo, int first_arg, sh_text_options *opts)
+static void
+parse_text_options(FunctionCallInfo fcinfo, int first_arg, sh_text_options *opts)
 {
 	sh_text_options_default(opts);
 	opts->shingle = PG_GETARG_INT32(first_arg);
@@ -65,6 +65,17 @@ simhash_text_to_utf8(text *t, size_t *len)
 	return utf8;
 }
 
+/*
+ * The arguments (doc, shingle, tokens, casefold) shared by simhash(text) and
+ * simhash_html: the options into *opts, and doc in UTF-8 (*len bytes).
+ */
+char *
+simhash_text_arguments(FunctionCallInfo fcinfo, sh_text_options *opts, size_t *len)
+{
+	parse_text_options(fcinfo, 1, opts);
+	return simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), len);
+}
+
 /* simhash(doc text, shingle, tokens, casefold). */
 PG_FUNCTION_INFO_V1(simhash_text);
 Datum
@@ -75,8 +86,7 @@ simhash_text(PG_FUNCTION_ARGS)
 	char		   *utf8;
 	uint64_t		fp;
 
-	simhash_parse_text_options(fcinfo, 1, &opts);
-	utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
+	utf8 = simhash_text_arguments(fcinfo, &opts, &len);
 	SH_CHECK(sh_fingerprint_text(utf8, len, &opts, &fp), "simhash(text)");
 	PG_RETURN_SIMHASH(fp);
 }

@@ -370,6 +370,22 @@ sh_status parse_visible_text(const char *html, size_t len, size_t memory_limit, 
     return SH_OK;  // the arena frees the tree
 }
 
+// Runs use(text) on the visible text of html, parsed within the default
+// memory budget; the status of the parse when it fails, else use's.
+template <class Use>
+sh_status with_visible_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
+                            Use &&use) noexcept
+{
+    return sh::guard(
+        [&]
+        {
+            std::string text;
+            sh_status st =
+                parse_visible_text(html, len, SH_HTML_MEMORY_LIMIT(len), interrupt, interrupt_arg, text);
+            return st != SH_OK ? st : use(text);
+        });
+}
+
 }  // namespace
 
 namespace sh
@@ -386,37 +402,25 @@ extern "C"
     sh_status sh_html_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
                            char **out, size_t *out_len) noexcept
     {
-        return sh::guard(
-            [&]
-            {
-                std::string text;
-                sh_status st =
-                    parse_visible_text(html, len, SH_HTML_MEMORY_LIMIT(len), interrupt, interrupt_arg, text);
-                if (st != SH_OK)
-                    return st;
-                auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
-                if (buf == nullptr)
-                    return SH_ERR_NOMEM;
-                std::memcpy(buf, text.c_str(), text.size() + 1);
-                *out = buf;
-                *out_len = text.size();
-                return SH_OK;
-            });
+        return with_visible_text(html, len, interrupt, interrupt_arg,
+                                 [&](const std::string &text)
+                                 {
+                                     auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
+                                     if (buf == nullptr)
+                                         return SH_ERR_NOMEM;
+                                     std::memcpy(buf, text.c_str(), text.size() + 1);
+                                     *out = buf;
+                                     *out_len = text.size();
+                                     return SH_OK;
+                                 });
     }
 
     sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
                                   sh_interrupt_fn interrupt, void *interrupt_arg, uint64_t *out) noexcept
     {
-        return sh::guard(
-            [&]
-            {
-                std::string text;
-                sh_status st =
-                    parse_visible_text(html, len, SH_HTML_MEMORY_LIMIT(len), interrupt, interrupt_arg, text);
-                if (st != SH_OK)
-                    return st;
-                return sh_fingerprint_text(text.data(), text.size(), opts, out);
-            });
+        return with_visible_text(html, len, interrupt, interrupt_arg,
+                                 [&](const std::string &text)
+                                 { return sh_fingerprint_text(text.data(), text.size(), opts, out); });
     }
 
 }  // extern "C"

@@ -461,9 +461,13 @@ sh_status run(Shared &s, int threads, std::vector<Sink> &sinks)
     return static_cast<sh_status>(s.error.load());
 }
 
-void init_shared(Shared &s, const uint64_t *hashes, size_t n, int radius, const std::vector<sh_table> &tables,
-                 sh_interrupt_fn interrupt, void *arg)
+// Scans every table over the hashes with up to `threads` threads, into one
+// sink per thread that ran.
+template <class Sink>
+sh_status scan(const uint64_t *hashes, size_t n, int radius, const std::vector<sh_table> &tables, int threads,
+               sh_interrupt_fn interrupt, void *arg, std::vector<Sink> &sinks)
 {
+    Shared s;
     s.h = hashes;
     s.n = n;
     s.radius = radius;
@@ -471,6 +475,7 @@ void init_shared(Shared &s, const uint64_t *hashes, size_t n, int radius, const 
     s.tables = &tables;
     s.interrupt = interrupt;
     s.interrupt_arg = arg;
+    return run(s, threads, sinks);
 }
 
 // Order of find_all's output: by a, then b.
@@ -490,10 +495,8 @@ sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int radius, 
         labels[i] = static_cast<uint32_t>(i);
     if (n < 2)
         return SH_OK;
-    Shared s;
-    init_shared(s, hashes, n, radius, tables, interrupt, arg);
     std::vector<UnionFind> sinks;
-    st = run(s, threads, sinks);
+    st = scan(hashes, n, radius, tables, threads, interrupt, arg, sinks);
     if (st != SH_OK)
         return st;
     UnionFind &all = sinks[0];
@@ -582,10 +585,8 @@ extern "C"
                 sh_status st = make_plan(n, blocks, radius, tables);
                 if (st != SH_OK || n < 2)
                     return st;
-                Shared s;
-                init_shared(s, hashes, n, radius, tables, interrupt, interrupt_arg);
                 std::vector<PairSink> sinks;
-                st = run(s, threads, sinks);
+                st = scan(hashes, n, radius, tables, threads, interrupt, interrupt_arg, sinks);
                 if (st != SH_OK)
                     return st;
                 size_t total = 0;
