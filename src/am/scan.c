@@ -151,6 +151,12 @@ simhash_endscan(IndexScanDesc scan)
 
 /* ---- reading pages ------------------------------------------------------ */
 
+static inline int
+so_nruns(IndexScanDesc scan)
+{
+	return ((SimhashScanOpaque) scan->opaque)->meta.list.nruns;
+}
+
 /*
  * Is this still the page the copied metapage points to?  A page keeps its
  * kind's flag or DELETED, and its generation, until it is recycled.
@@ -168,70 +174,18 @@ page_current(SimhashScanOpaque so, Page page, uint16 kind, uint32 gen, int table
 	return false;
 }
 
+/* The last hikey of directory page d of a run (for the binary search). */
 static uint64
-page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, int t)
+dir_page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, uint32 gen, int t)
 {
 	Buffer		buf = ReadBuffer(index, blkno);
 	uint64		hikey = PG_UINT64_MAX;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if (page_current(so, BufferGetPage(buf), SIMHASH_DIR, (uint32) so->meta.merges, t))
+	if (page_current(so, BufferGetPage(buf), SIMHASH_DIR, gen, t))
 		hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
 	UnlockReleaseBuffer(buf);
 	return hikey;
-}
-
-/*
- * The first page of the run [start, start + npages) whose hikey >= lo
- * (npages when none): a binary search over the directory after the run.
- */
-static BlockNumber
-first_page_from(SimhashScanOpaque so, Relation index, BlockNumber start, BlockNumber npages,
-				uint64 lo, int t)
-{
-	BlockNumber dstart = start + npages;
-	BlockNumber ndir = SimhashDirPages(npages);
-	BlockNumber l = 0,
-				r = ndir;
-	Buffer		buf;
-	Page		page;
-	int			lo_i,
-				hi_i;
-	const uint64 *keys;
-
-	while (l < r)
-	{
-		BlockNumber mid = l + (r - l) / 2;
-
-		if (page_hikey(so, index, dstart + mid, t) < lo)
-			l = mid + 1;
-		else
-			r = mid;
-	}
-	if (l == ndir)
-		return npages;
-	buf = ReadBuffer(index, dstart + l);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	if (!page_current(so, page, SIMHASH_DIR, (uint32) so->meta.merges, t))
-	{
-		UnlockReleaseBuffer(buf);
-		return npages;
-	}
-	keys = (const uint64 *) PageGetContents(page);
-	lo_i = 0;
-	hi_i = (int) ((((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / sizeof(uint64));
-	while (lo_i < hi_i)
-	{
-		int			mid = lo_i + (hi_i - lo_i) / 2;
-
-		if (keys[mid] < lo)
-			lo_i = mid + 1;
-		else
-			hi_i = mid;
-	}
-	UnlockReleaseBuffer(buf);
-	return l * SIMHASH_DIR_CAPACITY + lo_i;
 }
 
 /* One table's probes: the context shared by its range scans. */
@@ -240,6 +194,7 @@ typedef struct ProbeCtx
 	IndexScanDesc scan;
 	const sh_table *tab;
 	int			t;
+	int			r;				/* the run probed */
 	uint64		q;				/* the query */
 	uint64		qkey;			/* the query, permuted for this table */
 	int			radius;
@@ -249,57 +204,126 @@ typedef struct ProbeCtx
 } ProbeCtx;
 
 /*
- * Entries whose key lies in [lo, hi] (one prefix value), within radius and
- * not reachable from an earlier table: there, the prefix differs from the
- * query's in more than `flips` bits.  So each match is emitted once.
+ * Visit the matches on one run page: entries in [lo, hi] within radius and
+ * not reachable from an earlier table (there, the prefix differs from the
+ * query's in more than `flips` bits), so each match is emitted once.
+ * Returns false when the range ends on this page.
+ */
+static bool
+scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Buffer		buf = ReadBuffer(c->scan->indexRelation, blkno);
+	Page		page;
+	bool		more = true;
+	int			n,
+				i;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	n = page_current(so, page, SIMHASH_RUN, gen, c->t) ? SimhashPageEntries(page) : 0;
+	if (n == 0)
+		more = false;
+	for (i = 0; i < n; i++)
+	{
+		const char *ent = SimhashPageEntry(page, i);
+		uint64		key = simhash_entry_key(ent);
+		uint64		fp;
+		ItemPointerData tid;
+
+		if (key < lo)
+			continue;
+		if (key > hi)
+		{
+			more = false;
+			break;
+		}
+		if (simhash_hamming(key, c->qkey) > c->radius)
+			continue;
+		fp = sh_table_unpermute(c->tab, key);
+		if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
+			continue;
+		simhash_entry_tid(ent, &tid);
+		c->visit(so, fp, &tid, c->arg);
+	}
+	if (n > 0 && SimhashPageGetOpaque(page)->hikey > hi)
+		more = false;
+	UnlockReleaseBuffer(buf);
+	return more;
+}
+
+/*
+ * Entries of run c->r whose key lies in [lo, hi] (one prefix value): a
+ * binary search over the run's directory pages, then within the page, then
+ * the run pages it lists, in order, while they can hold keys <= hi.
  */
 static void
 range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	BlockNumber start = so->meta.run_start[c->t];
-	BlockNumber npages = so->meta.run_npages;
-	BlockNumber l = first_page_from(so, c->scan->indexRelation, start, npages, lo, c->t);
-	bool		done = false;
+	Relation	index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber ndir = SimhashDirPages(run->npages);
+	BlockNumber l = 0,
+				r = ndir - 1;	/* the last page if no other qualifies */
+	bool		more = true;
+	int			i;
 
-	for (; l < npages && !done; l++)
+	while (l < r)
 	{
-		Buffer		buf = ReadBuffer(c->scan->indexRelation, start + l);
-		Page		page;
-		int			n,
-					i;
+		BlockNumber mid = l + (r - l) / 2;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		n = page_current(so, page, SIMHASH_RUN, (uint32) so->meta.merges, c->t) ?
-			SimhashPageEntries(page) : 0;
-		if (n == 0)
-			done = true;
-		for (i = 0; i < n; i++)
+		if (dir_page_hikey(so, index, dstart + mid, run->gen, c->t) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	/* directory page l is the first whose hikey can be >= lo */
+	for (i = -1; more && l < ndir; l++)
+	{
+		Buffer		dbuf = ReadBuffer(index, dstart + l);
+		Page		dpage;
+		int			n;
+
+		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+		dpage = BufferGetPage(dbuf);
+		if (!page_current(so, dpage, SIMHASH_DIR, run->gen, c->t))
 		{
-			const char *ent = SimhashPageEntry(page, i);
-			uint64		key = simhash_entry_key(ent);
-			uint64		fp;
-			ItemPointerData tid;
-
-			if (key < lo)
-				continue;
-			if (key > hi)
-			{
-				done = true;
-				break;
-			}
-			if (simhash_hamming(key, c->qkey) > c->radius)
-				continue;
-			fp = sh_table_unpermute(c->tab, key);
-			if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
-				continue;
-			simhash_entry_tid(ent, &tid);
-			c->visit(so, fp, &tid, c->arg);
+			UnlockReleaseBuffer(dbuf);
+			return;
 		}
-		if (SimhashPageGetOpaque(page)->hikey > hi)
-			done = true;
-		UnlockReleaseBuffer(buf);
+		n = SimhashDirEntries(dpage);
+		if (i < 0)
+		{
+			int			lo_i = 0,
+						hi_i = n;
+
+			while (lo_i < hi_i)
+			{
+				int			mid = lo_i + (hi_i - lo_i) / 2;
+
+				if (simhash_entry_key(SimhashDirEntry(dpage, mid)) < lo)
+					lo_i = mid + 1;
+				else
+					hi_i = mid;
+			}
+			i = lo_i;
+		}
+		while (more && i < n)
+		{
+			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dpage, i));
+
+			/* read the run page without holding the directory page's lock */
+			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
+			more = scan_run_page(c, blkno, run->gen, lo, hi);
+			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+			if (!page_current(so, dpage, SIMHASH_DIR, run->gen, c->t))
+				more = false;
+			i++;
+		}
+		i = 0;
+		UnlockReleaseBuffer(dbuf);
 	}
 }
 
@@ -311,7 +335,8 @@ probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 	int			b;
 
 	CHECK_FOR_INTERRUPTS();
-	range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
+	for (c->r = 0; c->r < so_nruns(c->scan); c->r++)
+		range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
 	if (left == 0)
 		return;
 	for (b = from; b < c->tab->prefix_bits; b++)
@@ -319,8 +344,8 @@ probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 }
 
 /*
- * Table t's matches within radius: every key whose prefix differs from the
- * query's in at most `flips` bits (0 when radius <= bits).
+ * Table t's matches within radius in every run: every key whose prefix
+ * differs from the query's in at most `flips` bits (0 when radius <= bits).
  */
 static void
 probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
@@ -329,11 +354,12 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	ProbeCtx	c;
 
-	if (so->meta.run_npages == 0)
+	if (so->meta.list.nruns == 0)
 		return;
 	c.scan = scan;
 	c.tab = &so->tables[t];
 	c.t = t;
+	c.r = 0;
 	c.q = q;
 	c.qkey = sh_table_permute(c.tab, q);
 	c.radius = radius;
@@ -379,36 +405,67 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 	}
 }
 
-/* Every non-NULL row once: table 0's run and both pending chains. */
+/* Every entry of table 0 of run r, in key order. */
+static void
+scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	const SimhashRun *run = &so->meta.list.runs[r];
+	const sh_table *tab = &so->tables[0];
+	BlockNumber dstart = simhash_meta_dir(&so->meta, r, 0);
+	BlockNumber d;
+	BlockNumber blocks[SIMHASH_DIR_CAPACITY];
+
+	for (d = 0; d < SimhashDirPages(run->npages); d++)
+	{
+		Buffer		buf = ReadBuffer(scan->indexRelation, dstart + d);
+		Page		page;
+		int			n = 0,
+					p,
+					i;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (page_current(so, page, SIMHASH_DIR, run->gen, 0))
+			n = SimhashDirEntries(page);
+		for (p = 0; p < n; p++)
+			blocks[p] = simhash_dir_block(SimhashDirEntry(page, p));
+		UnlockReleaseBuffer(buf);
+		if (n == 0)
+			return;
+		for (p = 0; p < n; p++)
+		{
+			int			k;
+
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(scan->indexRelation, blocks[p]);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			k = page_current(so, page, SIMHASH_RUN, run->gen, 0) ? SimhashPageEntries(page) : 0;
+			for (i = 0; i < k; i++)
+			{
+				const char *ent = SimhashPageEntry(page, i);
+				ItemPointerData tid;
+
+				simhash_entry_tid(ent, &tid);
+				visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
+			}
+			UnlockReleaseBuffer(buf);
+			if (k == 0)
+				return;
+		}
+	}
+}
+
+/* Every non-NULL row once: table 0 of every run and both pending chains. */
 static void
 scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	const sh_table *tab = &so->tables[0];
-	BlockNumber p;
+	int			r;
 
-	for (p = 0; p < so->meta.run_npages; p++)
-	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, so->meta.run_start[0] + p);
-		Page		page;
-		int			n,
-					i;
-
-		CHECK_FOR_INTERRUPTS();
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		n = page_current(so, page, SIMHASH_RUN, (uint32) so->meta.merges, 0) ?
-			SimhashPageEntries(page) : 0;
-		for (i = 0; i < n; i++)
-		{
-			const char *ent = SimhashPageEntry(page, i);
-			ItemPointerData tid;
-
-			simhash_entry_tid(ent, &tid);
-			visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
-		}
-		UnlockReleaseBuffer(buf);
-	}
+	for (r = 0; r < so->meta.list.nruns; r++)
+		scan_run(scan, r, visit, arg);
 	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, arg);
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, arg);
 }
