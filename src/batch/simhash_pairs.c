@@ -28,17 +28,6 @@
 #define ROW_COST   20.0
 #define MAX_TABLES 64
 
-/* The width of the narrowest prefix of the layout (blocks, radius). */
-static int
-prefix_bits(int blocks, int radius)
-{
-	int kept = blocks - radius;
-	int narrow = blocks - 64 % blocks; /* the last blocks are one bit narrower */
-
-	/* the narrowest prefix of the layout: the narrow blocks first */
-	return kept * (64 / blocks) + Max(0, kept - narrow);
-}
-
 /* The block count of the cheapest layout, or 0 for one group of all pairs. */
 static int
 choose_blocks(double n, int radius)
@@ -53,7 +42,8 @@ choose_blocks(double n, int radius)
 
 		if (nt <= 0 || nt > MAX_TABLES)
 			continue;
-		cost = nt * (n * ROW_COST + n * (n - 1) / 2 / ldexp(1.0, prefix_bits(b, radius)));
+		cost =
+			nt * (n * ROW_COST + n * (n - 1) / 2 / ldexp(1.0, sh_table_min_prefix_bits(b, radius)));
 		if (cost < best)
 		{
 			best = cost;

@@ -53,17 +53,6 @@ sh_table whole_key_table(int prefix_bits)
     return t;
 }
 
-// The narrowest prefix among the tables of a layout (tables.h: the first
-// 64 % blocks blocks are one bit wider).
-int min_prefix_bits(int blocks, int bits)
-{
-    if (blocks < 1 || bits >= blocks)
-        return 0;
-    int kept = blocks - bits;
-    int narrow = blocks - 64 % blocks;
-    return kept * (64 / blocks) + std::max(0, kept - narrow);
-}
-
 // Relative cost of scanning ntables tables: building, sorting and scanning
 // records, plus the pair tests in groups sharing a prefix (random input).
 double layout_cost(double n, double ntables, int prefix_bits)
@@ -88,7 +77,7 @@ int auto_blocks(size_t n, int radius)
         int64_t nt = sh_binomial(b, radius);
         if (nt > kMaxTables)
             continue;
-        double c = layout_cost(dn, static_cast<double>(nt), min_prefix_bits(b, radius));
+        double c = layout_cost(dn, static_cast<double>(nt), sh_table_min_prefix_bits(b, radius));
         if (c < best)
         {
             best = c;

@@ -102,6 +102,15 @@ extern "C"
             });
     }
 
+    int sh_table_min_prefix_bits(int blocks, int bits) noexcept
+    {
+        if (bits < 1 || bits >= blocks || blocks > 64)
+            return 0;
+        int kept = blocks - bits;
+        int narrow = blocks - 64 % blocks;
+        return kept * (64 / blocks) + (kept > narrow ? kept - narrow : 0);
+    }
+
     uint64_t sh_table_permute(const sh_table *table, uint64_t fingerprint) noexcept
     {
         uint64_t key = 0;
