@@ -31,7 +31,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -fPIC
 override with_llvm = no
 
 TOOLS       = $(patsubst tools/%.cpp,tools/%,$(wildcard tools/simhash-*.cpp))
-EXTRA_CLEAN = $(DATA_built) $(TOOLS) test/unit_tests test/*.o tools/*.o tmp_install tmp_check results regression.* output_iso log
+EXTRA_CLEAN = $(DATA_built) $(TOOLS) test/unit_tests test/*.o tools/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -111,3 +111,9 @@ bench-core: bench/fingerprint_bench
 
 .PHONY: bench-core
 EXTRA_CLEAN += bench/fingerprint_bench
+
+# ---- the server suites once under valgrind memcheck (slow; not part of test) ----
+valgrind:
+	bash test/valgrind.sh
+
+.PHONY: valgrind

@@ -288,7 +288,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", ALLOCSET_DEFAULT_SIZES);
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", SIMHASH_CONTEXT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	bs.mem_limit = Max((int64) 1024,
 					   (int64) maintenance_work_mem * 1024 / (2 * (int64) sizeof(SimhashItem)));

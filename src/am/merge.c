@@ -406,7 +406,7 @@ simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 	BlockNumber new_npages;
 	FullTransactionId safexid;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash merge",
-											  ALLOCSET_DEFAULT_SIZES);
+											  SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	/* 1. seal the pending chain (unless a crashed merge left one sealed) */

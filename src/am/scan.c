@@ -71,7 +71,7 @@ simhash_beginscan(Relation index, int nkeys, int norderbys)
 	SimhashScanOpaque so = palloc0(sizeof(SimhashScanOpaqueData));
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
-									ALLOCSET_DEFAULT_SIZES);
+									SIMHASH_CONTEXT_SIZES);
 	scan->opaque = so;
 	if (norderbys > 0)
 	{
