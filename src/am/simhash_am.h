@@ -266,6 +266,9 @@ extern void simhash_sort_keys(uint64 *keys, ItemPointerData *tids, int64 n);
 extern int64 simhash_pending_limit(const SimhashMetaPageData *meta);
 extern void simhash_recycle_pages(Relation index, IndexBulkDeleteResult *stats);
 
+/* The self-check (check.c); the caller holds ShareLock on both relations. */
+extern void simhash_check_index(Relation heap, Relation index);
+
 /* Query helpers (ops.c) */
 extern int	simhash_query_radius(Datum query, uint64 *fp);
 extern double simhash_random_within(int radius);
