@@ -105,9 +105,10 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
 {
 	SimhashItemArray	   *heap = (SimhashItemArray *) arg;
+	uint64		fp;
 
-	if (!isnull[0])
-		simhash_items_push(heap, simhash_datum_fp(values[0]), tid);
+	if (!isnull[0] && simhash_index_value(index, values[0], &fp))
+		simhash_items_push(heap, fp, tid);
 }
 
 /*

@@ -94,10 +94,11 @@ simhash_insert(Relation index, Datum *values, bool *isnull,
 {
 	int64		npending,
 				limit;
+	uint64		fp = 0;
+	bool		null_key = isnull[0] || !simhash_index_value(index, values[0], &fp);
 
-	append_entry(index, isnull[0], isnull[0] ? 0 : simhash_datum_fp(values[0]), ht_ctid,
-				 &npending, &limit);
-	if (!isnull[0] && npending > limit &&
+	append_entry(index, null_key, fp, ht_ctid, &npending, &limit);
+	if (!null_key && npending > limit &&
 		ConditionalLockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock))
 	{
 		simhash_merge(index, NULL, NULL, NULL);

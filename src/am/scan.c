@@ -35,6 +35,7 @@ typedef struct SimhashScanOpaqueData
 	MemoryContext cxt;			/* results live here; reset by rescan */
 	/* parsed keys */
 	bool		never;			/* a NULL key: no row can match */
+	bool		recheck;		/* a pair key: the heap row decides (radii) */
 	int			nconds;
 	SimhashCond *conds;
 	bool		has_order;
@@ -103,6 +104,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->knn_state = 0;
 	so->hist_done = false;
 	so->never = false;
+	so->recheck = false;
 	so->nconds = 0;
 	so->conds = palloc(sizeof(SimhashCond) * Max(scan->numberOfKeys, 1));
 	for (i = 0; i < scan->numberOfKeys; i++)
@@ -120,8 +122,11 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 			c->q = simhash_datum_fp(key->sk_argument);
 			c->radius = simhash_max_distance;
 		}
-		else if (key->sk_strategy == SIMHASH_WITHIN_QUERY_STRATEGY)
+		else if (key->sk_strategy == SIMHASH_WITHIN_QUERY_STRATEGY ||
+				 key->sk_strategy == SIMHASH_PAIR_STRATEGY)
 		{
+			/* a pair matches within the smaller radius: a superset here */
+			so->recheck |= key->sk_strategy == SIMHASH_PAIR_STRATEGY;
 			c->radius = simhash_query_radius(key->sk_argument, &c->q);
 			if (c->radius < 0)
 			{
@@ -671,7 +676,7 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	h = &so->hits[so->next++];
 	scan->xs_heaptid = h->tid;
-	scan->xs_recheck = false;
+	scan->xs_recheck = so->recheck;
 	if (scan->numberOfOrderBys > 0)
 	{
 		scan->xs_recheckorderby = false;
@@ -702,7 +707,7 @@ simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		for (; so->next < so->nhits; so->next++)
 		{
-			tbm_add_tuples(tbm, &so->hits[so->next].tid, 1, false);
+			tbm_add_tuples(tbm, &so->hits[so->next].tid, 1, so->recheck);
 			n++;
 		}
 		if (so->knn_state >= 3)

@@ -78,7 +78,9 @@
 #define SIMHASH_WITHIN_GUC_STRATEGY		1	/* a % b: radius simhash.max_distance */
 #define SIMHASH_WITHIN_QUERY_STRATEGY	2	/* a %@ simhash_query(b, radius) */
 #define SIMHASH_DISTANCE_STRATEGY		3	/* ORDER BY a <~> b */
-#define SIMHASH_NSTRATEGIES				3
+#define SIMHASH_PAIR_STRATEGY			4	/* simhash_query @%@ simhash_query
+											 * (exclusion constraints) */
+#define SIMHASH_NSTRATEGIES				4
 #define SIMHASH_NPROC					0
 
 /* Page flags (opaque->flags). */
@@ -224,6 +226,7 @@ extern void simhash_init_metapage(Page page, int bits, int blocks, int ntables);
 extern Buffer simhash_new_buffer(Relation index);
 extern bool simhash_page_recyclable(Page page);
 extern uint64 simhash_datum_fp(Datum d);
+extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes);
 

@@ -264,10 +264,29 @@ simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 	UnlockReleaseBuffer(buf);
 }
 
+/*
+ * The fingerprint an index stores for a column value: the value itself
+ * (simhash, bigint), or the fingerprint of a simhash_query (the operator
+ * class of exclusion constraints, whose radius is the constraint's and is
+ * rechecked on the heap row).  false when there is none (a NULL field): the
+ * row then goes with the NULLs.
+ */
+bool
+simhash_index_value(Relation index, Datum value, uint64 *fp)
+{
+	if (TupleDescAttr(RelationGetDescr(index), 0)->attbyval)
+	{
+		*fp = simhash_datum_fp(value);
+		return true;
+	}
+	return simhash_query_radius(value, fp) >= 0;
+}
+
+/* The index holds the fingerprint only: it can return a simhash or bigint. */
 bool
 simhash_canreturn(Relation index, int attno)
 {
-	return true;
+	return TupleDescAttr(RelationGetDescr(index), attno - 1)->attbyval;
 }
 
 /*
