@@ -425,7 +425,8 @@ simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
 	}
 	else
 		GenericXLogAbort(state);
-	memcpy(&meta, m, sizeof(meta));
+	/* m pointed into the record's copy of the page, freed by Finish/Abort */
+	memcpy(&meta, SimhashPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
 	UnlockReleaseBuffer(metabuf);
 
 	if (stats && dead)
