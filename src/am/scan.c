@@ -53,6 +53,7 @@ typedef struct SimhashScanOpaqueData
 	int64		hist[65];
 	bool		hist_done;
 	bool		stale;			/* met a page recycled since the metapage copy */
+	BlockNumber stale_blkno;	/* the last such page */
 } SimhashScanOpaqueData;
 
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
@@ -168,8 +169,9 @@ simhash_endscan(IndexScanDesc scan)
  * kind's flag or DELETED, and its generation, until it is recycled.
  */
 static bool
-page_current(SimhashScanOpaque so, Page page, uint16 kind, uint32 gen, int table)
+page_current(SimhashScanOpaque so, Buffer buf, uint16 kind, uint32 gen, int table)
 {
+	Page		page = BufferGetPage(buf);
 	SimhashPageOpaque o = SimhashPageGetOpaque(page);
 
 	if (!PageIsNew(page) && o->page_id == SIMHASH_PAGE_ID &&
@@ -177,7 +179,102 @@ page_current(SimhashScanOpaque so, Page page, uint16 kind, uint32 gen, int table
 		(table < 0 || o->table == table))
 		return true;
 	so->stale = true;
+	so->stale_blkno = BufferGetBlockNumber(buf);
 	return false;
+}
+
+/* ---- corruption: an error naming the block, never wrong rows ------------- */
+
+static void
+corrupt_block(Relation index, BlockNumber blkno, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index \"%s\" is corrupted at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail_internal("%s", detail),
+			 errhint("REINDEX the index; simhash_index_check() describes the damage.")));
+}
+
+/*
+ * The number of entries of `size` bytes on a page that passed page_current():
+ * pd_lower must lie inside the page's contents, so that no read goes past it.
+ */
+static int
+page_nentries(Relation index, Buffer buf, Size size)
+{
+	PageHeader	ph = (PageHeader) BufferGetPage(buf);
+	Size		first = MAXALIGN(SizeOfPageHeaderData);
+
+	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
+		ph->pd_lower < first || ph->pd_lower > ph->pd_special ||
+		(ph->pd_lower - first) % size != 0)
+		corrupt_block(index, BufferGetBlockNumber(buf), "The page's bounds (pd_lower, pd_special) are invalid.");
+	return (int) ((ph->pd_lower - first) / size);
+}
+
+/*
+ * The entries of page p of a run: every page but the last is full, the last
+ * holds the rest of the metapage's count, so a damaged page cannot hide rows.
+ */
+static int
+run_page_nentries(IndexScanDesc scan, Buffer buf, BlockNumber p)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			n = page_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
+	int			want = p + 1 < so->meta.run_npages ? SIMHASH_PAGE_CAPACITY :
+		(int) (so->meta.run_count - (uint64) p * SIMHASH_PAGE_CAPACITY);
+
+	if (n != want)
+		corrupt_block(scan->indexRelation, BufferGetBlockNumber(buf),
+					  "The run page holds fewer or more entries than the metapage accounts for.");
+	return n;
+}
+
+/* The metapage copy must describe the layout it names. */
+static void
+check_meta(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	if (so->meta.ntables != so->ntables ||
+		so->meta.run_npages != (so->meta.run_count + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY)
+		corrupt_block(scan->indexRelation, SIMHASH_METAPAGE_BLKNO,
+					  "The metapage's table count or run length does not match its layout.");
+}
+
+/*
+ * A page was not the one the metapage copy points to.  If the metapage still
+ * names the same generation of runs and chains, no merge can have recycled
+ * it (see simhash_am.h): the page itself is wrong.
+ */
+static void
+check_stale(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	SimhashMetaPageData now;
+
+	simhash_read_meta(scan->indexRelation, &now);
+	if (now.merges == so->meta.merges && now.pending_chain == so->meta.pending_chain &&
+		now.sealed_chain == so->meta.sealed_chain)
+		corrupt_block(scan->indexRelation, so->stale_blkno,
+					  "The page is not the run, directory or pending page the metapage points to.");
+}
+
+/*
+ * A chain page: a NULLs page (chain 0; never recycled) must say so, and no
+ * chain is longer than the index, so a damaged link cannot loop forever.
+ */
+static void
+check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, BlockNumber nblocks)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (chain == 0 && (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
+					   SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
+		corrupt_block(index, BufferGetBlockNumber(buf), "The page is not the NULLs page its chain points to.");
+	if (steps > nblocks)
+		corrupt_block(index, BufferGetBlockNumber(buf), "The chain of pages loops.");
 }
 
 static uint64
@@ -187,7 +284,7 @@ page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, int t)
 	uint64		hikey = PG_UINT64_MAX;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if (page_current(so, BufferGetPage(buf), SIMHASH_DIR, (uint32) so->meta.merges, t))
+	if (page_current(so, buf, SIMHASH_DIR, (uint32) so->meta.merges, t))
 		hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
 	UnlockReleaseBuffer(buf);
 	return hikey;
@@ -225,14 +322,14 @@ first_page_from(SimhashScanOpaque so, Relation index, BlockNumber start, BlockNu
 	buf = ReadBuffer(index, dstart + l);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	if (!page_current(so, page, SIMHASH_DIR, (uint32) so->meta.merges, t))
+	if (!page_current(so, buf, SIMHASH_DIR, (uint32) so->meta.merges, t))
 	{
 		UnlockReleaseBuffer(buf);
 		return npages;
 	}
 	keys = (const uint64 *) PageGetContents(page);
 	lo_i = 0;
-	hi_i = (int) ((((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / sizeof(uint64));
+	hi_i = page_nentries(index, buf, sizeof(uint64));
 	while (lo_i < hi_i)
 	{
 		int			mid = lo_i + (hi_i - lo_i) / 2;
@@ -283,8 +380,8 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		n = page_current(so, page, SIMHASH_RUN, (uint32) so->meta.merges, c->t) ?
-			SimhashPageEntries(page) : 0;
+		n = page_current(so, buf, SIMHASH_RUN, (uint32) so->meta.merges, c->t) ?
+			run_page_nentries(c->scan, buf, l) : 0;
 		if (n == 0)
 			done = true;
 		for (i = 0; i < n; i++)
@@ -360,6 +457,9 @@ static void
 scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	BlockNumber nblocks = BlockNumberIsValid(blkno) ?
+		RelationGetNumberOfBlocks(scan->indexRelation) : 0;
+	BlockNumber steps = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
@@ -372,12 +472,13 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		/* NULLs pages (chain 0) are compacted in place, never recycled */
-		if (chain != 0 && !page_current(so, page, SIMHASH_PENDING, chain, -1))
+		if (chain != 0 && !page_current(so, buf, SIMHASH_PENDING, chain, -1))
 		{
 			UnlockReleaseBuffer(buf);
 			break;
 		}
-		n = SimhashPageEntries(page);
+		check_chain_page(scan->indexRelation, buf, chain, ++steps, nblocks);
+		n = page_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
 		for (i = 0; i < n; i++)
 		{
 			const char *ent = SimhashPageEntry(page, i);
@@ -409,8 +510,8 @@ scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		n = page_current(so, page, SIMHASH_RUN, (uint32) so->meta.merges, 0) ?
-			SimhashPageEntries(page) : 0;
+		n = page_current(so, buf, SIMHASH_RUN, (uint32) so->meta.merges, 0) ?
+			run_page_nentries(scan, buf, p) : 0;
 		for (i = 0; i < n; i++)
 		{
 			const char *ent = SimhashPageEntry(page, i);
@@ -555,6 +656,7 @@ start_scan(IndexScanDesc scan)
 		collect(scan);
 		if (!so->stale)
 			return;
+		check_stale(scan);
 		if (attempt == 4)
 			stale_error(scan);
 	}
@@ -568,6 +670,7 @@ collect(IndexScanDesc scan)
 
 	simhash_read_meta(scan->indexRelation, &so->meta);
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
+	check_meta(scan);
 
 	if (so->never)
 		so->knn_state = 3;
@@ -654,7 +757,10 @@ next_batch(IndexScanDesc scan)
 		}
 	}
 	if (so->stale)
+	{
+		check_stale(scan);
 		stale_error(scan);
+	}
 	MemoryContextSwitchTo(old);
 }
 

@@ -249,11 +249,14 @@ simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	meta = SimhashPageGetMeta(page);
-	if (PageIsNew(page) || meta->magic != SIMHASH_MAGIC)
+	if (PageIsNew(page) || meta->magic != SIMHASH_MAGIC ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
+		SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
+		SimhashPageGetOpaque(page)->flags != SIMHASH_META)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a simhash index: bad metapage",
-						RelationGetRelationName(index))));
+				 errmsg("index \"%s\" is not a simhash index: bad metapage at block %u",
+						RelationGetRelationName(index), SIMHASH_METAPAGE_BLKNO)));
 	if (meta->version != SIMHASH_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
