@@ -29,6 +29,9 @@ RESET simhash.max_distance;
 -- An UPDATE that moves a row next to another is rejected too.
 UPDATE ex SET fp = '0123456789abcd0f' WHERE id = 7;
 \echo :LAST_ERROR_SQLSTATE
+-- ON CONFLICT DO NOTHING skips a near-duplicate.
+INSERT INTO ex VALUES (9, '0123456789abcdee') ON CONFLICT DO NOTHING;
+INSERT INTO ex VALUES (9, '0123456789abcdee'), (10, '00000000000000ff') ON CONFLICT DO NOTHING;
 -- The rows within a pending chain and within the runs are both seen.
 VACUUM ex;
 INSERT INTO ex VALUES (8, '8123456789abcdef');
