@@ -1,19 +1,27 @@
 # simhash: PGXS build of the extension, its C++ core, unit tests and CLI tools.
 EXTENSION   = simhash
-EXTVERSION  = 1.0
+EXTVERSION  = 1.1
 MODULE_big  = simhash
 
 PG_CONFIG  ?= pg_config
 
-# Every file under src/ is part of the module; pieces of the install script
-# live in src/sql/ and are concatenated in name order.
-C_SRCS      = $(sort $(wildcard src/*.c src/am/*.c))
-CORE_SRCS   = $(sort $(wildcard src/core/*.cpp))
+# The module: the C shim (src/*.c and its role folders), the index access
+# method (src/am/) and the C++ core (src/core/ and its role folders).  The CLI
+# in src/cli/ links the core only.  Pieces of the install script of the
+# current version live in src/sql/ and are concatenated in name order.
+SHIM_DIRS   = src src/type src/fingerprint src/batch
+CORE_DIRS   = src/core src/core/fingerprint src/core/search
+C_SRCS      = $(sort $(wildcard $(addsuffix /*.c,$(SHIM_DIRS)) src/am/*.c))
+CORE_SRCS   = $(sort $(wildcard $(addsuffix /*.cpp,$(CORE_DIRS))))
+CORE_HDRS   = $(wildcard $(addsuffix /*.h,$(CORE_DIRS)) $(addsuffix /*.hpp,$(CORE_DIRS)))
+CORE_INC    = $(addprefix -I,$(CORE_DIRS))
 CORE_OBJS   = $(CORE_SRCS:.cpp=.o)
 OBJS        = $(C_SRCS:.c=.o) $(CORE_OBJS)
 SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
-DATA        = $(filter-out $(DATA_built),$(wildcard $(EXTENSION)--*--*.sql))
+# Install scripts of released versions, frozen, and the update scripts
+# between versions (ALTER EXTENSION simhash UPDATE).
+DATA        = $(wildcard src/sql/upgrade/$(EXTENSION)--*.sql)
 
 REGRESS     := $(sort $(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
@@ -23,15 +31,15 @@ TAP_TESTS   := $(if $(wildcard t/*.pl),1)
 
 CORE_LIBS   = -lxxhash -licuuc -licudata -lgumbo
 SHLIB_LINK += $(CORE_LIBS) -lstdc++
-PG_CPPFLAGS = -Isrc -Isrc/core
+PG_CPPFLAGS = -Isrc $(CORE_INC)
 PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-cast-function-type
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -fPIC
 
 # No LLVM bitcode: the JIT gains nothing from our functions and it would need clang.
 override with_llvm = no
 
-TOOLS       = $(patsubst tools/%.cpp,tools/%,$(wildcard tools/simhash-*.cpp))
-EXTRA_CLEAN = $(DATA_built) $(TOOLS) test/unit_tests test/*.o tools/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
+TOOLS       = $(patsubst %.cpp,%,$(wildcard src/cli/simhash-*.cpp))
+EXTRA_CLEAN = $(DATA_built) $(TOOLS) test/unit_tests test/*.o src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -44,11 +52,11 @@ $(DATA_built): $(SQL_PARTS) simhash.control
 	  cat $(SQL_PARTS) ) > $@
 
 # The core depends on its headers; keep rebuilds honest.
-$(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/am/*.h src/core/*.h src/core/*.hpp)
+$(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/am/*.h) $(CORE_HDRS)
 
 # ---- CLI tools (pure core, no PostgreSQL) ----------------------------------
-TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror -Isrc/core -pthread
-tools/simhash-%: tools/simhash-%.cpp $(wildcard tools/*.hpp) $(CORE_OBJS)
+TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror $(CORE_INC) -pthread
+src/cli/simhash-%: src/cli/simhash-%.cpp $(wildcard src/cli/*.hpp) $(CORE_OBJS)
 	$(CXX) $(TOOL_CXXFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
 
 install: install-tools
@@ -57,14 +65,14 @@ install-tools: $(TOOLS)
 
 # ---- unit tests of the core (GoogleTest) -----------------------------------
 UNIT_SRCS = $(sort $(wildcard test/*_test.cpp))
-test/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(wildcard src/core/*.h src/core/*.hpp)
+test/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(CORE_HDRS)
 	$(CXX) $(TOOL_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_OBJS) $(CORE_LIBS) -lgtest -lgtest_main
 
 unit: test/unit_tests
 	./test/unit_tests
 
 # The same tests on a core built with AddressSanitizer and UBSan.
-test/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.h src/core/*.hpp)
+test/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(CORE_HDRS)
 	$(CXX) $(TOOL_CXXFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 		-fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(CORE_LIBS) -lgtest -lgtest_main
 
@@ -72,7 +80,7 @@ unit-asan: test/unit_tests_asan
 	./test/unit_tests_asan
 
 # ---- style and static analysis (C++ core, tests, tools) ------------------------
-CXX_STYLE_FILES = $(CORE_SRCS) $(wildcard src/core/*.hpp) $(UNIT_SRCS) $(wildcard tools/*.cpp tools/*.hpp)
+CXX_STYLE_FILES = $(CORE_SRCS) $(filter %.hpp,$(CORE_HDRS)) $(UNIT_SRCS) $(wildcard src/cli/*.cpp src/cli/*.hpp)
 format:
 	clang-format -i $(CXX_STYLE_FILES)
 
@@ -81,8 +89,8 @@ format-check:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-		--std=c++17 --language=c++ -Isrc/core --suppress=missingIncludeSystem $(CORE_SRCS) $(wildcard tools/*.cpp)
-	clang-tidy --quiet $(CORE_SRCS) -- -std=c++17 -Isrc/core
+		--std=c++17 --language=c++ $(CORE_INC) --suppress=missingIncludeSystem $(CORE_SRCS) $(wildcard src/cli/*.cpp)
+	clang-tidy --quiet $(CORE_SRCS) -- -std=c++17 $(CORE_INC)
 
 # ---- the two commands of the README ----------------------------------------
 test:

@@ -15,7 +15,7 @@ N=${1:-1000000}
 SEOMOZ_SRC=${SEOMOZ_SRC:-/work/.mirror/seomoz+simhash-cpp/repo}
 W=${BENCH_DIR:-/tmp/simhash-batch-bench}
 mkdir -p "$W"
-make -s tools/simhash-find-all tools/simhash-find-clusters
+make -s src/cli/simhash-find-all src/cli/simhash-find-clusters
 
 # ---- seomoz simhash-cpp, built with its own flags (-O3 -std=c++11) ---------
 S=$W/seomoz
@@ -77,21 +77,21 @@ for tool in find-all find-clusters; do
 		measure "seomoz-$tool-b$blocks" "$S/simhash-$tool" --blocks $blocks --distance 3
 		base=$SECS; baseCPU=$CPU; baseKB=$KB
 		for t in 1 2; do
-			measure "ours-$tool-b$blocks-t$t" ./tools/simhash-$tool --blocks $blocks --distance 3 --threads $t
+			measure "ours-$tool-b$blocks-t$t" ./src/cli/simhash-$tool --blocks $blocks --distance 3 --threads $t
 			echo "    seomoz / ours: wall x$(ratio "$base" "$SECS"), cpu x$(ratio "$baseCPU" "$CPU");  peak RSS ours / seomoz: $(ratio "$KB" "$baseKB")"
 		done
 	done
 done
-measure "ours-find-all-auto-blocks-t1" ./tools/simhash-find-all --distance 3 --threads 1
-measure "ours-find-all-auto-blocks-t2" ./tools/simhash-find-all --distance 3 --threads 2
+measure "ours-find-all-auto-blocks-t1" ./src/cli/simhash-find-all --distance 3 --threads 1
+measure "ours-find-all-auto-blocks-t2" ./src/cli/simhash-find-all --distance 3 --threads 2
 
 echo "== same outputs? $N hashes with 10% planted near copies (input: $PLANTED_IN)"
 IN=$PLANTED_IN
 for tool in find-all find-clusters; do
 	for blocks in 5 6; do
 		measure "planted-seomoz-$tool-b$blocks" "$S/simhash-$tool" --blocks $blocks --distance 3
-		measure "planted-ours-$tool-b$blocks-t2" ./tools/simhash-$tool --blocks $blocks --distance 3 --threads 2
-		measure "planted-ours-$tool-auto-t1" ./tools/simhash-$tool --distance 3 --threads 1
+		measure "planted-ours-$tool-b$blocks-t2" ./src/cli/simhash-$tool --blocks $blocks --distance 3 --threads 2
+		measure "planted-ours-$tool-auto-t1" ./src/cli/simhash-$tool --distance 3 --threads 1
 		a=$(normalize "$W/planted-seomoz-$tool-b$blocks.out" | md5sum)
 		b=$(normalize "$W/planted-ours-$tool-b$blocks-t2.out" | md5sum)
 		lines=$(wc -l < "$W/planted-ours-$tool-b$blocks-t2.out")

@@ -9,7 +9,7 @@
 // scripts and entities removed, as tools/demo.sql does).  Each figure is the
 // best of N passes over a corpus; md5 passes are interleaved with ours so a
 // busy machine slows both alike.  Not part of `make test`.
-#include "fingerprint.h"
+#include "text.h"
 
 #include <openssl/evp.h>
 #include <unicode/uchar.h>

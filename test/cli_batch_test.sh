@@ -3,8 +3,8 @@
 # format, stdin/stdout and files, duplicates, options, errors, atomic output.
 set -u
 cd "$(dirname "$0")/.."
-ALL=./tools/simhash-find-all
-CLU=./tools/simhash-find-clusters
+ALL=./src/cli/simhash-find-all
+CLU=./src/cli/simhash-find-clusters
 pass=0 fail=0
 check() {  # check NAME EXPECTED ACTUAL
 	if [ "$2" == "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi

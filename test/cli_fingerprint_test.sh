@@ -2,7 +2,7 @@
 # CLI tests of simhash-fingerprint: golden values, stdin, options, errors.
 set -u
 cd "$(dirname "$0")/.."
-BIN=./tools/simhash-fingerprint
+BIN=./src/cli/simhash-fingerprint
 pass=0 fail=0
 check() {  # check NAME EXPECTED ACTUAL
 	if [ "$2" == "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi

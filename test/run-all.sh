@@ -25,7 +25,7 @@ note "build"
 make -s -j"$JOBS" all test/unit_tests || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 
 note "core: no PostgreSQL header in src/core"
-if grep -lE '#include *[<"](postgres|fmgr|utils/|access/|catalog/)' src/core/* ; then
+if grep -rlE '#include *[<"](postgres|fmgr|utils/|access/|catalog/)' src/core ; then
 	tally core-purity 0 1
 else
 	tally core-purity 1 0

@@ -1,5 +1,5 @@
 // Unit tests of the default text fingerprint (text.cpp).
-#include "fingerprint.h"
+#include "text.h"
 
 #include <gtest/gtest.h>
 

@@ -8,9 +8,9 @@
 // the document's 1-based position on stdin.  Options match SQL simhash(text);
 // --html fingerprints the visible text of HTML pages as SQL simhash_html, and
 // --seomoz computes SQL simhash_seomoz (the seomoz simhash-cpp fingerprint).
-#include "fingerprint.h"
 #include "html.h"
 #include "seomoz.h"
+#include "text.h"
 
 #include <cerrno>
 #include <cinttypes>

@@ -10,7 +10,7 @@
 // with carry-save adders.  The values are those of the plain pipeline
 // (test/golden/text_reference.py); bench/fingerprint_bench checks that on
 // real and random documents against a straightforward reference.
-#include "fingerprint.h"
+#include "text.h"
 
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>

@@ -13,7 +13,7 @@
 #include "utils/builtins.h"
 #include "libpq/pqformat.h"
 
-#include "fingerprint.h"
+#include "text.h"
 
 /* ---- simhash(text, shingle, tokens, casefold) ----------------------------- */
 

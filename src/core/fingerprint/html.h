@@ -21,7 +21,7 @@
 #ifndef SIMHASH_HTML_H
 #define SIMHASH_HTML_H
 
-#include "fingerprint.h"
+#include "text.h"
 
 #ifdef __cplusplus
 #include <string>
