@@ -68,6 +68,11 @@ INSERT INTO answers SELECT 'seqscan', r, (SELECT array_agg(id ORDER BY id) FROM 
 RESET enable_indexscan; RESET enable_bitmapscan;
 SELECT r, count(*) AS hows, count(DISTINCT ids) AS distinct_answers, max(cardinality(ids)) AS rows
   FROM answers GROUP BY r ORDER BY r;
+-- The index holds the fingerprint only: it cannot return the simhash_query value.
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT simhash_query(fp, 4) FROM exq WHERE simhash_query(fp, 4) @%@ simhash_query('0123456789abcdef'::simhash, 0);
+SELECT simhash_query(fp, 4) FROM exq WHERE simhash_query(fp, 4) @%@ simhash_query('0123456789abcdef'::simhash, 0) LIMIT 2;
+RESET enable_seqscan; RESET enable_bitmapscan;
 SELECT simhash_index_check('exq_q');
 SELECT simhash_index_check('ex_simhash_query_excl');
 
