@@ -3,7 +3,7 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep batch memory"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep batch memory ingest"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
@@ -11,13 +11,14 @@
 # A part whose feature is not in the build (the index, the batch CLI,
 # simhash_html, ...) is reported as skipped; index and batch are the scripts
 # bench/index_bench.sh and bench/batch_bench.sh, run when they exist; sweep
-# (index vs seqscan over N and k) is bench/index_sweep.sh -> index_sweep.csv.
+# (index vs seqscan over N and k) is bench/index_sweep.sh -> index_sweep.csv;
+# ingest (the index under continuous ingestion) is bench/ingest.sh.
 # Only the parts that run lose their old results; the report is regenerated
 # from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep batch memory"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep batch memory ingest"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 

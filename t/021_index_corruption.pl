@@ -17,14 +17,15 @@ use constant BLCKSZ => 8192;
 # The pages of a simhash index file: a list of { blkno, kind, table, next }.
 # This is the only place that knows the page format (src/am/simhash_am.h):
 # every page ends with SimhashPageOpaqueData, 32 bytes at BLCKSZ - 32:
-#   uint64 hikey, uint64 safexid, uint32 next, uint16 table, uint16 flags,
-#   uint16 unused, uint16 page_id (0xFF83), uint32 gen      (little-endian)
-# and flags are 1 META, 2 RUN, 4 PENDING, 8 NULLS, 16 DELETED, 32 DIR.
-# Update it, and the offsets below, when the page format changes.
+#   uint64 hikey, uint64 safexid, uint32 next, uint32 gen, uint16 table,
+#   uint16 flags, uint16 unused, uint16 page_id (0xFF53)     (little-endian)
+# and flags are 1 META, 2 RUN, 4 PENDING, 8 NULLS, 16 DELETED, 32 DIR,
+# 64 RUNLIST (format 3).  Update it, and the offsets below, when the page
+# format changes.
 # ---------------------------------------------------------------------------
 use constant OPAQUE       => BLCKSZ - 32;    # start of the opaque area
 use constant OFF_NEXT     => OPAQUE + 16;    # uint32 next (chains)
-use constant OFF_FLAGS    => OPAQUE + 22;    # uint16 flags
+use constant OFF_FLAGS    => OPAQUE + 26;    # uint16 flags
 use constant OFF_PD_LOWER => 12;             # uint16 pd_lower of the page header
 # entries of 14 bytes (uint64 key, 6-byte heap TID) from byte 24 on
 use constant FULL_PAGE    => int((BLCKSZ - 24 - 32) / 14);
@@ -32,16 +33,17 @@ use constant FULL_PAGE    => int((BLCKSZ - 24 - 32) / 14);
 sub index_pages
 {
 	my ($file) = @_;
-	my %kinds = (1 => 'meta', 2 => 'run', 4 => 'pending', 8 => 'nulls', 16 => 'deleted', 32 => 'dir');
+	my %kinds = (1 => 'meta', 2 => 'run', 4 => 'pending', 8 => 'nulls', 16 => 'deleted', 32 => 'dir',
+		64 => 'runlist');
 	my @pages;
 	open my $fh, '<:raw', $file or die "open $file: $!";
 	for (my $blkno = 0;; $blkno++)
 	{
 		my $page;
 		last if read($fh, $page, BLCKSZ) != BLCKSZ;
-		my (undef, undef, $next, $table, $flags, undef, $page_id, undef) =
-		  unpack('Q< Q< L< S< S< S< S< L<', substr($page, OPAQUE));
-		die "block $blkno is not a simhash page" unless $page_id == 0xFF83;
+		my (undef, undef, $next, undef, $table, $flags, undef, $page_id) =
+		  unpack('Q< Q< L< L< S< S< S< S<', substr($page, OPAQUE));
+		die "block $blkno is not a simhash page" unless $page_id == 0xFF53;
 		push @pages, { blkno => $blkno, kind => $kinds{$flags} // "flags $flags",
 			table => $table, next => $next };
 	}

@@ -1,7 +1,7 @@
 /*
  * build.c — CREATE INDEX: collect (fingerprint, TID) pairs from the heap,
- * sort them once per table, write the runs sequentially, WAL-log the whole
- * relation with log_newpage_range().
+ * sort them once per table and write them as one run (the run writer of
+ * runs.c), WAL-log the whole relation with log_newpage_range().
  *
  * While the pairs fit in maintenance_work_mem (16 bytes per row, twice: the
  * pairs and one table's sorted copy) they are sorted in memory.  Beyond that
@@ -63,7 +63,7 @@ start_spill(BuildState *bs)
 	TupleDescInitEntry(bs->desc, 2, "t", TIDOID, -1, 0);
 	bs->spill = tuplestore_begin_heap(false, false, Max(maintenance_work_mem / 4, 64));
 	for (i = 0; i < bs->n; i++)
-		spill_put(bs, bs->items[i].fp, &bs->items[i].tid);
+		spill_put(bs, bs->items[i].key, &bs->items[i].tid);
 	pfree(bs->items);
 	bs->items = NULL;
 }
@@ -99,31 +99,18 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->cap = Min(bs->cap * 2, Max(bs->mem_limit, 1024));
 		bs->items = repalloc_huge(bs->items, bs->cap * sizeof(SimhashItem));
 	}
-	bs->items[bs->n].fp = fp;
+	bs->items[bs->n].key = fp;
 	bs->items[bs->n].tid = *tid;
 	bs->n++;
 }
 
-/* Write one page image at the end of the relation (bulk build: no WAL yet). */
-static BlockNumber
-append_page(Relation index, Page image)
-{
-	Buffer		buf = ReadBuffer(index, P_NEW);
-	BlockNumber blkno = BufferGetBlockNumber(buf);
-
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	memcpy(BufferGetPage(buf), image, BLCKSZ);
-	MarkBufferDirty(buf);
-	UnlockReleaseBuffer(buf);
-	return blkno;
-}
-
 /*
  * The spilled build: per table, sort the permuted pairs with a tuplesort and
- * write the run and its directory sequentially; returns the run's start.
+ * write them through the run writer; returns the directory's first block.
  */
 static BlockNumber
-write_run_sorted(Relation index, BuildState *bs, const sh_table *tab, int t)
+write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *tab, int t,
+				 uint32 gen, BlockNumber *npages)
 {
 	AttrNumber	attnums[2] = {1, 2};
 	Oid			ops[2] = {Int8LessOperator, TIDLessOperator};
@@ -133,16 +120,8 @@ write_run_sorted(Relation index, BuildState *bs, const sh_table *tab, int t)
 	TupleTableSlot *in = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
 	TupleTableSlot *out = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
 	TupleTableSlot *v = MakeSingleTupleTableSlot(bs->desc, &TTSOpsVirtual);
-	int			cap = SIMHASH_PAGE_CAPACITY;
-	BlockNumber npages = (BlockNumber) ((bs->n + cap - 1) / cap);
-	BlockNumber ndir = SimhashDirPages(npages);
-	uint64	   *hikeys = palloc(sizeof(uint64) * Max(npages, 1));
-	PGAlignedBlock image;
-	BlockNumber start = InvalidBlockNumber,
-				p = 0,
-				d;
-	int			k = 0;
-	uint64		key = 0;
+	SimhashRunWriter w;
+	BlockNumber dir;
 
 	sort = tuplesort_begin_heap(bs->desc, 2, attnums, ops, colls, nullsfirst,
 								Max(maintenance_work_mem * 3 / 4, 64), NULL, TUPLESORT_NONE);
@@ -164,61 +143,28 @@ write_run_sorted(Relation index, BuildState *bs, const sh_table *tab, int t)
 	tuplesort_performsort(sort);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
 
-	simhash_init_page(image.data, SIMHASH_RUN);
+	simhash_run_begin(&w, index, heap, false, t, gen);
 	while (tuplesort_gettupleslot(sort, true, false, out, NULL))
 	{
 		bool		isnull;
-		ItemPointerData tid;
+		uint64		key = INT8_TO_KEY(DatumGetInt64(slot_getattr(out, 1, &isnull)));
+		ItemPointerData tid = *(ItemPointer) DatumGetPointer(slot_getattr(out, 2, &isnull));
 
-		key = INT8_TO_KEY(DatumGetInt64(slot_getattr(out, 1, &isnull)));
-		tid = *(ItemPointer) DatumGetPointer(slot_getattr(out, 2, &isnull));
-		simhash_entry_set(SimhashPageEntry(image.data, k), key, &tid);
-		((PageHeader) image.data)->pd_lower += SIMHASH_ENTRY_SIZE;
-		if (++k == cap)
-		{
-			SimhashPageGetOpaque(image.data)->hikey = hikeys[p] = key;
-			SimhashPageGetOpaque(image.data)->table = t;
-			d = append_page(index, image.data);
-			if (p++ == 0)
-				start = d;
-			k = 0;
-			simhash_init_page(image.data, SIMHASH_RUN);
-			if ((p & 63) == 0)
-			{
-				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-											 (int64) t * bs->n + (int64) p * cap);
-				CHECK_FOR_INTERRUPTS();
-			}
-		}
+		simhash_run_add(&w, key, &tid);
+		if ((w.count & 65535) == 0)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+										 (int64) t * bs->n + (int64) w.count);
 	}
-	if (k > 0)
-	{
-		SimhashPageGetOpaque(image.data)->hikey = hikeys[p] = key;
-		SimhashPageGetOpaque(image.data)->table = t;
-		d = append_page(index, image.data);
-		if (p++ == 0)
-			start = d;
-	}
-	if (p != npages)
-		elog(ERROR, "simhash build: table %d got %u pages, expected %u", t, p, npages);
-	for (d = 0; d < ndir; d++)
-	{
-		BlockNumber d0 = d * SIMHASH_DIR_CAPACITY;
-		int			nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, npages - d0);
-
-		simhash_init_page(image.data, SIMHASH_DIR);
-		memcpy(PageGetContents(image.data), &hikeys[d0], nd * sizeof(uint64));
-		((PageHeader) image.data)->pd_lower += nd * sizeof(uint64);
-		SimhashPageGetOpaque(image.data)->hikey = hikeys[d0 + nd - 1];
-		SimhashPageGetOpaque(image.data)->table = t;
-		append_page(index, image.data);
-	}
+	dir = simhash_run_finish(&w);
+	if (w.count != (uint64) bs->n)
+		elog(ERROR, "simhash build: table %d got " UINT64_FORMAT " entries, expected " INT64_FORMAT,
+			 t, w.count, bs->n);
+	*npages = w.npages;
 	tuplesort_end(sort);
 	ExecDropSingleTupleTableSlot(in);
 	ExecDropSingleTupleTableSlot(out);
 	ExecDropSingleTupleTableSlot(v);
-	pfree(hikeys);
-	return start;
+	return dir;
 }
 
 /* Write the NULLs chain of a build; returns its head, sets *tail. */
@@ -269,10 +215,12 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 				ntables,
 				t;
 	sh_table   *tables;
-	Buffer		metabuf;
+	Buffer		metabuf,
+				listbuf;
 	SimhashMetaPage meta;
-	BlockNumber run_start[SIMHASH_MAX_TABLES];
-	BlockNumber run_npages;
+	SimhashRunList *list;
+	BlockNumber dir[SIMHASH_MAX_TABLES];
+	BlockNumber run_npages = 0;
 	MemoryContext cxt,
 				old;
 
@@ -281,13 +229,19 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	simhash_options_resolve(index, &bits, &blocks);
 	tables = simhash_layout(blocks, bits, &ntables);
 
-	/* block 0: the metapage, filled in last */
+	/* block 0: the metapage, block 1: the run list, filled in last */
 	metabuf = ReadBuffer(index, P_NEW);
 	Assert(BufferGetBlockNumber(metabuf) == SIMHASH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	simhash_init_metapage(BufferGetPage(metabuf), bits, blocks, ntables);
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	listbuf = ReadBuffer(index, P_NEW);
+	Assert(BufferGetBlockNumber(listbuf) == SIMHASH_RUNLIST_BLKNO);
+	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
+	simhash_init_runlist(BufferGetPage(listbuf));
+	MarkBufferDirty(listbuf);
+	LockBuffer(listbuf, BUFFER_LOCK_UNLOCK);
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", SIMHASH_CONTEXT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
@@ -303,21 +257,31 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n * ntables);
 	if (bs.spill == NULL)
-		simhash_write_runs(index, bs.items, bs.n, tables, ntables, run_start, &run_npages, false, 0);
+		simhash_write_sorted_runs(index, heap, bs.items, bs.n, tables, ntables, false, 1, dir,
+								  &run_npages, true);
 	else
 	{
-		run_npages = (BlockNumber) ((bs.n + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY);
 		for (t = 0; t < ntables; t++)
-			run_start[t] = write_run_sorted(index, &bs, &tables[t], t);
+			dir[t] = write_run_sorted(heap, index, &bs, &tables[t], t, 1, &run_npages);
 		tuplestore_end(bs.spill);
 	}
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
-	meta->run_npages = run_npages;
-	meta->run_count = bs.n;
-	for (t = 0; t < ntables; t++)
-		meta->run_start[t] = run_start[t];
+	list = SimhashPageGetRunList(BufferGetPage(listbuf));
+	meta->gen_seq = 1;
+	if (bs.n > 0)
+	{
+		list->nruns = 1;
+		list->runs[0].gen = 1;
+		list->runs[0].npages = run_npages;
+		list->runs[0].count = bs.n;
+		for (t = 0; t < ntables; t++)
+			list->run_dir[t] = dir[t];
+	}
+	MarkBufferDirty(listbuf);
+	UnlockReleaseBuffer(listbuf);
 	meta->nnulls = bs.nnulls;
 	meta->nulls_head = write_nulls(index, bs.nulls, bs.nnulls, &meta->nulls_tail);
 	MarkBufferDirty(metabuf);
@@ -335,7 +299,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	return result;
 }
 
-/* The init fork of an unlogged index: just the metapage. */
+/* The init fork of an unlogged index: the metapage and an empty run list. */
 void
 simhash_buildempty(Relation index)
 {
@@ -343,13 +307,20 @@ simhash_buildempty(Relation index)
 	int			bits,
 				blocks,
 				ntables;
+	BlockNumber blkno;
 
 	simhash_options_resolve(index, &bits, &blocks);
 	ntables = sh_table_count(blocks, bits);
-	simhash_init_metapage(page.data, bits, blocks, ntables);
-	PageSetChecksumInplace(page.data, SIMHASH_METAPAGE_BLKNO);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, page.data, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
-				SIMHASH_METAPAGE_BLKNO, page.data, true);
+	for (blkno = SIMHASH_METAPAGE_BLKNO; blkno <= SIMHASH_RUNLIST_BLKNO; blkno++)
+	{
+		if (blkno == SIMHASH_METAPAGE_BLKNO)
+			simhash_init_metapage(page.data, bits, blocks, ntables);
+		else
+			simhash_init_runlist(page.data);
+		PageSetChecksumInplace(page.data, blkno);
+		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, blkno, page.data, true);
+		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+					blkno, page.data, true);
+	}
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

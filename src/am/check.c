@@ -1,7 +1,8 @@
 /*
- * check.c — simhash_index_check(regclass): verify every page, the order of
- * each run, the per-table counts, and that every heap row the index must
- * hold is present exactly once per table.  Any failure raises
+ * check.c — simhash_index_check(regclass): verify every page, the order and
+ * directory of each run in each table, the per-run counts, that no page is
+ * used twice, and that every heap row the index must hold is present
+ * exactly once per table (in one run or the pending buffer).  Any failure raises
  * ERRCODE_INDEX_CORRUPTED naming the block and table.
  *
  * The heap is locked in ShareLock (no concurrent writers) for the check;
@@ -50,9 +51,9 @@ read_page(Relation index, BlockNumber blkno, PGAlignedBlock *copy, BlockNumber n
 	if (opaque->page_id != SIMHASH_PAGE_ID)
 		CORRUPT(index, "block %u has page id %04x, expected %04x", blkno, opaque->page_id, SIMHASH_PAGE_ID);
 	if (ph->pd_lower < MAXALIGN(SizeOfPageHeaderData) || ph->pd_lower > ph->pd_upper ||
-		(!(opaque->flags & SIMHASH_META) &&
+		(!(opaque->flags & (SIMHASH_META | SIMHASH_RUNLIST)) &&
 		 (ph->pd_lower - MAXALIGN(SizeOfPageHeaderData)) %
-		 ((opaque->flags & SIMHASH_DIR) ? sizeof(uint64) : SIMHASH_ENTRY_SIZE) != 0))
+		 ((opaque->flags & SIMHASH_DIR) ? SIMHASH_DIR_ENTRY_SIZE : SIMHASH_ENTRY_SIZE) != 0))
 		CORRUPT(index, "block %u has invalid bounds pd_lower %u, pd_upper %u", blkno,
 				ph->pd_lower, ph->pd_upper);
 	return copy->data;
@@ -100,6 +101,109 @@ check_chain(Relation index, BlockNumber blkno, uint16 flag, uint32 chain, const 
 				what, n, expected);
 }
 
+/* Marks a block as referenced; a block referenced twice is corruption. */
+static void
+mark_used(Relation index, bool *used, BlockNumber blkno)
+{
+	if (used[blkno])
+		CORRUPT(index, "block %u is referenced twice", blkno);
+	used[blkno] = true;
+}
+
+/*
+ * Table t of run r: its directory (contiguous pages of (hikey, block) in
+ * order) and the run pages it lists (flags, table, generation, full pages
+ * but the last, keys in (key, TID) order, hikeys matching the directory),
+ * the run's page and entry counts.  Appends the entries, unpermuted, to have.
+ */
+static void
+check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const sh_table *tab,
+		  BlockNumber nblocks, bool *used, SimhashItemArray *have)
+{
+	const SimhashRun *run = &meta->list.runs[r];
+	BlockNumber dstart = simhash_meta_dir(meta, r, t);
+	BlockNumber ndir = SimhashDirPages(run->npages);
+	BlockNumber d,
+				p = 0;
+	uint64		count = 0,
+				prev = 0;
+	ItemPointerData prevtid;
+	PGAlignedBlock dcopy,
+				copy;
+
+	ItemPointerSetInvalid(&prevtid);
+	if (run->npages == 0 || run->count == 0)
+		CORRUPT(index, "run %d (generation %u) is empty", r, run->gen);
+	for (d = 0; d < ndir; d++)
+	{
+		BlockNumber dblk = dstart + d;
+		Page		dpage = read_page(index, dblk, &dcopy, nblocks);
+		SimhashPageOpaque dop = SimhashPageGetOpaque(dpage);
+		int			nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, run->npages - d * SIMHASH_DIR_CAPACITY);
+		int			e;
+
+		mark_used(index, used, dblk);
+		if (dop->flags != SIMHASH_DIR || dop->table != t || dop->gen != run->gen)
+			CORRUPT(index, "block %u should be directory page %u of table %d of run %d (generation %u) but has flags %04x, table %u, generation %u",
+					dblk, d, t, r, run->gen, dop->flags, dop->table, dop->gen);
+		if (SimhashDirEntries(dpage) != nd)
+			CORRUPT(index, "directory block %u (table %d, run %d) holds %d entries, expected %d",
+					dblk, t, r, SimhashDirEntries(dpage), nd);
+		if (dop->hikey != simhash_entry_key(SimhashDirEntry(dpage, nd - 1)))
+			CORRUPT(index, "directory block %u (table %d, run %d) has high key %016llx, last entry %016llx",
+					dblk, t, r, (unsigned long long) dop->hikey,
+					(unsigned long long) simhash_entry_key(SimhashDirEntry(dpage, nd - 1)));
+		for (e = 0; e < nd; e++, p++)
+		{
+			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dpage, e));
+			uint64		dirkey = simhash_entry_key(SimhashDirEntry(dpage, e));
+			Page		page;
+			SimhashPageOpaque opaque;
+			int			k,
+						i;
+
+			CHECK_FOR_INTERRUPTS();
+			if (blkno <= SIMHASH_RUNLIST_BLKNO || blkno >= nblocks)
+				CORRUPT(index, "directory block %u (table %d, run %d) entry %d points to block %u of %u",
+						dblk, t, r, e, blkno, nblocks);
+			page = read_page(index, blkno, &copy, nblocks);
+			opaque = SimhashPageGetOpaque(page);
+			mark_used(index, used, blkno);
+			k = SimhashPageEntries(page);
+			if (opaque->flags != SIMHASH_RUN || opaque->table != t || opaque->gen != run->gen)
+				CORRUPT(index, "block %u should be page %u of table %d of run %d (generation %u) but has flags %04x, table %u, generation %u",
+						blkno, p, t, r, run->gen, opaque->flags, opaque->table, opaque->gen);
+			if (k == 0 || (p + 1 < run->npages && k != SIMHASH_PAGE_CAPACITY))
+				CORRUPT(index, "block %u (table %d, run %d) holds %d entries", blkno, t, r, k);
+			for (i = 0; i < k; i++)
+			{
+				const char *ent = SimhashPageEntry(page, i);
+				uint64		key = simhash_entry_key(ent);
+				ItemPointerData tid;
+
+				simhash_entry_tid(ent, &tid);
+				if (!ItemPointerIsValid(&tid))
+					CORRUPT(index, "block %u (table %d, run %d) entry %d has an invalid heap TID",
+							blkno, t, r, i);
+				if (count > 0 && (key < prev ||
+								  (key == prev && ItemPointerCompare(&tid, &prevtid) <= 0)))
+					CORRUPT(index, "block %u (table %d, run %d) entry %d is out of order", blkno, t, r, i);
+				prev = key;
+				prevtid = tid;
+				count++;
+				simhash_items_push(have, sh_table_unpermute(tab, key), &tid);
+			}
+			if (opaque->hikey != prev || dirkey != prev)
+				CORRUPT(index, "block %u (table %d, run %d) has high key %016llx and directory key %016llx, last key %016llx",
+						blkno, t, r, (unsigned long long) opaque->hikey,
+						(unsigned long long) dirkey, (unsigned long long) prev);
+		}
+	}
+	if (count != run->count)
+		CORRUPT(index, "table %d of run %d holds " UINT64_FORMAT " entries, the metapage says " UINT64_FORMAT,
+				t, r, count, run->count);
+}
+
 static void
 check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
@@ -126,6 +230,7 @@ simhash_check_index(Relation heap, Relation index)
 	SimhashItemArray		pending = {0},
 				expect = {0};
 	PGAlignedBlock copy;
+	bool	   *used;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash check",
 											  SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -137,13 +242,18 @@ simhash_check_index(Relation heap, Relation index)
 	read_page(index, SIMHASH_METAPAGE_BLKNO, &copy, nblocks);
 	if (!(SimhashPageGetOpaque(copy.data)->flags & SIMHASH_META))
 		CORRUPT(index, "block 0 is not flagged as the metapage");
+	read_page(index, SIMHASH_RUNLIST_BLKNO, &copy, nblocks);
+	if (SimhashPageGetOpaque(copy.data)->flags != SIMHASH_RUNLIST)
+		CORRUPT(index, "block %u is not flagged as the run list", SIMHASH_RUNLIST_BLKNO);
 	tables = simhash_layout(meta.blocks, meta.bits, &ntables);
 	if (ntables != meta.ntables)
 		CORRUPT(index, "metapage says %d tables, bits = %d and blocks = %d give %d",
 				meta.ntables, meta.bits, meta.blocks, ntables);
-	if (meta.run_npages != (meta.run_count + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY)
-		CORRUPT(index, "metapage says %u pages per run for " UINT64_FORMAT " entries",
-				meta.run_npages, meta.run_count);
+	for (i = 0; i < meta.list.nruns; i++)
+		for (j = 0; j < i; j++)
+			if (meta.list.runs[i].gen == meta.list.runs[j].gen)
+				CORRUPT(index, "runs %d and %d have the same generation %u", (int) j, (int) i,
+						meta.list.runs[i].gen);
 
 	check_chain(index, meta.pending_head, SIMHASH_PENDING, meta.pending_chain, "pending",
 				meta.npending, &pending, nblocks);
@@ -156,103 +266,38 @@ simhash_check_index(Relation heap, Relation index)
 						   check_callback, &expect, NULL);
 	simhash_sort_items(expect.items, expect.n);
 
+	used = palloc0(nblocks);
+	used[SIMHASH_METAPAGE_BLKNO] = used[SIMHASH_RUNLIST_BLKNO] = true;
 	for (t = 0; t < ntables; t++)
 	{
-		SimhashItemArray		have = {0};
-		uint64		prev = 0;
-		ItemPointerData prevtid;
-		BlockNumber p;
-		uint64		count = 0;
+		SimhashItemArray have = {0};
+		int			r;
 
-		uint64	   *hik = palloc(sizeof(uint64) * Max(meta.run_npages, 1));
-		BlockNumber d;
-
-		ItemPointerSetInvalid(&prevtid);
-		for (p = 0; p < meta.run_npages; p++)
-		{
-			BlockNumber blkno = meta.run_start[t] + p;
-			Page		page = read_page(index, blkno, &copy, nblocks);
-			SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
-			int			k = SimhashPageEntries(page),
-						e;
-
-			CHECK_FOR_INTERRUPTS();
-			if (opaque->flags != SIMHASH_RUN || opaque->table != t ||
-				opaque->gen != (uint32) meta.merges)
-				CORRUPT(index, "block %u should be page %u of table %d's run (generation %u) but has flags %04x, table %u, generation %u",
-						blkno, p, t, (uint32) meta.merges, opaque->flags, opaque->table, opaque->gen);
-			if (k == 0 || (p + 1 < meta.run_npages && k != SIMHASH_PAGE_CAPACITY))
-				CORRUPT(index, "block %u (table %d) holds %d entries", blkno, t, k);
-			for (e = 0; e < k; e++)
-			{
-				const char *ent = SimhashPageEntry(page, e);
-				uint64		key = simhash_entry_key(ent);
-				ItemPointerData tid;
-
-				simhash_entry_tid(ent, &tid);
-				if (count > 0 && (key < prev ||
-								  (key == prev && ItemPointerCompare(&tid, &prevtid) <= 0)))
-					CORRUPT(index, "block %u (table %d) entry %d is out of order", blkno, t, e);
-				prev = key;
-				prevtid = tid;
-				count++;
-				simhash_items_push(&have, sh_table_unpermute(&tables[t], key), &tid);
-			}
-			if (opaque->hikey != prev)
-				CORRUPT(index, "block %u (table %d) has high key %016llx, last key %016llx",
-						blkno, t, (unsigned long long) opaque->hikey, (unsigned long long) prev);
-			hik[p] = prev;
-		}
-		/* the directory after the run: every run page's high key, in order */
-		for (d = 0; d < SimhashDirPages(meta.run_npages); d++)
-		{
-			BlockNumber blkno = meta.run_start[t] + meta.run_npages + d;
-			Page		page = read_page(index, blkno, &copy, nblocks);
-			SimhashPageOpaque opaque = SimhashPageGetOpaque(page);
-			BlockNumber d0 = d * SIMHASH_DIR_CAPACITY;
-			int			nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, meta.run_npages - d0);
-			int			have_nd = (int) ((((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
-										 sizeof(uint64));
-			const uint64 *keys = (const uint64 *) PageGetContents(page);
-			int			e;
-
-			if (opaque->flags != SIMHASH_DIR || opaque->table != t || opaque->gen != (uint32) meta.merges)
-				CORRUPT(index, "block %u should be directory page %u of table %d but has flags %04x, table %u, generation %u",
-						blkno, d, t, opaque->flags, opaque->table, opaque->gen);
-			if (have_nd != nd)
-				CORRUPT(index, "directory block %u (table %d) holds %d keys, expected %d", blkno, t, have_nd, nd);
-			for (e = 0; e < nd; e++)
-				if (keys[e] != hik[d0 + e])
-					CORRUPT(index, "directory block %u (table %d) entry %d does not match the high key of run block %u",
-							blkno, t, e, meta.run_start[t] + d0 + e);
-		}
-		pfree(hik);
-		if (count != meta.run_count)
-			CORRUPT(index, "table %d holds " UINT64_FORMAT " entries, the metapage says " UINT64_FORMAT,
-					t, count, meta.run_count);
+		for (r = 0; r < meta.list.nruns; r++)
+			check_run(index, &meta, r, t, &tables[t], nblocks, used, &have);
 		for (i = 0; i < pending.n; i++)
-			simhash_items_push(&have, pending.items[i].fp, &pending.items[i].tid);
+			simhash_items_push(&have, pending.items[i].key, &pending.items[i].tid);
 		simhash_sort_items(have.items, have.n);
 		for (i = 1; i < have.n; i++)
-			if (have.items[i].fp == have.items[i - 1].fp &&
+			if (have.items[i].key == have.items[i - 1].key &&
 				ItemPointerEquals(&have.items[i].tid, &have.items[i - 1].tid))
 				CORRUPT(index, "table %d holds heap row (%u,%u) with fingerprint %016llx twice",
 						t, ItemPointerGetBlockNumber(&have.items[i].tid),
-						ItemPointerGetOffsetNumber(&have.items[i].tid), (unsigned long long) have.items[i].fp);
+						ItemPointerGetOffsetNumber(&have.items[i].tid), (unsigned long long) have.items[i].key);
 		for (i = 0, j = 0; i < expect.n; i++)
 		{
-			if (i > 0 && expect.items[i].fp == expect.items[i - 1].fp &&
+			if (i > 0 && expect.items[i].key == expect.items[i - 1].key &&
 				ItemPointerEquals(&expect.items[i].tid, &expect.items[i - 1].tid))
 				continue;		/* a HOT chain reports its root more than once */
-			while (j < have.n && (have.items[j].fp < expect.items[i].fp ||
-								  (have.items[j].fp == expect.items[i].fp &&
+			while (j < have.n && (have.items[j].key < expect.items[i].key ||
+								  (have.items[j].key == expect.items[i].key &&
 								   ItemPointerCompare(&have.items[j].tid, &expect.items[i].tid) < 0)))
 				j++;
-			if (j >= have.n || have.items[j].fp != expect.items[i].fp ||
+			if (j >= have.n || have.items[j].key != expect.items[i].key ||
 				!ItemPointerEquals(&have.items[j].tid, &expect.items[i].tid))
 				CORRUPT(index, "heap row (%u,%u) with fingerprint %016llx is missing from table %d",
 						ItemPointerGetBlockNumber(&expect.items[i].tid),
-						ItemPointerGetOffsetNumber(&expect.items[i].tid), (unsigned long long) expect.items[i].fp, t);
+						ItemPointerGetOffsetNumber(&expect.items[i].tid), (unsigned long long) expect.items[i].key, t);
 		}
 		if (have.items)
 			pfree(have.items);

@@ -66,11 +66,11 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	genericcostestimate(root, path, loop_count, &costs);
 
-	rows = Max((double) meta.run_count + meta.npending, index->tuples);
+	rows = Max((double) simhash_meta_rows(&meta), index->tuples);
 	table0_pages = ceil(rows / entries_per_page);
-	pending_pages = ceil(((double) meta.npending + meta.nsealed) / entries_per_page);
+	pending_pages = ceil((double) simhash_meta_pending(&meta) / entries_per_page);
 	pending = pending_pages * seq_page_cost +
-		((double) meta.npending + meta.nsealed) * cpu_operator_cost;
+		(double) simhash_meta_pending(&meta) * cpu_operator_cost;
 	/* a linear pass reads every entry, as a sequential scan reads every row */
 	linear = table0_pages * random_page_cost + rows * (cpu_tuple_cost + cpu_operator_cost) + pending;
 	flips = simhash_probe_flips(&meta, Min(radius, meta.bits), &nprobes);
@@ -82,9 +82,9 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		double		descent = ceil(log2(Max(table0_pages / SIMHASH_DIR_CAPACITY, 1.0)) + 2) *
 			50.0 * cpu_operator_cost;
 
-		/* each probe: a directory search and (usually) one run page */
-		one_probe = random_page_cost + descent + (per_probe / entries_per_page) * random_page_cost +
-			per_probe * cpu_operator_cost;
+		/* each probe: in every run, a directory search and (usually) one run page */
+		one_probe = (random_page_cost + descent) * Max(simhash_meta_runs(&meta), 1) +
+			(per_probe / entries_per_page) * random_page_cost + per_probe * cpu_operator_cost;
 		probe = nprobes * one_probe + pending;
 	}
 

@@ -1,6 +1,7 @@
 /*
- * insert.c — aminsert: append to the pending list (or the NULLs chain);
- * merge the pending list into the runs when it outgrows its limit.
+ * insert.c — aminsert: append to the pending buffer (or the NULLs chain);
+ * when the buffer is full, flush it into a new run and do the small tier
+ * merges that follow.
  */
 #include "simhash_am.h"
 
@@ -10,8 +11,7 @@
 
 /* Append one entry to the chain whose head/tail/count the metapage holds. */
 static void
-append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npending,
-			 int64 *limit)
+append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npending)
 {
 	Buffer		metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
 	Buffer		tailbuf = InvalidBuffer;
@@ -23,21 +23,17 @@ append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npen
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
-	if (meta->magic != SIMHASH_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a simhash index: bad metapage",
-						RelationGetRelationName(index))));
+	simhash_check_meta(index, meta);
 	tail = nulls ? meta->nulls_tail : meta->pending_tail;
 	if (BlockNumberIsValid(tail))
 	{
 		tailbuf = ReadBuffer(index, tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
 		if (SimhashPageEntries(BufferGetPage(tailbuf)) >= SIMHASH_PAGE_CAPACITY)
-			newbuf = simhash_new_buffer(index);
+			newbuf = simhash_extend_buffer(index);
 	}
 	else
-		newbuf = simhash_new_buffer(index);
+		newbuf = simhash_extend_buffer(index);
 
 	state = GenericXLogStart(index);
 	meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -48,7 +44,7 @@ append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npen
 		page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 		simhash_init_page(page, nulls ? SIMHASH_NULLS : SIMHASH_PENDING);
 		if (!nulls && !BufferIsValid(tailbuf))
-			meta->pending_chain = ++meta->chain_seq;
+			meta->pending_chain = ++meta->gen_seq;
 		if (!nulls)
 			SimhashPageGetOpaque(page)->gen = meta->pending_chain;
 		if (BufferIsValid(tailbuf))
@@ -76,7 +72,6 @@ append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npen
 	else
 		meta->npending++;
 	*npending = meta->npending;
-	*limit = simhash_pending_limit(meta);
 	GenericXLogFinish(state);
 
 	if (BufferIsValid(newbuf))
@@ -93,16 +88,40 @@ simhash_insert(Relation index, Datum *values, bool *isnull,
 			   IndexInfo *indexInfo)
 {
 	int64		npending,
-				limit;
+				limit = simhash_pending_limit(index);
+	bool		flushed = false;
 	uint64		fp = 0;
 	bool		null_key = isnull[0] || !simhash_index_value(index, values[0], &fp);
 
-	append_entry(index, null_key, fp, ht_ctid, &npending, &limit);
-	if (!null_key && npending > limit &&
-		ConditionalLockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock))
+	append_entry(index, null_key, fp, ht_ctid, &npending);
+	if (null_key || npending < limit)
+		return false;
+
+	/*
+	 * The buffer is full: flush it, unless another backend is flushing (it
+	 * seals the chain, so ours starts afresh).  Wait for that flush only when
+	 * the buffer is twice over its limit, to keep it bounded.
+	 */
+	if (ConditionalLockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock))
+		flushed = true;
+	else if (npending >= 2 * limit)
 	{
-		simhash_merge(index, NULL, NULL, NULL);
-		UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+		LockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
+		flushed = true;
 	}
+	if (flushed)
+	{
+		SimhashMetaPageData meta;
+
+		simhash_read_meta(index, &meta);
+		if (meta.npending >= (uint64) limit || BlockNumberIsValid(meta.sealed_head))
+			flushed = simhash_flush(index, heapRel, NULL, NULL, NULL);
+		else
+			flushed = false;
+		UnlockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
+	}
+	/* after a flush, or when the run list is full: the small merges */
+	if (flushed || npending >= 2 * limit)
+		simhash_insert_merges(index, heapRel);
 	return false;
 }

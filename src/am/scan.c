@@ -164,6 +164,12 @@ simhash_endscan(IndexScanDesc scan)
 
 /* ---- reading pages ------------------------------------------------------ */
 
+static inline int
+so_nruns(IndexScanDesc scan)
+{
+	return ((SimhashScanOpaque) scan->opaque)->meta.list.nruns;
+}
+
 /*
  * Is this still the page the copied metapage points to?  A page keeps its
  * kind's flag or DELETED, and its generation, until it is recycled.
@@ -215,20 +221,42 @@ page_nentries(Relation index, Buffer buf, Size size)
 
 /*
  * The entries of page p of a run: every page but the last is full, the last
- * holds the rest of the metapage's count, so a damaged page cannot hide rows.
+ * holds the rest of the run list's count, so a damaged page cannot hide rows.
  */
 static int
-run_page_nentries(IndexScanDesc scan, Buffer buf, BlockNumber p)
+run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p)
 {
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			n = page_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
-	int			want = p + 1 < so->meta.run_npages ? SIMHASH_PAGE_CAPACITY :
-		(int) (so->meta.run_count - (uint64) p * SIMHASH_PAGE_CAPACITY);
+	int			n = page_nentries(index, buf, SIMHASH_ENTRY_SIZE);
+	int			want = p + 1 < run->npages ? SIMHASH_PAGE_CAPACITY :
+		(int) (run->count - (uint64) p * SIMHASH_PAGE_CAPACITY);
 
 	if (n != want)
-		corrupt_block(scan->indexRelation, BufferGetBlockNumber(buf),
-					  "The run page holds fewer or more entries than the metapage accounts for.");
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  "The run page holds fewer or more entries than the run list accounts for.");
 	return n;
+}
+
+/*
+ * A page was not the one the metapage copy points to.  If the metapage still
+ * names the same runs and chains, no flush or merge can have recycled it
+ * (see simhash_am.h): the page itself is wrong.
+ */
+static void
+check_stale(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	SimhashMetaPageData now;
+	int			r;
+
+	simhash_read_meta(scan->indexRelation, &now);
+	if (now.pending_chain != so->meta.pending_chain || now.sealed_chain != so->meta.sealed_chain ||
+		now.list.nruns != so->meta.list.nruns)
+		return;
+	for (r = 0; r < now.list.nruns; r++)
+		if (now.list.runs[r].gen != so->meta.list.runs[r].gen)
+			return;
+	corrupt_block(scan->indexRelation, so->stale_blkno,
+				  "The page is not the run, directory or pending page the metapage points to.");
 }
 
 /* The metapage copy must describe the layout it names. */
@@ -236,29 +264,16 @@ static void
 check_meta(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			r;
 
-	if (so->meta.ntables != so->ntables ||
-		so->meta.run_npages != (so->meta.run_count + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY)
+	if (so->meta.ntables != so->ntables)
 		corrupt_block(scan->indexRelation, SIMHASH_METAPAGE_BLKNO,
-					  "The metapage's table count or run length does not match its layout.");
-}
-
-/*
- * A page was not the one the metapage copy points to.  If the metapage still
- * names the same generation of runs and chains, no merge can have recycled
- * it (see simhash_am.h): the page itself is wrong.
- */
-static void
-check_stale(IndexScanDesc scan)
-{
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	SimhashMetaPageData now;
-
-	simhash_read_meta(scan->indexRelation, &now);
-	if (now.merges == so->meta.merges && now.pending_chain == so->meta.pending_chain &&
-		now.sealed_chain == so->meta.sealed_chain)
-		corrupt_block(scan->indexRelation, so->stale_blkno,
-					  "The page is not the run, directory or pending page the metapage points to.");
+					  "The metapage's table count does not match its layout.");
+	for (r = 0; r < so->meta.list.nruns; r++)
+		if (so->meta.list.runs[r].npages !=
+			(so->meta.list.runs[r].count + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY)
+			corrupt_block(scan->indexRelation, SIMHASH_RUNLIST_BLKNO,
+						  "A run's page count does not match its entry count.");
 }
 
 /*
@@ -277,70 +292,18 @@ check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, Bl
 		corrupt_block(index, BufferGetBlockNumber(buf), "The chain of pages loops.");
 }
 
+/* The last hikey of directory page d of a run (for the binary search). */
 static uint64
-page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, int t)
+dir_page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, uint32 gen, int t)
 {
 	Buffer		buf = ReadBuffer(index, blkno);
 	uint64		hikey = PG_UINT64_MAX;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if (page_current(so, buf, SIMHASH_DIR, (uint32) so->meta.merges, t))
+	if (page_current(so, buf, SIMHASH_DIR, gen, t))
 		hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
 	UnlockReleaseBuffer(buf);
 	return hikey;
-}
-
-/*
- * The first page of the run [start, start + npages) whose hikey >= lo
- * (npages when none): a binary search over the directory after the run.
- */
-static BlockNumber
-first_page_from(SimhashScanOpaque so, Relation index, BlockNumber start, BlockNumber npages,
-				uint64 lo, int t)
-{
-	BlockNumber dstart = start + npages;
-	BlockNumber ndir = SimhashDirPages(npages);
-	BlockNumber l = 0,
-				r = ndir;
-	Buffer		buf;
-	Page		page;
-	int			lo_i,
-				hi_i;
-	const uint64 *keys;
-
-	while (l < r)
-	{
-		BlockNumber mid = l + (r - l) / 2;
-
-		if (page_hikey(so, index, dstart + mid, t) < lo)
-			l = mid + 1;
-		else
-			r = mid;
-	}
-	if (l == ndir)
-		return npages;
-	buf = ReadBuffer(index, dstart + l);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	if (!page_current(so, buf, SIMHASH_DIR, (uint32) so->meta.merges, t))
-	{
-		UnlockReleaseBuffer(buf);
-		return npages;
-	}
-	keys = (const uint64 *) PageGetContents(page);
-	lo_i = 0;
-	hi_i = page_nentries(index, buf, sizeof(uint64));
-	while (lo_i < hi_i)
-	{
-		int			mid = lo_i + (hi_i - lo_i) / 2;
-
-		if (keys[mid] < lo)
-			lo_i = mid + 1;
-		else
-			hi_i = mid;
-	}
-	UnlockReleaseBuffer(buf);
-	return l * SIMHASH_DIR_CAPACITY + lo_i;
 }
 
 /* One table's probes: the context shared by its range scans. */
@@ -349,6 +312,7 @@ typedef struct ProbeCtx
 	IndexScanDesc scan;
 	const sh_table *tab;
 	int			t;
+	int			r;				/* the run probed */
 	uint64		q;				/* the query */
 	uint64		qkey;			/* the query, permuted for this table */
 	int			radius;
@@ -358,57 +322,129 @@ typedef struct ProbeCtx
 } ProbeCtx;
 
 /*
- * Entries whose key lies in [lo, hi] (one prefix value), within radius and
- * not reachable from an earlier table: there, the prefix differs from the
- * query's in more than `flips` bits.  So each match is emitted once.
+ * Visit the matches on one run page: entries in [lo, hi] within radius and
+ * not reachable from an earlier table (there, the prefix differs from the
+ * query's in more than `flips` bits), so each match is emitted once.
+ * Returns false when the range ends on this page.
+ */
+static bool
+scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi)
+{
+	const SimhashRun *run = &((SimhashScanOpaque) c->scan->opaque)->meta.list.runs[c->r];
+	uint32		gen = run->gen;
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Buffer		buf = ReadBuffer(c->scan->indexRelation, blkno);
+	Page		page;
+	bool		more = true;
+	int			n,
+				i;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	n = page_current(so, buf, SIMHASH_RUN, gen, c->t) ?
+		run_page_nentries(c->scan->indexRelation, buf, run, p) : 0;
+	if (n == 0)
+		more = false;
+	for (i = 0; i < n; i++)
+	{
+		const char *ent = SimhashPageEntry(page, i);
+		uint64		key = simhash_entry_key(ent);
+		uint64		fp;
+		ItemPointerData tid;
+
+		if (key < lo)
+			continue;
+		if (key > hi)
+		{
+			more = false;
+			break;
+		}
+		if (pg_popcount64(key ^ c->qkey) > c->radius)
+			continue;
+		fp = sh_table_unpermute(c->tab, key);
+		if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
+			continue;
+		simhash_entry_tid(ent, &tid);
+		c->visit(so, fp, &tid, c->arg);
+	}
+	if (n > 0 && SimhashPageGetOpaque(page)->hikey > hi)
+		more = false;
+	UnlockReleaseBuffer(buf);
+	return more;
+}
+
+/*
+ * Entries of run c->r whose key lies in [lo, hi] (one prefix value): a
+ * binary search over the run's directory pages, then within the page, then
+ * the run pages it lists, in order, while they can hold keys <= hi.
  */
 static void
 range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	BlockNumber start = so->meta.run_start[c->t];
-	BlockNumber npages = so->meta.run_npages;
-	BlockNumber l = first_page_from(so, c->scan->indexRelation, start, npages, lo, c->t);
-	bool		done = false;
+	Relation	index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber ndir = SimhashDirPages(run->npages);
+	BlockNumber l = 0,
+				r = ndir - 1;	/* the last page if no other qualifies */
+	bool		more = true;
+	int			i;
 
-	for (; l < npages && !done; l++)
+	while (l < r)
 	{
-		Buffer		buf = ReadBuffer(c->scan->indexRelation, start + l);
-		Page		page;
-		int			n,
-					i;
+		BlockNumber mid = l + (r - l) / 2;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		n = page_current(so, buf, SIMHASH_RUN, (uint32) so->meta.merges, c->t) ?
-			run_page_nentries(c->scan, buf, l) : 0;
-		if (n == 0)
-			done = true;
-		for (i = 0; i < n; i++)
+		if (dir_page_hikey(so, index, dstart + mid, run->gen, c->t) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	/* directory page l is the first whose hikey can be >= lo */
+	for (i = -1; more && l < ndir; l++)
+	{
+		Buffer		dbuf = ReadBuffer(index, dstart + l);
+		Page		dpage;
+		int			n;
+
+		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+		dpage = BufferGetPage(dbuf);
+		if (!page_current(so, dbuf, SIMHASH_DIR, run->gen, c->t))
 		{
-			const char *ent = SimhashPageEntry(page, i);
-			uint64		key = simhash_entry_key(ent);
-			uint64		fp;
-			ItemPointerData tid;
-
-			if (key < lo)
-				continue;
-			if (key > hi)
-			{
-				done = true;
-				break;
-			}
-			if (pg_popcount64(key ^ c->qkey) > c->radius)
-				continue;
-			fp = sh_table_unpermute(c->tab, key);
-			if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
-				continue;
-			simhash_entry_tid(ent, &tid);
-			c->visit(so, fp, &tid, c->arg);
+			UnlockReleaseBuffer(dbuf);
+			return;
 		}
-		if (SimhashPageGetOpaque(page)->hikey > hi)
-			done = true;
-		UnlockReleaseBuffer(buf);
+		n = page_nentries(index, dbuf, SIMHASH_DIR_ENTRY_SIZE);
+		if (i < 0)
+		{
+			int			lo_i = 0,
+						hi_i = n;
+
+			while (lo_i < hi_i)
+			{
+				int			mid = lo_i + (hi_i - lo_i) / 2;
+
+				if (simhash_entry_key(SimhashDirEntry(dpage, mid)) < lo)
+					lo_i = mid + 1;
+				else
+					hi_i = mid;
+			}
+			i = lo_i;
+		}
+		while (more && i < n)
+		{
+			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dpage, i));
+
+			/* read the run page without holding the directory page's lock */
+			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
+			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi);
+			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+			if (!page_current(so, dbuf, SIMHASH_DIR, run->gen, c->t))
+				more = false;
+			i++;
+		}
+		i = 0;
+		UnlockReleaseBuffer(dbuf);
 	}
 }
 
@@ -420,7 +456,8 @@ probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 	int			b;
 
 	CHECK_FOR_INTERRUPTS();
-	range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
+	for (c->r = 0; c->r < so_nruns(c->scan); c->r++)
+		range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
 	if (left == 0)
 		return;
 	for (b = from; b < c->tab->prefix_bits; b++)
@@ -428,8 +465,8 @@ probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 }
 
 /*
- * Table t's matches within radius: every key whose prefix differs from the
- * query's in at most `flips` bits (0 when radius <= bits).
+ * Table t's matches within radius in every run: every key whose prefix
+ * differs from the query's in at most `flips` bits (0 when radius <= bits).
  */
 static void
 probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
@@ -438,11 +475,12 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	ProbeCtx	c;
 
-	if (so->meta.run_npages == 0)
+	if (so->meta.list.nruns == 0)
 		return;
 	c.scan = scan;
 	c.tab = &so->tables[t];
 	c.t = t;
+	c.r = 0;
 	c.q = q;
 	c.qkey = sh_table_permute(c.tab, q);
 	c.radius = radius;
@@ -492,36 +530,68 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 	}
 }
 
-/* Every non-NULL row once: table 0's run and both pending chains. */
+/* Every entry of table 0 of run r, in key order. */
+static void
+scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	const SimhashRun *run = &so->meta.list.runs[r];
+	const sh_table *tab = &so->tables[0];
+	BlockNumber dstart = simhash_meta_dir(&so->meta, r, 0);
+	BlockNumber d;
+	BlockNumber blocks[SIMHASH_DIR_CAPACITY];
+
+	for (d = 0; d < SimhashDirPages(run->npages); d++)
+	{
+		Buffer		buf = ReadBuffer(scan->indexRelation, dstart + d);
+		Page		page;
+		int			n = 0,
+					p,
+					i;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (page_current(so, buf, SIMHASH_DIR, run->gen, 0))
+			n = page_nentries(scan->indexRelation, buf, SIMHASH_DIR_ENTRY_SIZE);
+		for (p = 0; p < n; p++)
+			blocks[p] = simhash_dir_block(SimhashDirEntry(page, p));
+		UnlockReleaseBuffer(buf);
+		if (n == 0)
+			return;
+		for (p = 0; p < n; p++)
+		{
+			int			k;
+
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(scan->indexRelation, blocks[p]);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			k = page_current(so, buf, SIMHASH_RUN, run->gen, 0) ?
+				run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p) : 0;
+			for (i = 0; i < k; i++)
+			{
+				const char *ent = SimhashPageEntry(page, i);
+				ItemPointerData tid;
+
+				simhash_entry_tid(ent, &tid);
+				visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
+			}
+			UnlockReleaseBuffer(buf);
+			if (k == 0)
+				return;
+		}
+	}
+}
+
+/* Every non-NULL row once: table 0 of every run and both pending chains. */
 static void
 scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	const sh_table *tab = &so->tables[0];
-	BlockNumber p;
+	int			r;
 
-	for (p = 0; p < so->meta.run_npages; p++)
-	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, so->meta.run_start[0] + p);
-		Page		page;
-		int			n,
-					i;
-
-		CHECK_FOR_INTERRUPTS();
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		n = page_current(so, buf, SIMHASH_RUN, (uint32) so->meta.merges, 0) ?
-			run_page_nentries(scan, buf, p) : 0;
-		for (i = 0; i < n; i++)
-		{
-			const char *ent = SimhashPageEntry(page, i);
-			ItemPointerData tid;
-
-			simhash_entry_tid(ent, &tid);
-			visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
-		}
-		UnlockReleaseBuffer(buf);
-	}
+	for (r = 0; r < so->meta.list.nruns; r++)
+		scan_run(scan, r, visit, arg);
 	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, arg);
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, arg);
 }

@@ -1,54 +1,102 @@
 /*
  * simhash_am.h — the "simhash" index access method: shared declarations.
  *
- * On-disk layout
- * --------------
- * Block 0 is the metapage.  Every other page is one of:
- *   RUN      part of one table's sorted run: packed (permuted key, heap TID)
- *            entries in key order; the opaque area holds the table number and
- *            hikey, the last key written on the page.  Table t's run is the
- *            contiguous block range [meta->run_start[t], + meta->run_npages).
- *            Every table holds every indexed row once, so all runs have the
- *            same length.
- *   DIR      right after each run, SimhashDirPages(run_npages) pages holding
- *            the hikey of every run page in order (8 bytes each), so a probe
- *            binary-searches a page or two instead of the run itself.
- *   PENDING  an unsorted chain of (fingerprint, heap TID) entries written by
- *            aminsert; a scan reads it linearly.  A merge turns it into runs.
+ * On-disk layout (format version 3)
+ * ---------------------------------
+ * Block 0 is the metapage, block 1 the RUNLIST (the list of runs, apart so
+ * that the metapage each INSERT updates stays small).  The index is
+ * log-structured: every indexed row is in exactly one place, a RUN or the
+ * pending buffer.
+ *
+ *   RUN      a run is an immutable set of rows, stored once per table t as
+ *            pages of packed (table t's permuted key, heap TID) entries in
+ *            (key, TID) order; the opaque area holds the table, the run's
+ *            generation and hikey, the last key on the page.  A run's pages
+ *            may lie anywhere in the file (any free page will do).
+ *   DIR      each (run, table) has a directory: contiguous pages of
+ *            (hikey, block) pairs, one per run page in key order, so a probe
+ *            binary-searches the directory (a page or two) and then reads
+ *            the run pages that can hold its key range.  The run list
+ *            holds every run's generation, rows and pages per table, and
+ *            the first directory block of each (run, table).
+ *   PENDING  the pending buffer: an unsorted chain of (fingerprint, TID)
+ *            entries appended by aminsert; scans read it linearly.  It is
+ *            bounded by the reloption pending_pages (default 4): the INSERT
+ *            that fills it flushes it into a new small run.
  *   NULLS    a chain of heap TIDs of rows whose key is NULL; only a scan
  *            without quals (full or ORDER BY) returns them, last.
  *   DELETED  no longer referenced; content kept intact until safexid is
- *            older than every snapshot, then the page goes to the FSM.
+ *            older than every snapshot of the database, then the page is
+ *            recycled through the FSM.
  * Entries are SIMHASH_ENTRY_SIZE bytes (8-byte key + 6-byte TID, unaligned,
- * read with memcpy) from PageGetContents() up to pd_lower.
+ * read with memcpy) from PageGetContents() up to pd_lower.  Every page ends
+ * with SimhashPageOpaqueData, whose last two bytes are SIMHASH_PAGE_ID.
+ *
+ * Runs and merges (runs.c)
+ * ------------------------
+ * A run's level is floor(log4(rows / pending rows)), SIMHASH_TIER_RATIO = 4.
+ * - Flush (aminsert, when the pending buffer holds pending_pages pages; or
+ *   VACUUM): the pending chain is sealed, its entries (at most a few pages)
+ *   are sorted per table in memory and written as a new run.
+ * - Tier merge (aminsert, right after a flush): when SIMHASH_TIER_RATIO runs
+ *   share a level and their merge stays small (SIMHASH_INSERT_MERGE_PAGES
+ *   pages per table), they are merged into one run of the next level; so no
+ *   INSERT does more than a small, bounded amount of work.
+ * - Compaction (VACUUM, autovacuum): the runs sorted by size, largest first,
+ *   are kept while each holds at least SIMHASH_TIER_RATIO times the rows of
+ *   all smaller runs together; the smaller ones are merged into one run.
+ *   Afterwards run sizes grow geometrically, so a table holds at most
+ *   log5(rows / pending rows) + 1 runs, and a VACUUM rewrites at most a
+ *   quarter of the index unless the runs were of similar size.
+ * - VACUUM's bulk delete rewrites only the runs that hold a dead TID (found
+ *   by reading table 0 of each run), and compacts the pending buffer and
+ *   the NULLs chain in place.
+ * Every merge is a streaming k-way merge of already-sorted runs, table by
+ * table: it holds one page per input run and 12 bytes per output page (the
+ * directory), whatever the number of rows, so its memory stays far below
+ * maintenance_work_mem.  A bulk build writes one run.
+ *
+ * A scan copies the metapage once, then for a radius query probes every run
+ * of every table (binary search in the run's directory, then the chain) and
+ * reads the pending buffer; its cost grows with the number of runs, which
+ * is logarithmic in the rows.
  *
  * Locking protocol
  * ----------------
- * - The metapage content lock protects the metapage.  Scans take it shared
- *   just long enough to copy the run directory and chain heads; they then
- *   read run/pending pages one at a time under a share lock, copying what
- *   they need before releasing it.  No scan holds two page locks.
+ * - The metapage content lock protects the metapage and the run list (taken
+ *   in that order).  Scans take both shared just long enough to copy them;
+ *   they then read pages one at a time under a share lock, copying what they
+ *   need before releasing it.
  * - aminsert takes the metapage lock exclusively, then the tail page of the
- *   pending (or NULLs) chain; a new tail page is allocated (always by
- *   extending the relation), initialised and linked under the metapage
- *   lock, all in one GenericXLog record.
- * - A merge (VACUUM, or aminsert when the pending list outgrows its limit)
- *   holds the heavyweight page lock on block 0 (ExclusiveLock; inserts try it
- *   conditionally) so that only one merge runs.  It seals the pending chain
- *   (moves it to meta->sealed_head; new inserts start a fresh chain), reads
- *   table 0's run and the sealed chain, writes new runs to fresh pages,
- *   switches the metapage to them in one WAL record, and only then marks the
- *   old pages DELETED with safexid = next full xid.  A scan that copied the
- *   old directory keeps reading intact old pages; they are recycled (FSM) by
- *   a later VACUUM once GlobalVisCheckRemovableFullXid(safexid) says no such
- *   scan can remain.  On a hot standby the primary's horizon does not cover
- *   standby snapshots, so every page a scan reads is also checked against
- *   the generation it expects (opaque->gen); a recycled page makes the scan
+ *   pending (or NULLs) chain; a new tail page is allocated by extending the
+ *   relation, initialised and linked under the metapage lock, all in one
+ *   GenericXLog record.
+ * - Flushes are serialised by the heavyweight page lock on block 0
+ *   (SIMHASH_FLUSH_LOCK), merges by the one on block 1 (SIMHASH_MERGE_LOCK);
+ *   these are lock tags, not buffer locks.  An INSERT tries them
+ *   conditionally (it waits for the flush lock only when the pending buffer
+ *   is twice over its limit); VACUUM waits.  A flush seals the pending chain
+ *   (new inserts start a fresh chain) and records its run's generation in
+ *   meta->flush_gen; a merge records its generation in meta->merge_gen.
+ *   Either writes its run to pages nobody references, then in one WAL
+ *   record adds it to the metapage (a flush also drops the sealed chain, a
+ *   merge its input runs), and only then marks the replaced pages DELETED
+ *   with safexid = next full xid.
+ * - Page allocation (pages.c): run pages come from the FSM or by extending
+ *   the relation; a page taken from the FSM is locked conditionally and
+ *   re-checked recyclable, so two backends never both take it.  A DELETED
+ *   page is recyclable once GlobalVisCheckRemovableFullXid(heap, safexid)
+ *   says no snapshot of this database can still read it (the heap's own
+ *   horizon: a transaction in another database does not hold it back).
+ *   VACUUM moves recyclable pages into the FSM, and retires pages a crash
+ *   left unreferenced (RUN/DIR/PENDING pages of a generation that is neither
+ *   current nor being written).
+ * - On a hot standby the primary's horizon does not cover standby
+ *   snapshots, so every page a scan reads is also checked against the
+ *   generation it expects (opaque->gen): a recycled page makes the scan
  *   start over from the current metapage (or, once rows were returned,
- *   fail with 40001).  Only merges take pages from the FSM (and only one
- *   merge runs at a time), re-checking that each page really is recyclable;
- *   each merge first moves newly recyclable pages into the FSM.
- * - Every page change is WAL-logged: GenericXLog for incremental changes and
+ *   fail with 40001).
+ * - Every page change is WAL-logged: GenericXLog for inserts, flushes and
  *   merges, log_newpage_range() after a bulk build.
  */
 #ifndef SIMHASH_AM_H
@@ -69,10 +117,21 @@
 #include "tables.h"
 
 #define SIMHASH_MAGIC			0x53484958	/* "SHIX" */
-#define SIMHASH_VERSION			2
+#define SIMHASH_VERSION			3
 #define SIMHASH_METAPAGE_BLKNO	0
+#define SIMHASH_RUNLIST_BLKNO	1
 #define SIMHASH_MAX_TABLES		256
-#define SIMHASH_PAGE_ID			0xFF83
+#define SIMHASH_PAGE_ID			0xFF53	/* last two bytes of every page */
+
+/* Heavyweight lock tags (LockPage on these block numbers). */
+#define SIMHASH_FLUSH_LOCK		0
+#define SIMHASH_MERGE_LOCK		1
+
+/* Runs: size ratio between levels; bounds of the metapage's run list. */
+#define SIMHASH_TIER_RATIO		4
+#define SIMHASH_MAX_RUNS		64
+#define SIMHASH_RUN_SLOTS		1536	/* (run, table) directory heads */
+#define SIMHASH_INSERT_MERGE_PAGES	256 /* largest merge an INSERT does, per table */
 
 /* Strategies and support of the operator classes. */
 #define SIMHASH_WITHIN_GUC_STRATEGY		1	/* a % b: radius simhash.max_distance */
@@ -90,19 +149,20 @@
 #define SIMHASH_NULLS		(1 << 3)
 #define SIMHASH_DELETED		(1 << 4)
 #define SIMHASH_DIR			(1 << 5)
+#define SIMHASH_RUNLIST		(1 << 6)
 
 typedef struct SimhashPageOpaqueData
 {
-	uint64		hikey;			/* RUN: last key written on the page */
+	uint64		hikey;			/* RUN: last key on the page; DIR: last hikey */
 	FullTransactionId safexid;	/* DELETED: recyclable once all-visible */
 	BlockNumber next;			/* PENDING/NULLS: next page of the chain */
-	uint16		table;			/* RUN: table number */
+	uint32		gen;			/* RUN/DIR: its run's generation; PENDING:
+								 * its chain's.  Kept when DELETED, so a scan
+								 * can tell a recycled page. */
+	uint16		table;			/* RUN/DIR: table number */
 	uint16		flags;
 	uint16		unused;
-	uint16		page_id;		/* SIMHASH_PAGE_ID, for tools */
-	uint32		gen;			/* RUN/DIR: merge count of the runs it belongs to;
-								 * PENDING: its chain's id.  Kept when DELETED,
-								 * so a scan can tell a recycled page. */
+	uint16		page_id;		/* SIMHASH_PAGE_ID: the page's last 2 bytes */
 } SimhashPageOpaqueData;
 
 typedef SimhashPageOpaqueData *SimhashPageOpaque;
@@ -116,20 +176,24 @@ typedef SimhashPageOpaqueData *SimhashPageOpaque;
 	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
 			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / SIMHASH_ENTRY_SIZE))
 
+/* Directory entry: a run page's hikey, then its block number (packed). */
+#define SIMHASH_DIR_ENTRY_SIZE	(sizeof(uint64) + sizeof(BlockNumber))
 #define SIMHASH_DIR_CAPACITY \
 	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
-			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / sizeof(uint64)))
+			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / SIMHASH_DIR_ENTRY_SIZE))
 #define SimhashDirPages(run_npages) \
 	(((run_npages) + SIMHASH_DIR_CAPACITY - 1) / SIMHASH_DIR_CAPACITY)
-/* Pages of one table's extent: its run and the run's directory. */
-#define SimhashExtentPages(run_npages) \
-	((run_npages) + SimhashDirPages(run_npages))
 
 #define SimhashPageEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
 			SIMHASH_ENTRY_SIZE))
 #define SimhashPageEntry(page, i) \
 	((char *) PageGetContents(page) + (Size) (i) * SIMHASH_ENTRY_SIZE)
+#define SimhashDirEntries(page) \
+	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
+			SIMHASH_DIR_ENTRY_SIZE))
+#define SimhashDirEntry(page, i) \
+	((char *) PageGetContents(page) + (Size) (i) * SIMHASH_DIR_ENTRY_SIZE)
 
 static inline uint64
 simhash_entry_key(const char *e)
@@ -153,6 +217,47 @@ simhash_entry_set(char *e, uint64 key, ItemPointer tid)
 	memcpy(e + sizeof(uint64), tid, sizeof(ItemPointerData));
 }
 
+static inline BlockNumber
+simhash_dir_block(const char *e)
+{
+	BlockNumber b;
+
+	memcpy(&b, e + sizeof(uint64), sizeof(b));
+	return b;
+}
+
+static inline void
+simhash_dir_set(char *e, uint64 hikey, BlockNumber blkno)
+{
+	memcpy(e, &hikey, sizeof(hikey));
+	memcpy(e + sizeof(uint64), &blkno, sizeof(blkno));
+}
+
+/* One run of the metapage's list. */
+typedef struct SimhashRun
+{
+	uint32		gen;			/* generation of its pages */
+	BlockNumber npages;			/* run pages per table */
+	uint64		count;			/* entries per table */
+} SimhashRun;
+
+/*
+ * The run list: block 1, so that the metapage an INSERT updates stays small
+ * (GenericXLog computes a delta over the page's contents).
+ */
+typedef struct SimhashRunList
+{
+	int32		nruns;
+	int32		unused;
+	SimhashRun	runs[SIMHASH_MAX_RUNS];
+	/* first directory block of (run r, table t): run_dir[r * ntables + t] */
+	BlockNumber run_dir[SIMHASH_RUN_SLOTS];
+} SimhashRunList;
+
+/*
+ * A copy of the metapage (block 0: every field but the list) and of the
+ * run list (block 1).
+ */
 typedef struct SimhashMetaPageData
 {
 	uint32		magic;
@@ -160,42 +265,106 @@ typedef struct SimhashMetaPageData
 	int32		bits;
 	int32		blocks;
 	int32		ntables;
-	BlockNumber run_npages;		/* pages of each table's run */
-	uint64		run_count;		/* entries in each table's run */
+	uint32		gen_seq;		/* last generation handed out (runs, chains) */
+	uint32		flush_gen;		/* run a flush is writing (0: none) */
+	uint32		merge_gen;		/* run a merge is writing (0: none) */
 	BlockNumber pending_head;	/* chain filled by aminsert */
 	BlockNumber pending_tail;
-	uint64		npending;
-	BlockNumber sealed_head;	/* chain being merged (or left by a crash) */
+	uint32		pending_chain;	/* generation of the pending chain */
+	BlockNumber sealed_head;	/* chain being flushed (or left by a crash) */
+	uint32		sealed_chain;
 	BlockNumber nulls_head;
 	BlockNumber nulls_tail;
-	uint32		pending_chain;	/* id of the pending chain (0: none yet) */
-	uint32		sealed_chain;
-	uint32		chain_seq;		/* last chain id handed out */
+	uint32		unused;
+	uint64		npending;
 	uint64		nsealed;
 	uint64		nnulls;
+	uint64		flushes;		/* how many flushes have completed */
 	uint64		merges;			/* how many merges have completed */
-	BlockNumber run_start[SIMHASH_MAX_TABLES];
+	SimhashRunList list;		/* on disk: block 1 */
 } SimhashMetaPageData;
 
 typedef SimhashMetaPageData *SimhashMetaPage;
 
+/* Bytes of SimhashMetaPageData stored on the metapage. */
+#define SIMHASH_META_SIZE	offsetof(SimhashMetaPageData, list)
+
+/* The metapage's fields; never touch ->list through this pointer. */
 #define SimhashPageGetMeta(page) ((SimhashMetaPage) PageGetContents(page))
+#define SimhashPageGetRunList(page) ((SimhashRunList *) PageGetContents(page))
+
+StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + sizeof(SimhashRunList) <=
+				 BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)),
+				 "the run list must fit in a page");
+
+static inline BlockNumber
+simhash_meta_dir(const SimhashMetaPageData *meta, int r, int t)
+{
+	return meta->list.run_dir[r * meta->ntables + t];
+}
+
+/* Runs the metapage can list with this many tables. */
+static inline int
+simhash_max_runs(int ntables)
+{
+	return Min(SIMHASH_MAX_RUNS, SIMHASH_RUN_SLOTS / Max(ntables, 1));
+}
+
+/*
+ * What the cost model reads from the metapage: indexed non-NULL rows
+ * (pending included), pending entries (read whole by every scan), and sorted
+ * runs per table (each probe searches every run).
+ */
+static inline double
+simhash_meta_pending(const SimhashMetaPageData *meta)
+{
+	return (double) meta->npending + (double) meta->nsealed;
+}
+
+static inline double
+simhash_meta_rows(const SimhashMetaPageData *meta)
+{
+	double		n = simhash_meta_pending(meta);
+
+	for (int r = 0; r < meta->list.nruns; r++)
+		n += (double) meta->list.runs[r].count;
+	return n;
+}
+
+static inline int
+simhash_meta_runs(const SimhashMetaPageData *meta)
+{
+	return meta->list.nruns;
+}
+
+/* Pages of one table over all runs (what a linear pass reads). */
+static inline uint64
+simhash_meta_run_pages(const SimhashMetaPageData *meta)
+{
+	uint64		n = 0;
+
+	for (int r = 0; r < meta->list.nruns; r++)
+		n += meta->list.runs[r].npages;
+	return n;
+}
 
 /* Reloptions. */
 typedef struct SimhashOptions
 {
 	int32		vl_len_;
 	int			bits;
-	int			blocks;			/* 0: bits + 2 */
+	int			blocks;			/* 0: bits + 1 */
+	int			pending_pages;	/* pages of the pending buffer */
 } SimhashOptions;
 
 #define SIMHASH_DEFAULT_BITS	3
 #define SIMHASH_DEFAULT_EXTRA_BLOCKS	1	/* blocks = bits + 1: measured best, see README */
+#define SIMHASH_DEFAULT_PENDING_PAGES	4
 
-/* A row to place: its fingerprint and heap TID. */
+/* A row to place: its fingerprint, or a table's permuted key, and heap TID. */
 typedef struct SimhashItem
 {
-	uint64		fp;
+	uint64		key;
 	ItemPointerData tid;
 } SimhashItem;
 
@@ -207,9 +376,9 @@ typedef struct SimhashItemArray
 	int64		cap;
 } SimhashItemArray;
 
-extern void simhash_items_push(SimhashItemArray *a, uint64 fp, ItemPointer tid);
+extern void simhash_items_push(SimhashItemArray *a, uint64 key, ItemPointer tid);
 
-/* Sorts items by fingerprint, then TID (merges, the self-check). */
+/* Sorts items by key, then TID (runs, the self-check). */
 extern void simhash_sort_items(SimhashItem *items, size_t n);
 
 /* Callback of a merge: true when the heap TID is dead (VACUUM). */
@@ -220,15 +389,61 @@ extern relopt_kind simhash_relopt_kind;
 extern int	simhash_max_distance;
 extern void simhash_init_reloptions(void);
 extern void simhash_options_resolve(Relation index, int *bits, int *blocks);
+extern int	simhash_pending_pages(Relation index);
 extern sh_table *simhash_layout(int blocks, int bits, int *ntables);
-extern void simhash_init_page(Page page, uint16 flags);
-extern void simhash_init_metapage(Page page, int bits, int blocks, int ntables);
-extern Buffer simhash_new_buffer(Relation index);
-extern bool simhash_page_recyclable(Page page);
 extern uint64 simhash_datum_fp(Datum d);
 extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
+extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
 extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes);
+
+/* Pages: initialisation, allocation, retirement, recycling (pages.c) */
+extern void simhash_init_page(Page page, uint16 flags);
+extern void simhash_init_metapage(Page page, int bits, int blocks, int ntables);
+extern void simhash_init_runlist(Page page);
+extern Buffer simhash_extend_buffer(Relation index);
+extern Buffer simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
+extern bool simhash_page_recyclable(Relation heap, Page page);
+extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid);
+extern void simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
+								  IndexBulkDeleteResult *stats);
+extern Relation simhash_open_heap(Relation index);
+
+/* Writing one table's run, page by page (runs.c): build, flush, merge. */
+typedef struct SimhashRunWriter
+{
+	Relation	index;
+	Relation	heap;
+	bool		concurrent;		/* WAL-log each page, take free pages */
+	int			table;
+	uint32		gen;
+	PGAlignedBlock image;		/* the page being filled */
+	int			n;				/* entries on it */
+	uint64		count;
+	char	   *dir;			/* directory entries, one per page */
+	BlockNumber npages;
+	BlockNumber dircap;
+} SimhashRunWriter;
+
+extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap,
+							  bool concurrent, int table, uint32 gen);
+extern void simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid);
+extern BlockNumber simhash_run_finish(SimhashRunWriter *w);
+extern void simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items,
+									  int64 nitems, const sh_table *tables, int ntables,
+									  bool concurrent, uint32 gen, BlockNumber *dir,
+									  BlockNumber *npages, bool progress);
+
+/* Flushes and merges (runs.c) */
+extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead,
+						  void *dead_state, IndexBulkDeleteResult *stats);
+extern void simhash_insert_merges(Relation index, Relation heap);
+extern void simhash_clear_interrupted(Relation index, bool flush);
+extern void simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead,
+							void *dead_state, BufferAccessStrategy strategy,
+							IndexBulkDeleteResult *stats);
+extern int64 simhash_pending_limit(Relation index);
+extern int	simhash_run_level(uint64 count, int64 pending_rows);
 
 /* AM callbacks */
 extern bytea *simhash_options(Datum reloptions, bool validate);
@@ -257,17 +472,6 @@ extern void simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 extern bool simhash_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void simhash_endscan(IndexScanDesc scan);
-
-/* Runs and merges (merge.c) */
-extern void simhash_write_runs(Relation index, SimhashItem *items, int64 nitems,
-							   const sh_table *tables, int ntables,
-							   BlockNumber *run_start, BlockNumber *run_npages,
-							   bool use_fsm, uint32 gen);
-extern void simhash_merge(Relation index, SimhashDeadCallback dead, void *dead_state,
-						  IndexBulkDeleteResult *stats);
-extern void simhash_sort_keys(uint64 *keys, ItemPointerData *tids, int64 n);
-extern int64 simhash_pending_limit(const SimhashMetaPageData *meta);
-extern void simhash_recycle_pages(Relation index, IndexBulkDeleteResult *stats);
 
 /* The self-check (check.c); the caller holds ShareLock on both relations. */
 extern void simhash_check_index(Relation heap, Relation index);

@@ -1,5 +1,6 @@
 /*
- * utils.c — handler, reloptions, page initialisation and allocation.
+ * utils.c — handler, reloptions, table layout, metapage reading, probe
+ * planning.
  */
 #include "simhash_am.h"
 
@@ -7,18 +8,7 @@
 #include "catalog/index.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
-#include "storage/indexfsm.h"
-#include "storage/lmgr.h"
-#include "utils/snapmgr.h"
-
-#define ST_SORT simhash_sort_items
-#define ST_ELEMENT_TYPE SimhashItem
-#define ST_COMPARE(a, b) \
-	((a)->fp < (b)->fp ? -1 : (a)->fp > (b)->fp ? 1 : \
-	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
-#define ST_SCOPE
-#define ST_DEFINE
-#include "lib/sort_template.h"
+#include "utils/builtins.h"
 
 relopt_kind simhash_relopt_kind;
 
@@ -85,6 +75,9 @@ simhash_init_reloptions(void)
 	add_int_reloption(simhash_relopt_kind, "blocks",
 					  "Number of blocks the 64 bits are cut into (0: bits + 1)",
 					  0, 0, 16, AccessExclusiveLock);
+	add_int_reloption(simhash_relopt_kind, "pending_pages",
+					  "Pages of the pending buffer; an insert that fills it turns it into a sorted run",
+					  SIMHASH_DEFAULT_PENDING_PAGES, 1, 1024, ShareUpdateExclusiveLock);
 }
 
 /* The pair (bits, blocks) must give between 1 and SIMHASH_MAX_TABLES tables. */
@@ -114,6 +107,7 @@ simhash_options(Datum reloptions, bool validate)
 	static const relopt_parse_elt tab[] = {
 		{"bits", RELOPT_TYPE_INT, offsetof(SimhashOptions, bits)},
 		{"blocks", RELOPT_TYPE_INT, offsetof(SimhashOptions, blocks)},
+		{"pending_pages", RELOPT_TYPE_INT, offsetof(SimhashOptions, pending_pages)},
 	};
 	SimhashOptions *opts;
 
@@ -135,6 +129,15 @@ simhash_options_resolve(Relation index, int *bits, int *blocks)
 	*bits = opts ? opts->bits : SIMHASH_DEFAULT_BITS;
 	*blocks = opts && opts->blocks ? opts->blocks : *bits + SIMHASH_DEFAULT_EXTRA_BLOCKS;
 	simhash_check_layout(*bits, *blocks);
+}
+
+/* The pending buffer's size in pages (reloption pending_pages). */
+int
+simhash_pending_pages(Relation index)
+{
+	SimhashOptions *opts = (SimhashOptions *) index->rd_options;
+
+	return opts && opts->pending_pages > 0 ? opts->pending_pages : SIMHASH_DEFAULT_PENDING_PAGES;
 }
 
 sh_table *
@@ -170,100 +173,85 @@ simhash_buildphasename(int64 phasenum)
 	}
 }
 
-void
-simhash_init_page(Page page, uint16 flags)
-{
-	SimhashPageOpaque opaque;
-
-	PageInit(page, BLCKSZ, sizeof(SimhashPageOpaqueData));
-	opaque = SimhashPageGetOpaque(page);
-	opaque->flags = flags;
-	opaque->next = InvalidBlockNumber;
-	opaque->page_id = SIMHASH_PAGE_ID;
-}
-
-void
-simhash_init_metapage(Page page, int bits, int blocks, int ntables)
-{
-	SimhashMetaPage meta;
-	int			i;
-
-	simhash_init_page(page, SIMHASH_META);
-	meta = SimhashPageGetMeta(page);
-	memset(meta, 0, sizeof(SimhashMetaPageData));
-	meta->magic = SIMHASH_MAGIC;
-	meta->version = SIMHASH_VERSION;
-	meta->bits = bits;
-	meta->blocks = blocks;
-	meta->ntables = ntables;
-	meta->pending_head = meta->pending_tail = InvalidBlockNumber;
-	meta->sealed_head = InvalidBlockNumber;
-	meta->nulls_head = meta->nulls_tail = InvalidBlockNumber;
-	for (i = 0; i < SIMHASH_MAX_TABLES; i++)
-		meta->run_start[i] = InvalidBlockNumber;
-	((PageHeader) page)->pd_lower = (char *) meta + sizeof(SimhashMetaPageData) - (char *) page;
-}
-
-bool
-simhash_page_recyclable(Page page)
-{
-	SimhashPageOpaque opaque;
-
-	if (PageIsNew(page))
-		return true;
-	opaque = SimhashPageGetOpaque(page);
-	return (opaque->flags & SIMHASH_DELETED) != 0 &&
-		GlobalVisCheckRemovableFullXid(NULL, opaque->safexid);
-}
-
-/*
- * A new page for a pending or NULLs chain, exclusively locked, by extending
- * the relation.  Only merges (one at a time, under the merge lock) take
- * pages from the FSM, so a recycled page can never be handed out twice.
- */
-Buffer
-simhash_new_buffer(Relation index)
-{
-	Buffer		buf;
-
-	LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBuffer(index, P_NEW);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	UnlockRelationForExtension(index, ExclusiveLock);
-	return buf;
-}
-
 uint64
 simhash_datum_fp(Datum d)
 {
 	return (uint64) DatumGetInt64(d);
 }
 
+/*
+ * A metapage this code can read: the magic number, then the format version
+ * (an index written by an older release must be rebuilt).
+ */
+void
+simhash_check_meta(Relation index, const SimhashMetaPageData *meta)
+{
+	if (meta->magic != SIMHASH_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a simhash index: bad metapage",
+						RelationGetRelationName(index))));
+	if (meta->version != SIMHASH_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("simhash index \"%s\" has on-disk format version %u, this release reads version %d",
+						RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
+				 errhint("REINDEX INDEX %s; to rebuild it in the current format.",
+						 quote_identifier(RelationGetRelationName(index)))));
+	if (meta->ntables < 1 || meta->ntables > SIMHASH_MAX_TABLES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\": metapage says %d tables",
+						RelationGetRelationName(index), meta->ntables),
+				 errhint("REINDEX the index.")));
+}
+
+/* The run list (block 1) into copy->list; the caller holds the metapage lock. */
+static void
+read_runlist(Relation index, SimhashMetaPageData *copy)
+{
+	Buffer		buf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
+	Page		page;
+	bool		ok;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	ok = !PageIsNew(page) && (SimhashPageGetOpaque(page)->flags & SIMHASH_RUNLIST);
+	if (ok)
+		memcpy(&copy->list, SimhashPageGetRunList(page), sizeof(SimhashRunList));
+	UnlockReleaseBuffer(buf);
+	if (!ok || copy->list.nruns < 0 || copy->list.nruns > simhash_max_runs(copy->ntables))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\": block %u is not a valid run list",
+						RelationGetRelationName(index), SIMHASH_RUNLIST_BLKNO),
+				 errhint("REINDEX the index.")));
+}
+
+/* A copy of the metapage, checked. */
 void
 simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 {
 	Buffer		buf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
 	Page		page;
-	SimhashMetaPage meta;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	meta = SimhashPageGetMeta(page);
-	if (PageIsNew(page) || meta->magic != SIMHASH_MAGIC ||
-		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
-		SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
-		SimhashPageGetOpaque(page)->flags != SIMHASH_META)
+	memset(copy, 0, sizeof(SimhashMetaPageData));
+	if (!PageIsNew(page))
+		memcpy(copy, SimhashPageGetMeta(page), SIMHASH_META_SIZE);
+	if (!PageIsNew(page) && copy->magic == SIMHASH_MAGIC &&
+		(((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
+		 SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
+		 SimhashPageGetOpaque(page)->flags != SIMHASH_META))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a simhash index: bad metapage at block %u",
-						RelationGetRelationName(index), SIMHASH_METAPAGE_BLKNO)));
-	if (meta->version != SIMHASH_VERSION)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\" has version %u, expected %d",
-						RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
+				 errmsg("simhash index \"%s\": block %u is not a valid metapage",
+						RelationGetRelationName(index), SIMHASH_METAPAGE_BLKNO),
 				 errhint("REINDEX the index.")));
-	memcpy(copy, meta, sizeof(SimhashMetaPageData));
+	/* an error releases the buffer with the transaction */
+	simhash_check_meta(index, copy);
+	read_runlist(index, copy);
 	UnlockReleaseBuffer(buf);
 }
 
@@ -318,22 +306,9 @@ simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes
 		*nprobes = variants * meta->ntables;
 	if (flips == 0)
 		return 0;
-	/* a probe costs a few page reads; linear reads run_npages pages */
-	if (flips > 3 || variants * meta->ntables * 4 > (double) meta->run_npages)
+	/* a probe costs a few page reads per run; linear reads every run page */
+	if (flips > 3 ||
+		variants * meta->ntables * 4 * Max(meta->list.nruns, 1) > (double) simhash_meta_run_pages(meta))
 		return -1;
 	return flips;
-}
-
-void
-simhash_items_push(SimhashItemArray *a, uint64 fp, ItemPointer tid)
-{
-	if (a->n == a->cap)
-	{
-		a->cap = Max(1024, a->cap * 2);
-		a->items = a->items ? repalloc_huge(a->items, a->cap * sizeof(SimhashItem))
-			: MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
-	}
-	a->items[a->n].fp = fp;
-	a->items[a->n].tid = *tid;
-	a->n++;
 }

@@ -1,12 +1,13 @@
 /*
- * vacuum.c — bulk delete (a merge that drops dead TIDs), cleanup (merge of
- * a pending list, recycling of retired pages into the FSM).
+ * vacuum.c — bulk delete (flush the pending buffer without its dead
+ * entries, rewrite the runs that hold dead TIDs) and cleanup (flush,
+ * compact the runs, recycle retired pages through the FSM).
  */
 #include "simhash_am.h"
 
+#include "access/table.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
-#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 
 typedef struct DeadState
@@ -23,105 +24,157 @@ is_dead(ItemPointer tid, void *arg)
 	return ds->callback(tid, ds->state);
 }
 
+/*
+ * Remove dead TIDs in place from a chain (pending, sealed or NULLs); returns
+ * how many were removed.
+ */
+static uint64
+vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
+			 IndexBulkDeleteResult *stats)
+{
+	uint64		removed = 0;
+
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+											 info->strategy);
+		GenericXLogState *state;
+		Page		page;
+		int			n,
+					i,
+					kept = 0;
+
+		vacuum_delay_point();
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(info->index);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		n = SimhashPageEntries(page);
+		for (i = 0; i < n; i++)
+		{
+			char	   *ent = SimhashPageEntry(page, i);
+			ItemPointerData tid;
+
+			simhash_entry_tid(ent, &tid);
+			if (is_dead(&tid, ds))
+			{
+				stats->tuples_removed += 1;
+				removed++;
+				continue;
+			}
+			if (kept != i)
+				memmove(SimhashPageEntry(page, kept), ent, SIMHASH_ENTRY_SIZE);
+			kept++;
+		}
+		blkno = SimhashPageGetOpaque(page)->next;
+		if (kept != n)
+		{
+			((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
+			GenericXLogFinish(state);
+		}
+		else
+			GenericXLogAbort(state);
+		UnlockReleaseBuffer(buf);
+	}
+	return removed;
+}
+
+/* Subtract removed entries from the chains' counts in the metapage. */
+static void
+uncount(Relation index, uint64 pending, uint64 sealed, uint64 nulls)
+{
+	Buffer		metabuf;
+	GenericXLogState *state;
+	SimhashMetaPage m;
+
+	if (pending + sealed + nulls == 0)
+		return;
+	metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	m->npending -= Min(pending, m->npending);
+	m->nsealed -= Min(sealed, m->nsealed);
+	m->nnulls -= Min(nulls, m->nnulls);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+}
+
+static void
+count_tuples(Relation index, IndexBulkDeleteResult *stats)
+{
+	SimhashMetaPageData meta;
+
+	simhash_read_meta(index, &meta);
+	stats->num_index_tuples = simhash_meta_rows(&meta) + meta.nnulls;
+}
+
 IndexBulkDeleteResult *
 simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				   IndexBulkDeleteCallback callback, void *callback_state)
 {
+	Relation	index = info->index;
+	Relation	heap = simhash_open_heap(index);
 	DeadState	ds = {callback, callback_state};
+	SimhashMetaPageData meta;
+	uint64		pending = 0,
+				sealed = 0,
+				nulls;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	/* a second pass of the same VACUUM recounts what is left */
-	stats->num_index_tuples = 0;
-	LockPage(info->index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
-	simhash_merge(info->index, is_dead, &ds, stats);
-	UnlockPage(info->index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
-	return stats;
-}
 
-static bool
-in_current_run(const SimhashMetaPageData *meta, BlockNumber blkno, int table)
-{
-	return table < meta->ntables && BlockNumberIsValid(meta->run_start[table]) &&
-		blkno >= meta->run_start[table] &&
-		blkno < meta->run_start[table] + SimhashExtentPages(meta->run_npages);
-}
-
-/*
- * Put recyclable pages into the FSM; retire RUN/DIR pages no run references
- * (written by a merge that failed before switching the metapage).  Runs
- * under the merge lock.  stats may be NULL.
- */
-void
-simhash_recycle_pages(Relation index, IndexBulkDeleteResult *stats)
-{
-	SimhashMetaPageData meta;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	BlockNumber blkno;
-
-	simhash_read_meta(index, &meta);
-	if (stats)
-		stats->pages_free = 0;
-	for (blkno = SIMHASH_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	/*
+	 * The pending buffer: flushed without its dead entries, or cleaned in
+	 * place if the run list is full.  Under the flush lock, so that no flush
+	 * copies a dead entry into a run meanwhile; entries inserted later are
+	 * not dead (their heap tuples outlive this VACUUM's scan).
+	 */
+	LockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
+	if (!simhash_flush(index, heap, is_dead, &ds, stats))
 	{
-		Buffer		buf;
-		Page		page;
-		bool		orphan = false;
-
-		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (simhash_page_recyclable(page))
-		{
-			RecordFreeIndexPage(index, blkno);
-			if (stats)
-				stats->pages_free++;
-		}
-		else if ((SimhashPageGetOpaque(page)->flags & (SIMHASH_RUN | SIMHASH_DIR)) &&
-				 !in_current_run(&meta, blkno, SimhashPageGetOpaque(page)->table))
-			orphan = true;
-		UnlockReleaseBuffer(buf);
-		if (orphan)
-		{
-			GenericXLogState *state;
-			SimhashPageOpaque opaque;
-
-			buf = ReadBuffer(index, blkno);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			state = GenericXLogStart(index);
-			opaque = SimhashPageGetOpaque(GenericXLogRegisterBuffer(state, buf, 0));
-			opaque->flags = SIMHASH_DELETED;
-			opaque->safexid = ReadNextFullTransactionId();
-			GenericXLogFinish(state);
-			UnlockReleaseBuffer(buf);
-		}
+		simhash_read_meta(index, &meta);
+		pending = vacuum_chain(info, meta.pending_head, &ds, stats);
+		sealed = vacuum_chain(info, meta.sealed_head, &ds, stats);
+		uncount(index, pending, sealed, 0);
 	}
-	if (stats)
-		stats->num_pages = nblocks;
-	IndexFreeSpaceMapVacuum(index);
+	UnlockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
+	simhash_read_meta(index, &meta);
+	nulls = vacuum_chain(info, meta.nulls_head, &ds, stats);
+	uncount(index, 0, 0, nulls);
+
+	/* the runs: compaction drops dead entries, other runs holding one are rewritten */
+	LockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
+	simhash_compact(index, heap, is_dead, &ds, info->strategy, stats);
+	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
+
+	count_tuples(index, stats);
+	table_close(heap, NoLock);
+	return stats;
 }
 
 IndexBulkDeleteResult *
 simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
+	Relation	heap;
 
 	if (info->analyze_only)
 		return stats;
-	LockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+	heap = simhash_open_heap(index);
 	if (stats == NULL)
-	{
-		SimhashMetaPageData meta;
-
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
-		simhash_read_meta(index, &meta);
-		if (meta.npending > 0 || BlockNumberIsValid(meta.sealed_head))
-			simhash_merge(index, NULL, NULL, NULL);
-		simhash_read_meta(index, &meta);
-		stats->num_index_tuples = meta.run_count + meta.npending + meta.nnulls;
-	}
-	simhash_recycle_pages(index, stats);
-	UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+	LockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
+	simhash_flush(index, heap, NULL, NULL, NULL);
+	simhash_clear_interrupted(index, true);
+	UnlockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
+
+	LockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
+	simhash_clear_interrupted(index, false);
+	simhash_compact(index, heap, NULL, NULL, info->strategy, NULL);
+	simhash_recycle_pages(index, heap, info->strategy, stats);
+	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
+
+	count_tuples(index, stats);
+	table_close(heap, NoLock);
 	return stats;
 }

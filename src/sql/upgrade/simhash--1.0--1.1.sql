@@ -6,6 +6,16 @@
 -- prints what is missing or extra.
 \echo Use "ALTER EXTENSION simhash UPDATE TO '1.1'" to load this file. \quit
 
+-- the runs of the log-structured index
+CREATE FUNCTION simhash_index_runs(index regclass,
+    OUT kind text, OUT generation bigint, OUT level int, OUT entries bigint, OUT pages bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_index_runs(regclass) IS
+    'the sorted runs of a simhash index (largest first: generation, level, entries per table, pages over all tables), then its pending buffer and NULLs chain, and a flush or merge under way or interrupted';
+REVOKE ALL ON FUNCTION simhash_index_runs(regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION simhash_index_runs(regclass) TO pg_stat_scan_tables;
+
 -- simhash_index_check runs the index's expressions as the table owner; only
 -- owners (and superusers) may check a table, and only roles granted EXECUTE.
 REVOKE EXECUTE ON FUNCTION simhash_index_check(regclass) FROM PUBLIC;

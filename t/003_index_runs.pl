@@ -1,0 +1,157 @@
+# The log-structured index on disk: an index of an older on-disk format is
+# refused with a REINDEX hint (not misread); a server killed in the middle of
+# a merge recovers to an index that answers as a sequential scan, and the
+# next VACUUM retires the pages the interrupted merge had written.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('runs');
+$node->init;
+$node->append_conf('postgresql.conf', qq(
+restart_after_crash = on
+checkpoint_timeout = '1h'
+max_wal_size = '4GB'
+autovacuum = off
+jit = off
+));
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION simhash');
+
+# ---- 1. an index written in an older format -----------------------------
+$node->safe_psql('postgres', q{
+CREATE TABLE old (id int, fp simhash);
+INSERT INTO old SELECT i, ('x' || md5(i::text))::bit(64)::simhash FROM generate_series(1, 2000) i;
+CREATE INDEX old_fp ON old USING simhash (fp);
+CHECKPOINT;
+});
+my $path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('old_fp')");
+$node->stop;
+# the metapage: page header (24 bytes), then magic (4 bytes) and version (4 bytes)
+open(my $fh, '+<:raw', $path) or die "open $path: $!";
+seek($fh, 24, 0);
+read($fh, my $head, 8);
+my ($magic, $version) = unpack('VV', $head);
+is(sprintf('%08x', $magic), '53484958', 'the metapage starts with the magic number');
+seek($fh, 28, 0);
+print $fh pack('V', 2);
+close($fh);
+$node->start;
+
+my ($rc, $out, $err) = $node->psql('postgres', q{SET enable_seqscan = off;
+SELECT count(*) FROM old WHERE fp % ('x' || md5('5'))::bit(64)::simhash});
+isnt($rc, 0, 'a scan of an old-format index fails');
+like($err, qr/has on-disk format version 2, this release reads version \d+/, 'the error names both versions');
+like($err, qr/HINT:\s+REINDEX INDEX old_fp/, 'the hint says REINDEX');
+($rc, $out, $err) = $node->psql('postgres', q{INSERT INTO old VALUES (0, '0123456789abcdef')});
+like($err, qr/has on-disk format version 2/, 'an insert into it fails the same way');
+($rc, $out, $err) = $node->psql('postgres', q{SELECT simhash_index_check('old_fp')});
+like($err, qr/has on-disk format version 2/, 'so does the self-check');
+$node->safe_psql('postgres', 'REINDEX INDEX old_fp');
+is($node->safe_psql('postgres', q{SET enable_seqscan = off;
+SELECT count(*) FROM old WHERE fp % ('x' || md5('5'))::bit(64)::simhash}), '1', 'after REINDEX the index answers');
+
+# ---- 2. SIGKILL of the server in the middle of a merge -----------------
+my $queries = q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT q.id, r, (SELECT array_agg(id ORDER BY id) FROM t WHERE simhash_within(fp, q.fp, r))
+  FROM t q, generate_series(0, 4) r WHERE q.id % 4999 = 0 ORDER BY 1, 2;
+SELECT q.id, (SELECT array_agg(d) FROM (SELECT fp <~> q.fp AS d FROM t ORDER BY fp <~> q.fp LIMIT 8) s)
+  FROM t q WHERE q.id % 9973 = 0 ORDER BY 1;
+};
+my $seqscan = $queries =~ s/SET enable_seqscan = off; SET enable_bitmapscan = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r;
+
+sub check_index
+{
+	my ($step) = @_;
+	my $by_index = $node->safe_psql('postgres', $queries);
+	my $by_seqscan = $node->safe_psql('postgres', $seqscan);
+	ok(length($by_index) > 500, "$step: queries return rows");
+	is($by_index, $by_seqscan, "$step: index scan = sequential scan");
+	my ($rc, $out, $err) = $node->psql('postgres', "SELECT simhash_index_check('t_fp')");
+	is($rc, 0, "$step: simhash_index_check passes");
+	diag($err) if $rc != 0;
+}
+
+sub kill_server
+{
+	my $pid = $node->{_pid};
+	my @children = split /\s+/, `pgrep -P $pid`;
+	$node->kill9;
+	kill 'KILL', grep { /^\d+$/ } @children;
+	for my $child (grep { /^\d+$/ } @children)
+	{
+		usleep(50_000) while kill 0, $child;
+	}
+	$node->start;
+}
+
+sub rows_sql
+{
+	my ($from, $to) = @_;
+	return qq{INSERT INTO t SELECT i, (('x' || md5((i / 4)::text))::bit(64)::bigint # (7::bigint << (i % 60)))::simhash
+	            FROM generate_series($from, $to) i};
+}
+
+$node->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, fp simhash)');
+$node->safe_psql('postgres', rows_sql(1, 150000));
+$node->safe_psql('postgres', 'CREATE INDEX t_fp ON t USING simhash (fp) WITH (bits = 3, blocks = 5, pending_pages = 1)');
+
+# Each round adds rows as small runs, then VACUUM merges every run (the new
+# ones hold more than a quarter of the large one); the server is killed
+# once the merge has begun.  Retried until a kill lands inside a merge.
+my $interrupted = 0;
+my $next = 150001;
+for my $round (1 .. 6)
+{
+	last if $interrupted;
+	$node->safe_psql('postgres', rows_sql($next, $next + 59999));
+	$next += 60000;
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	my $vac = $node->background_psql('postgres', on_error_stop => 0);
+	$vac->query_until(qr/started/, "\\echo started\nVACUUM t;\n");
+	# wait until the merge has written part of its run
+	my $size0 = $node->safe_psql('postgres', "SELECT pg_relation_size('t_fp')");
+	$node->poll_query_until('postgres',
+		"SELECT pg_relation_size('t_fp') > $size0 + 2 * 8192 * 100 OR NOT EXISTS (SELECT FROM pg_stat_activity WHERE query = 'VACUUM t;' AND state = 'active')")
+	  or die 'VACUUM did not progress';
+	kill_server();
+	eval { $vac->quit; };
+	$interrupted = $node->safe_psql('postgres',
+		"SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'merge'");
+	note "round $round: merge interrupted: $interrupted";
+}
+ok($interrupted, 'the server was killed in the middle of a merge');
+check_index('crash mid-merge');
+$node->safe_psql('postgres', 'VACUUM t');
+is($node->safe_psql('postgres', "SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind IN ('merge', 'flush')"),
+	'0', 'VACUUM forgets the interrupted merge');
+check_index('VACUUM after the crash');
+
+# No page leaks: once the retired pages are past every snapshot (an xid is
+# consumed, then VACUUM sweeps), every page but the metapage and the run
+# list is referenced by a run or a chain, or free in the FSM.
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_freespacemap');
+$node->safe_psql('postgres', 'SELECT txid_current()');
+$node->safe_psql('postgres', 'VACUUM t');
+my $pages_sql = q{SELECT pg_relation_size('t_fp') / 8192 - 2 AS total,
+  (SELECT sum(pages) FROM simhash_index_runs('t_fp')) AS used,
+  (SELECT count(*) FROM pg_freespace('t_fp') WHERE avail > 0) AS free};
+my ($total, $used, $free) = split /\|/, $node->safe_psql('postgres', $pages_sql);
+note "after the crash and two VACUUMs: $total pages, $used used, $free free";
+cmp_ok($free, '>', 0, 'pages of the interrupted merge and of the merged runs are free');
+is($used + $free, $total, "every page is used or free ($used + $free = $total)");
+
+# the free pages are reused: new rows and deletes, VACUUM rewrites the runs
+$node->safe_psql('postgres', rows_sql($next, $next + 5999));
+$node->safe_psql('postgres', 'DELETE FROM t WHERE id % 5 = 0');
+$node->safe_psql('postgres', 'VACUUM t');
+check_index('inserts, deletes and VACUUM after the crash');
+my ($total2) = split /\|/, $node->safe_psql('postgres', $pages_sql);
+cmp_ok($total2, '<=', $total * 1.05, "the file barely grows ($total2 <= 1.05 x $total pages): free pages were reused");
+
+$node->stop;
+done_testing();
