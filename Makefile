@@ -80,7 +80,7 @@ unit-asan: test/unit_tests_asan
 	./test/unit_tests_asan
 
 # ---- style and static analysis (C++ core, tests, tools) ------------------------
-CXX_STYLE_FILES = $(CORE_SRCS) $(filter %.hpp,$(CORE_HDRS)) $(UNIT_SRCS) $(wildcard src/cli/*.cpp src/cli/*.hpp)
+CXX_STYLE_FILES = $(CORE_SRCS) $(filter %.hpp,$(CORE_HDRS)) $(UNIT_SRCS) $(wildcard src/cli/*.cpp src/cli/*.hpp) $(wildcard test/fuzz/*.cpp test/fuzz/*.hpp)
 format:
 	clang-format -i $(CXX_STYLE_FILES)
 
@@ -125,3 +125,30 @@ valgrind:
 	bash test/valgrind.sh
 
 .PHONY: valgrind
+
+# ---- libFuzzer targets (test/fuzz/; clang-14, not part of the module) --------
+# make fuzz runs every target for FUZZ_SECONDS (default 300) each; make test
+# runs them for a few seconds (test/fuzz/run.sh).  The core is compiled again
+# with clang's coverage and sanitizers into test/fuzz/build/.
+FUZZ_CXX      ?= clang++-14
+FUZZ_SECONDS  ?= 300
+FUZZ_CXXFLAGS  = -std=c++17 -O1 -g -Wall -Wextra -Werror $(CORE_INC) -Isrc/cli -fno-omit-frame-pointer \
+                 -fno-sanitize-recover=all
+FUZZ_SANITIZE  = address,undefined
+FUZZ_CORE_OBJS = $(patsubst src/core/%.cpp,test/fuzz/build/core/%.o,$(CORE_SRCS))
+FUZZ_TARGETS   = $(patsubst test/fuzz/%.cpp,test/fuzz/build/%,$(wildcard test/fuzz/fuzz_*.cpp))
+
+test/fuzz/build/core/%.o: src/core/%.cpp $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SANITIZE) -c -o $@ $<
+
+test/fuzz/build/fuzz_%: test/fuzz/fuzz_%.cpp test/fuzz/fuzz.hpp $(wildcard src/cli/*.hpp) $(FUZZ_CORE_OBJS)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer,$(FUZZ_SANITIZE) -o $@ $< $(FUZZ_CORE_OBJS) $(CORE_LIBS)
+
+fuzz-build: $(FUZZ_TARGETS)
+
+fuzz: fuzz-build
+	bash test/fuzz/run.sh $(FUZZ_SECONDS)
+
+.PHONY: fuzz fuzz-build
+EXTRA_CLEAN += test/fuzz/build

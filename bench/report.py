@@ -324,6 +324,7 @@ def main():
     section_insert(out)
     section_external(out, "batch", "Batch: find_all / find_clusters")
     section_memory(out)
+    section_external(out, "citus", "Scale-out: one node vs Citus coordinator + 2 workers")
     q = fragment("quality.md")
     out.append("## Quality: does distance ≤ k mean near-duplicate?\n")
     out.append(q + "\n" if q else "Not measured yet: run `make quality`.\n")

@@ -3,7 +3,7 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep batch memory ingest"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep batch memory ingest citus"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
@@ -13,12 +13,13 @@
 # bench/index_bench.sh and bench/batch_bench.sh, run when they exist; sweep
 # (index vs seqscan over N and k) is bench/index_sweep.sh -> index_sweep.csv;
 # ingest (the index under continuous ingestion) is bench/ingest.sh.
+# citus (one node vs coordinator + 2 workers) is bench/citus.sh, skipped without Citus.
 # Only the parts that run lose their old results; the report is regenerated
 # from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep batch memory ingest"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep batch memory ingest citus"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 

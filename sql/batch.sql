@@ -108,6 +108,7 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE w.c = coalesce(f.cluster, w.i)) 
 
 -- Long computations honour cancellation (here a statement timeout): 200000
 -- hashes at distance 40 test all 2*10^10 pairs, far longer than the timeout.
+SET work_mem = '64MB';
 SET statement_timeout = '2s';
 SELECT count(*) FROM simhash_find_all(
     ARRAY(SELECT hashint8(i)::bigint << 32 | i FROM generate_series(1, 200000) i), 40);
@@ -115,4 +116,37 @@ SELECT max(c) FROM (
     SELECT simhash_cluster(hashint8(i)::bigint << 32 | i, 40) OVER () AS c
       FROM generate_series(1, 200000) i) s;
 RESET statement_timeout;
+RESET work_mem;
 SELECT 'still usable' AS after_cancel, count(*) FROM simhash_find_all(ARRAY[1, 3]::bigint[], 1);
+
+-- Working memory stays within work_mem.  The core's need is known from the
+-- number of fingerprints: beyond work_mem, the call fails before it starts
+-- (53200, with the work_mem it would take).
+\set VERBOSITY sqlstate
+SET work_mem = '1MB';
+SELECT count(*) FROM simhash_find_all(array_fill('1'::simhash, ARRAY[100000]), 0);
+SELECT count(*) FROM simhash_find_clusters(array_fill('1'::simhash, ARRAY[100000]), 0);
+SELECT count(DISTINCT c) FROM (
+    SELECT simhash_cluster('1'::simhash, 0) OVER () AS c FROM generate_series(1, 100000)) s;
+\set VERBOSITY default
+SELECT count(*) FROM simhash_find_all(array_fill('1'::simhash, ARRAY[100000]), 0);
+-- 5000 fingerprints fit in 1 MB
+SELECT count(*) FROM simhash_find_clusters(array_fill('1'::simhash, ARRAY[5000]), 0);
+-- Within work_mem, the pairs are streamed into the result, which spills to
+-- disk: 100000 equal fingerprints make 5*10^9 pairs, which meet
+-- temp_file_limit (53400) or a statement timeout (57014) long before memory
+-- could grow, and the session carries on.
+SET work_mem = '64MB';
+SET temp_file_limit = '10MB';
+\set VERBOSITY sqlstate
+SELECT count(*) FROM simhash_find_all(array_fill('1'::simhash, ARRAY[100000]), 0);
+RESET temp_file_limit;
+SET statement_timeout = '1s';
+SELECT count(*) FROM simhash_find_all(array_fill('1'::simhash, ARRAY[100000]), 0);
+RESET statement_timeout;
+\set VERBOSITY default
+-- The clusters of the same input fit: one cluster of 100000.
+SELECT count(*), count(DISTINCT cluster) FROM simhash_find_clusters(array_fill('1'::simhash, ARRAY[100000]), 0);
+SELECT count(DISTINCT c) FROM (
+    SELECT simhash_cluster('1'::simhash, 0) OVER () AS c FROM generate_series(1, 100000)) s;
+RESET work_mem;

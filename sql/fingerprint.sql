@@ -64,6 +64,17 @@ SELECT simhash_agg(f) AS agg, simhash_compute(array_agg(f)) AS compute
 SELECT simhash_agg(f, w) FROM (VALUES (x'FF'::bigint, 1.0), (x'0F'::bigint, 3.0)) v(f, w);
 SELECT simhash_agg(f) AS no_rows FROM (SELECT 1::bigint f WHERE false) s;
 SELECT simhash_agg(f, 'NaN') FROM (VALUES (1::bigint)) v(f);
+-- weights near the largest float8 never overflow the sums: every one of the
+-- 120 orders of these five rows gives the same fingerprint, 1 (bit 0 sums to
+-- +1, bit 1 and bit 2 to -1, every other bit to -4 * 1.7e308 - 1)
+WITH v(k, f, w) AS (VALUES (1, 3::bigint, 1.7e308::float8), (2, 1, 1.7e308), (3, 6, 1.7e308),
+                           (4, 4, 1.7e308), (5, 1, 1)),
+     orders AS (SELECT ARRAY[a.k, b.k, c.k, d.k, e.k] AS o
+                  FROM v a, v b, v c, v d, v e
+                 WHERE cardinality(ARRAY(SELECT DISTINCT x FROM unnest(ARRAY[a.k, b.k, c.k, d.k, e.k]) x)) = 5)
+SELECT count(*) AS orders, count(DISTINCT fp) AS results, min(fp::text) AS fp
+  FROM (SELECT (SELECT simhash_agg(v.f, v.w ORDER BY array_position(orders.o, v.k)) FROM v) AS fp
+          FROM orders) s;
 -- parallel aggregation agrees with serial
 CREATE TABLE feats AS SELECT g AS grp, hashint8(i) * 2654435761::bigint AS f
   FROM generate_series(1, 40000) i, LATERAL (SELECT i % 3 AS g) s;

@@ -56,9 +56,17 @@ CREATE EXTENSION simhash;
 SELECT current_setting('server_encoding') AS server_encoding;
 SELECT html_text('<p>Café crème &eacute;t&eacute;</p>') AS latin1_text,
        simhash_html('<p>Café crème &eacute;t&eacute;</p>') = :'utf8_value' AS same_in_latin1;
--- a character the server encoding lacks: html_text cannot return it, simhash_html still fingerprints
+-- a character the server encoding lacks becomes "?" in html_text; simhash_html fingerprints it
 SELECT simhash_html('<p>&#x4E2D;&#25991; text</p>') = :'cjk_value' AS fingerprints_anyway;
 SELECT html_text('<p>&#x4E2D;&#25991;</p>');
+-- C0 and C1 control bytes (Windows-1252 quotes stored as LATIN1 are C1
+-- controls), which the parser turns into U+FFFD: "?" too, the rest intact
+SELECT html_text(convert_from('\x3c703e636166e920933f9420c3a90120610b62853c2f703e'::bytea, 'LATIN1'));
+SELECT count(*) AS pages, count(html_text(p)) AS texts FROM (
+    SELECT convert_from(decode(string_agg(lpad(to_hex((i * 37 + j * 101) % 256), 2, '0'), ''), 'hex'), 'LATIN1') AS p
+      FROM generate_series(1, 50) i, generate_series(1, 200) j
+     WHERE (i * 37 + j * 101) % 256 <> 0
+     GROUP BY i) s;
 \c contrib_regression
 DROP DATABASE simhash_html_latin1;
 -- SQL_ASCII: valid UTF-8 is parsed as such; other bytes are rejected with the conversion error

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <set>
 #include <string>
 
 TEST(Distance, CountsDifferingBits)
@@ -111,4 +113,54 @@ TEST(Vote, HeavierFeatureWins)
     sh_vote_add(sums, 0xFF, 1.0);
     sh_vote_add(sums, 0x0F, 3.0);
     EXPECT_EQ(sh_vote_result(sums), 0x0FULL);
+}
+
+// Weights near the largest double: a plain double sum overflows to infinity
+// and then depends on the order; the compensated, scaled sums do not.
+TEST(VoteSums, HugeWeightsGiveTheSameResultInEveryOrder)
+{
+    const double big = 1.7e308;
+    struct Vote
+    {
+        uint64_t f;
+        double w;
+    };
+    // Sums worked out by hand: bit 0 is big + big - big - big + 1 = 1 (set),
+    // bit 1 is big - big + big - big - 1 = -1, bit 2 is -big - big + big + big
+    // - 1 = -1, every other bit -4 big - 1: the fingerprint is 1.
+    const std::vector<Vote> votes{{0b011, big}, {0b001, big}, {0b110, big}, {0b100, big}, {0b001, 1.0}};
+    std::vector<int> order{0, 1, 2, 3, 4};
+    std::set<uint64_t> seen, seen_plain;
+    do
+    {
+        sh_vote_sums v{};
+        double plain[SH_BITS] = {0};
+        for (int k : order)
+        {
+            sh_vote_sums_add(&v, votes[k].f, votes[k].w);
+            sh_vote_add(plain, votes[k].f, votes[k].w);
+        }
+        seen.insert(sh_vote_sums_result(&v));
+        seen_plain.insert(sh_vote_result(plain));
+    } while (std::next_permutation(order.begin(), order.end()));
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(*seen.begin(), 1u);
+    EXPECT_GT(seen_plain.size(), 1u);  // why the compensated sums exist
+}
+
+TEST(VoteSums, MergeEqualsOneSum)
+{
+    sh_vote_sums a{}, b{}, all{};
+    const double w[] = {1e308, -3.0, 1e-300, 7.5, -1e308, 2.0};
+    for (int i = 0; i < 6; i++)
+    {
+        uint64_t f = 0x9E3779B97F4A7C15ULL * (i + 1);
+        sh_vote_sums_add(i % 2 ? &a : &b, f, w[i]);
+        sh_vote_sums_add(&all, f, w[i]);
+    }
+    sh_vote_sums_merge(&a, &b);
+    EXPECT_EQ(sh_vote_sums_result(&a), sh_vote_sums_result(&all));
+    sh_vote_sums one{};
+    sh_vote_sums_add(&one, 0xF0, 1.0);
+    EXPECT_EQ(sh_vote_sums_result(&one), 0xF0u);
 }

@@ -34,5 +34,22 @@ check html-hello "2b1502900150c14d	1" "$(printf '<html><head><title>t</title></h
 check html-options "$(printf 'the quick brown fox jumps over the lazy dog' | $BIN --shingle 1)" \
 	"$(printf '<p>the quick <i>brown</i> fox</p><p>jumps over the lazy dog</p><script>x()</script>' | $BIN --html --shingle 1)"
 check html-malformed-ok 0 "$(printf '<p><b>unclosed</div>&&<<' | $BIN --html >/dev/null; echo $?)"
+# A directory is an error, not the fingerprint of nothing.
+$BIN "$tmp" >/dev/null 2>"$tmp/err"; check directory-exit 1 $?
+check directory-message 1 "$(grep -c "cannot read $tmp: Is a directory" "$tmp/err")"
+# An output that cannot be written (a full disk) is an error.
+printf 'hello world' | $BIN >/dev/full 2>"$tmp/err"; check full-output-exit 1 $?
+check full-output-message 1 "$(grep -c "cannot write the output: No space left on device" "$tmp/err")"
+# Documents are read in blocks up to --max-bytes (default 256 MiB): an endless
+# file costs bounded memory and is an error; 600 MB of address space suffice.
+check endless-file "1 1" "$( (ulimit -v 600000; $BIN /dev/zero >/dev/null 2>"$tmp/err"; echo -n "$? ") ; grep -c '/dev/zero: larger than --max-bytes (268435456 bytes)' "$tmp/err")"
+head -c 1000 /dev/zero | tr '\0' a > "$tmp/1000.txt"
+check max-bytes-ok "0" "$($BIN --max-bytes 1000 "$tmp/1000.txt" >/dev/null; echo $?)"
+$BIN --max-bytes 999 "$tmp/1000.txt" >/dev/null 2>&1; check max-bytes-exceeded-exit 1 $?
+$BIN --max-bytes 0 </dev/null >/dev/null 2>&1; check max-bytes-zero-exit 2 $?
+# On stdin, a document over the limit is reported and skipped; the others are fingerprinted.
+check stdin-skip-big "$(printf '2b1502900150c14d\t1\n2b1502900150c14d\t3')" \
+	"$(printf 'hello world\0%s\0hello world' "$(head -c 100 "$tmp/1000.txt")" | $BIN --max-bytes 50 2>"$tmp/err")"
+check stdin-skip-big-message 1 "$(grep -c 'document 2: larger than --max-bytes (50 bytes)' "$tmp/err")"
 echo "cli-fingerprint: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

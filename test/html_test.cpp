@@ -182,3 +182,14 @@ TEST(HtmlFingerprint, BoilerplateDoesNotMoveTheFingerprint)
                     "<aside>Buy now</aside><footer>(c) 2024 Another site</footer>";
     EXPECT_EQ(fp_html(a), fp_html(b));
 }
+
+// Found by fuzz_html: gumbo turns a numeric character reference past 2^31
+// into one stray byte (0xcc here); the text must stay UTF-8, the reference
+// becoming U+FFFD as any other invalid one does.
+TEST(HtmlText, OverflowingCharacterReferenceGivesUtf8)
+{
+    EXPECT_EQ(text_of("<p>a &#xcccccccc b</p>"), "a \xEF\xBF\xBD b");
+    EXPECT_EQ(text_of("<p>a &#3435973836; b</p>"), "a \xEF\xBF\xBD b");
+    EXPECT_EQ(text_of("<p>a &#x110000; b</p>"), "a \xEF\xBF\xBD b");
+    EXPECT_EQ(fp_html("<p>x &#xcccccccc y z</p>"), fp_text("x \xEF\xBF\xBD y z"));
+}

@@ -59,6 +59,15 @@ for t in test/*_test.sh; do
 	tally "$(basename "$t" _test.sh)" "$np" "$nf"
 done
 
+note "fuzz targets, a few seconds each (test/fuzz/run.sh; make fuzz for long runs)"
+out=$(bash test/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-3}" 2>&1); rc=$?
+echo "$out" | tail -15
+line=$(echo "$out" | grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' | tail -1)
+np=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+'); np=${np:-0}
+nf=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); nf=${nf:-0}
+[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
+tally fuzz "$np" "$nf"
+
 note "install into tmp_install/"
 bindir=$($PG_CONFIG --bindir)         # e.g. /usr/lib/postgresql/15/bin
 pkgdir=$(dirname "$bindir")           # e.g. /usr/lib/postgresql/15

@@ -8,8 +8,20 @@
  * only reads flags; when the core stops on it, CHECK_FOR_INTERRUPTS() runs
  * here, after every C++ frame has returned, and raises the error.  If the
  * pending interrupt turns out to be harmless, the computation starts again.
+ *
+ * Memory stays within work_mem: the core's working memory is known from the
+ * input size (sh_batch_memory), so a call that would need more fails before
+ * it starts (53200, with the work_mem it would take); the rows go to the
+ * SRF's tuplestore, which spills to disk beyond work_mem.  simhash_find_all
+ * streams its pairs from the core in fixed chunks, however many there are.
+ * Its chunks are written into the tuplestore from a callback that runs below
+ * C++ frames, so that callback (and its interrupt poll) catch any PostgreSQL
+ * error, stop the core, and the error is raised again here once the core has
+ * returned: no longjmp ever crosses a C++ frame.
  */
 #include "simhash.h"
+
+#include <math.h>
 
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -36,6 +48,27 @@ interrupt_pending(void *arg)
 		CHECK_FOR_INTERRUPTS(); \
 	}
 
+/* Pairs of simhash_find_all per chunk from the core: 64 kB. */
+#define PAIR_CHUNK 8192
+
+/*
+ * Fails early when a call would need more than work_mem: need_core from
+ * sh_batch_memory plus bytes_per_fp of this file's own arrays.
+ */
+static void
+check_work_mem(const char *what, int64 nfps, size_t need_core, size_t bytes_per_fp)
+{
+	double		need_kb = ((double) need_core + (double) nfps * bytes_per_fp) / 1024.0;
+
+	if (need_kb > (double) work_mem)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("%s of " INT64_FORMAT " fingerprints needs %.0f kB of memory, more than work_mem (%d kB)",
+						what, nfps, ceil(need_kb), work_mem),
+				 errhint("Raise work_mem to at least %.0f kB, or pass fewer fingerprints.",
+						 ceil(need_kb))));
+}
+
 static void
 check_max_distance(int32 max_distance)
 {
@@ -54,8 +87,16 @@ typedef struct Fingerprints
 	int32	   *pos;
 } Fingerprints;
 
+/* Bytes per element of array_fingerprints: Datum and null flag, hash, position. */
+#define ARRAY_BYTES_PER_FP (sizeof(Datum) + sizeof(bool) + sizeof(uint64_t) + sizeof(int32))
+
+/*
+ * Checks the array's shape, and that the call fits in work_mem with the
+ * core's need for this many elements (NULLs included: an upper bound).
+ */
 static void
-array_fingerprints(ArrayType *arr, Fingerprints *fps)
+array_fingerprints(ArrayType *arr, int32 max_distance, bool clusters, size_t extra,
+				   const char *what, Fingerprints *fps)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -65,6 +106,10 @@ array_fingerprints(ArrayType *arr, Fingerprints *fps)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("fingerprint array must have one dimension, not %d", ARR_NDIM(arr))));
+	nelems = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	check_work_mem(what, nelems,
+				   sh_batch_memory(nelems, 0, max_distance, 1, clusters) + extra,
+				   ARRAY_BYTES_PER_FP);
 	/* simhash and bigint are both 8-byte, by-value, double-aligned */
 	deconstruct_array(arr, ARR_ELEMTYPE(arr), 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &elems, &nulls, &nelems);
@@ -85,6 +130,87 @@ array_fingerprints(ArrayType *arr, Fingerprints *fps)
 
 /* ---- simhash_find_all(fps, max_distance) -> (a, b, distance) ---------------- */
 
+/* What the core's callbacks of simhash_find_all need. */
+typedef struct PairOutput
+{
+	ReturnSetInfo *rsinfo;
+	Fingerprints *fps;
+	MemoryContext cxt;			/* where a caught error is copied to */
+	ErrorData  *error;			/* the error that stopped the core, if any */
+} PairOutput;
+
+/* Catches the error of a PG_TRY block below the core: see the top comment. */
+static void
+keep_error(PairOutput *out, MemoryContext was)
+{
+	MemoryContextSwitchTo(out->cxt);
+	out->error = CopyErrorData();
+	FlushErrorState();
+	MemoryContextSwitchTo(was);
+}
+
+/*
+ * The core's interrupt poll for simhash_find_all: serves the interrupt here
+ * (the rows already written cannot be taken back, so the search must not
+ * start again); nonzero when that raised an error.
+ */
+static int
+pairs_interrupt(void *arg)
+{
+	PairOutput *out = arg;
+	MemoryContext was = CurrentMemoryContext;
+	volatile int stop = 0;
+
+	if (!(INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED()))
+		return 0;
+	PG_TRY();
+	{
+		CHECK_FOR_INTERRUPTS();
+	}
+	PG_CATCH();
+	{
+		keep_error(out, was);
+		stop = 1;
+	}
+	PG_END_TRY();
+	return stop;
+}
+
+/* Writes a chunk of pairs into the tuplestore; nonzero on an error. */
+static int
+pairs_emit(const sh_pair *pairs, size_t npairs, void *arg)
+{
+	PairOutput *out = arg;
+	MemoryContext was = CurrentMemoryContext;
+	volatile int stop = 0;
+
+	PG_TRY();
+	{
+		const Fingerprints *fps = out->fps;
+
+		for (size_t i = 0; i < npairs; i++)
+		{
+			Datum		values[3];
+			bool		isnull[3] = {false, false, false};
+			uint32_t	a = pairs[i].a,
+						b = pairs[i].b;
+
+			values[0] = Int32GetDatum(fps->pos[a]);
+			values[1] = Int32GetDatum(fps->pos[b]);
+			values[2] = Int32GetDatum(sh_distance(fps->h[a], fps->h[b]));
+			tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, isnull);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	PG_CATCH();
+	{
+		keep_error(out, was);
+		stop = 1;
+	}
+	PG_END_TRY();
+	return stop;
+}
+
 PG_FUNCTION_INFO_V1(simhash_find_all_array);
 Datum
 simhash_find_all_array(PG_FUNCTION_ARGS)
@@ -93,38 +219,22 @@ simhash_find_all_array(PG_FUNCTION_ARGS)
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	int32		max_distance = PG_GETARG_INT32(1);
 	Fingerprints fps;
-	sh_pair    *pairs;
-	size_t		npairs;
+	PairOutput	out;
 	sh_status	status;
 
 	check_max_distance(max_distance);
 	InitMaterializedSRF(fcinfo, 0);
-	array_fingerprints(arr, &fps);
-	RUN_INTERRUPTIBLE(status, sh_find_all(fps.h, fps.n, 0, max_distance, 1,
-										  interrupt_pending, NULL, &pairs, &npairs));
+	array_fingerprints(arr, max_distance, false, PAIR_CHUNK * sizeof(sh_pair),
+					   "simhash_find_all", &fps);
+	out.rsinfo = rsinfo;
+	out.fps = &fps;
+	out.cxt = CurrentMemoryContext;
+	out.error = NULL;
+	status = sh_find_all_each(fps.h, fps.n, 0, max_distance, 1, pairs_interrupt, &out,
+							  PAIR_CHUNK, pairs_emit, &out);
+	if (out.error != NULL)
+		ReThrowError(out.error);
 	SH_CHECK(status, "simhash_find_all");
-	PG_TRY();
-	{
-		for (size_t i = 0; i < npairs; i++)
-		{
-			Datum		values[3];
-			bool		isnull[3] = {false, false, false};
-			uint32_t	a = pairs[i].a,
-						b = pairs[i].b;
-
-			values[0] = Int32GetDatum(fps.pos[a]);
-			values[1] = Int32GetDatum(fps.pos[b]);
-			values[2] = Int32GetDatum(sh_distance(fps.h[a], fps.h[b]));
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
-			if ((i & 0xFFFF) == 0xFFFF)
-				CHECK_FOR_INTERRUPTS();
-		}
-	}
-	PG_FINALLY();
-	{
-		sh_batch_free(pairs);
-	}
-	PG_END_TRY();
 	return (Datum) 0;
 }
 
@@ -145,7 +255,7 @@ simhash_find_clusters_array(PG_FUNCTION_ARGS)
 
 	check_max_distance(max_distance);
 	InitMaterializedSRF(fcinfo, 0);
-	array_fingerprints(arr, &fps);
+	array_fingerprints(arr, max_distance, true, 0, "simhash_find_clusters", &fps);
 	RUN_INTERRUPTIBLE(status, sh_find_clusters(fps.h, fps.n, 0, max_distance, 1,
 											   interrupt_pending, NULL,
 											   &members, &bounds, &nclusters));
@@ -214,6 +324,10 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("window partition of " INT64_FORMAT " rows is too large for simhash_cluster",
 						nrows)));
+	/* label, h, rowpos and lab: 20 bytes a row */
+	check_work_mem("simhash_cluster", nrows,
+				   part->null_distance ? 0 : sh_batch_memory(nrows, 0, max_distance, 1, 1),
+				   sizeof(uint32) * 3 + sizeof(uint64_t));
 	part->label = MemoryContextAllocHuge(partctx, sizeof(uint32) * Max(nrows, 1));
 	h = palloc_extended(sizeof(uint64_t) * Max(nrows, 1), MCXT_ALLOC_HUGE);
 	rowpos = palloc_extended(sizeof(uint32) * Max(nrows, 1), MCXT_ALLOC_HUGE);

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace batch_cli
@@ -40,10 +41,31 @@ struct Options
 
 inline const char *g_prog = "simhash-batch";
 
+// The whole message, whatever bytes it holds (callers escape input bytes).
 [[noreturn]] inline void die(int status, const std::string &msg)
 {
-    std::fprintf(stderr, "%s: %s\n", g_prog, msg.c_str());
+    std::string line = std::string(g_prog) + ": " + msg + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
     std::exit(status);
+}
+
+// Input bytes for a message: printable ASCII as is, others as \xNN.
+inline std::string shown_bytes(const char *b, size_t n)
+{
+    std::string out;
+    for (size_t i = 0; i < n; i++)
+    {
+        unsigned char c = static_cast<unsigned char>(b[i]);
+        if (c >= 0x20 && c < 0x7f && c != '\\')
+            out += static_cast<char>(c);
+        else
+        {
+            char esc[5];
+            std::snprintf(esc, sizeof esc, "\\x%02x", c);
+            out += esc;
+        }
+    }
+    return out;
 }
 
 inline void print_usage(std::FILE *to, const char *what)
@@ -134,42 +156,128 @@ inline Options parse_args(int argc, char **argv, const char *what)
     return o;
 }
 
-// Parses one line [b, e) of the input; dies naming the line if malformed.
-inline uint64_t parse_line(const char *b, const char *e, const std::string &shown, size_t line)
+// Parses one line [b, e) of the input (a trailing '\r' allowed): an unsigned
+// decimal 64-bit number, with any number of leading zeros.
+inline bool parse_line(const char *b, const char *e, uint64_t *out)
 {
     if (e > b && e[-1] == '\r')
         e--;
+    while (e - b > 1 && *b == '0')
+        b++;
     uint64_t v = 0;
-    bool ok = e > b && e - b <= 20;
-    for (const char *k = b; ok && k < e; k++)
+    if (e == b || e - b > 20)
+        return false;
+    for (const char *k = b; k < e; k++)
     {
         unsigned digit = static_cast<unsigned char>(*k) - '0';
         if (digit > 9 || v > (UINT64_MAX - digit) / 10)
-            ok = false;
-        else
-            v = v * 10 + digit;
+            return false;
+        v = v * 10 + digit;
     }
-    if (!ok)
-        die(1, shown + ":" + std::to_string(line) + ": expected an unsigned decimal 64-bit hash, got \"" +
-                   std::string(b, std::min<size_t>(static_cast<size_t>(e - b), 40)) + "\"");
-    return v;
+    *out = v;
+    return true;
 }
+
+// The hashes of an input given in blocks of any size, one per line; it stops
+// at the first malformed line.  Memory: the hashes, and at most 64 bytes of a
+// line split across blocks (a longer line is malformed, leading zeros aside).
+class HashLines
+{
+public:
+    explicit HashLines(std::string shown) : shown_(std::move(shown)) {}
+
+    // False once a line was malformed (see error()).
+    bool feed(const char *p, size_t n)
+    {
+        const char *end = p + n;
+        while (ok() && p < end)
+        {
+            const char *nl = static_cast<const char *>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+            if (!nl)
+            {
+                carry_.append(p, end);
+                // Leading zeros say nothing: keep one.  Anything else this
+                // long is too long to be a hash: report it now.
+                size_t zeros = std::min(carry_.find_first_not_of('0'), carry_.size());
+                if (zeros > 1)
+                    carry_.erase(0, zeros - 1);
+                if (carry_.size() > 64)
+                    take(carry_.data(), carry_.data() + carry_.size());
+                break;
+            }
+            if (carry_.empty())
+                take(p, nl);
+            else
+            {
+                carry_.append(p, nl);
+                take(carry_.data(), carry_.data() + carry_.size());
+                carry_.clear();
+            }
+            p = nl + 1;
+        }
+        return ok();
+    }
+
+    // The last line, if the input does not end with a newline.
+    bool finish()
+    {
+        if (ok() && !carry_.empty())
+            take(carry_.data(), carry_.data() + carry_.size());
+        carry_.clear();
+        return ok();
+    }
+
+    bool ok() const
+    {
+        return error_.empty();
+    }
+
+    const std::string &error() const
+    {
+        return error_;
+    }
+
+    size_t bad_line() const
+    {
+        return ok() ? 0 : line_;
+    }
+
+    std::vector<uint64_t> &hashes()
+    {
+        return h_;
+    }
+
+private:
+    void take(const char *b, const char *e)
+    {
+        line_++;
+        uint64_t v;
+        if (parse_line(b, e, &v))
+            h_.push_back(v);
+        else
+            error_ = shown_ + ":" + std::to_string(line_) +
+                     ": expected an unsigned decimal 64-bit hash, got \"" +
+                     shown_bytes(b, std::min<size_t>(static_cast<size_t>(e - b), 40)) + "\"";
+    }
+
+    std::string shown_, carry_, error_;
+    size_t line_ = 0;
+    std::vector<uint64_t> h_;
+};
 
 // The distinct hashes of the input, ascending.  The input is read in blocks,
 // never whole: memory is the 8 bytes per hash of the result.
 inline std::vector<uint64_t> read_hashes(const std::string &path)
 {
-    const std::string shown = path == "-" ? "<stdin>" : path;
     int fd = path == "-" ? 0 : open(path.c_str(), O_RDONLY);
     if (fd < 0)
         die(1, "cannot read " + path + ": " + std::strerror(errno));
-    std::vector<uint64_t> h;
+    HashLines lines(path == "-" ? "<stdin>" : path);
+    std::vector<uint64_t> &h = lines.hashes();
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         h.reserve(static_cast<size_t>(st.st_size) / 20 + 1);  // ~20 bytes per random hash
     std::vector<char> buf(1 << 20);
-    std::string carry;  // a line split across blocks
-    size_t line = 0;
     for (;;)
     {
         ssize_t got = read(fd, buf.data(), buf.size());
@@ -179,38 +287,18 @@ inline std::vector<uint64_t> read_hashes(const std::string &path)
             die(1, "cannot read " + path + ": " + std::strerror(errno));
         if (got == 0)
             break;
-        const char *p = buf.data(), *end = p + got;
-        for (;;)
-        {
-            const char *nl = static_cast<const char *>(std::memchr(p, '\n', end - p));
-            if (!nl)
-            {
-                carry.append(p, end);
-                if (carry.size() > 64)  // too long to be a hash: report it now
-                    parse_line(carry.data(), carry.data() + carry.size(), shown, line + 1);
-                break;
-            }
-            line++;
-            if (carry.empty())
-                h.push_back(parse_line(p, nl, shown, line));
-            else
-            {
-                carry.append(p, nl);
-                h.push_back(parse_line(carry.data(), carry.data() + carry.size(), shown, line));
-                carry.clear();
-            }
-            p = nl + 1;
-        }
+        if (!lines.feed(buf.data(), static_cast<size_t>(got)))
+            die(1, lines.error());
     }
-    if (!carry.empty())
-        h.push_back(parse_line(carry.data(), carry.data() + carry.size(), shown, ++line));
+    if (!lines.finish())
+        die(1, lines.error());
     if (fd != 0)
         close(fd);
     std::sort(h.begin(), h.end());
     h.erase(std::unique(h.begin(), h.end()), h.end());
     if (h.capacity() > h.size() + h.size() / 4)
         h.shrink_to_fit();
-    return h;
+    return std::move(h);
 }
 
 // Buffered writer of "[a, b, ...]" lines into a temporary file next to the

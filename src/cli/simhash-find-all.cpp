@@ -1,26 +1,51 @@
 // simhash-find-all — every pair of input hashes within --distance bits, as
 // seomoz simhash-cpp's binary of the same name writes them: "[a, b]" per
-// line with a < b.  Our lines come sorted by (a, b); seomoz's order is that of
-// its hash set, so compare outputs sorted.  See batch_cli.hpp for the options.
+// line with a < b.  Pairs are written as they are found, so memory does not
+// grow with their number; like seomoz's (that of its hash set), their order
+// is unspecified: compare outputs sorted.  See batch_cli.hpp for the options.
 #include "batch_cli.hpp"
+
+#include <new>
+
+namespace
+{
+
+struct Output
+{
+    const std::vector<uint64_t> *h;
+    batch_cli::Writer *out;
+};
+
+int write_pairs(const sh_pair *pairs, size_t n, void *arg)
+{
+    auto *o = static_cast<Output *>(arg);
+    for (size_t i = 0; i < n; i++)
+    {
+        const uint64_t pair[2] = {(*o->h)[pairs[i].a], (*o->h)[pairs[i].b]};
+        o->out->array(pair, 2);
+    }
+    return 0;
+}
+
+}  // namespace
 
 int main(int argc, char **argv)
 {
     using namespace batch_cli;
     g_prog = "simhash-find-all";
     const Options o = parse_args(argc, argv, "every pair within DISTANCE bits as [a, b]");
-    const std::vector<uint64_t> h = read_hashes(o.input);
-
-    sh_pair *pairs = nullptr;
-    size_t np = 0;
-    check(sh_find_all(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, &pairs, &np));
-    Writer out(o.output);
-    for (size_t i = 0; i < np; i++)
+    try
     {
-        const uint64_t pair[2] = {h[pairs[i].a], h[pairs[i].b]};
-        out.array(pair, 2);
+        const std::vector<uint64_t> h = read_hashes(o.input);
+        Writer out(o.output);
+        Output to{&h, &out};
+        check(sh_find_all_each(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, 1 << 16,
+                               write_pairs, &to));
+        out.commit();
     }
-    sh_batch_free(pairs);
-    out.commit();
+    catch (const std::bad_alloc &)
+    {
+        die(1, "out of memory");
+    }
     return 0;
 }

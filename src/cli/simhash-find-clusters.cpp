@@ -5,13 +5,15 @@
 // that of its hash sets, so compare outputs sorted.  See batch_cli.hpp.
 #include "batch_cli.hpp"
 
-int main(int argc, char **argv)
+#include <new>
+
+namespace
+{
+
+void find_clusters(const batch_cli::Options &o)
 {
     using namespace batch_cli;
-    g_prog = "simhash-find-clusters";
-    const Options o = parse_args(argc, argv, "every cluster (connected component) as [a, b, ...]");
     const std::vector<uint64_t> h = read_hashes(o.input);
-
     uint32_t *members = nullptr;
     size_t *bounds = nullptr, nc = 0;
     check(sh_find_clusters(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, &members,
@@ -28,5 +30,22 @@ int main(int argc, char **argv)
     sh_batch_free(members);
     sh_batch_free(bounds);
     out.commit();
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    using namespace batch_cli;
+    g_prog = "simhash-find-clusters";
+    const Options o = parse_args(argc, argv, "every cluster (connected component) as [a, b, ...]");
+    try
+    {
+        find_clusters(o);
+    }
+    catch (const std::bad_alloc &)
+    {
+        die(1, "out of memory");
+    }
     return 0;
 }

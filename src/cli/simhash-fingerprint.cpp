@@ -8,18 +8,27 @@
 // the document's 1-based position on stdin.  Options match SQL simhash(text);
 // --html fingerprints the visible text of HTML pages as SQL simhash_html, and
 // --seomoz computes SQL simhash_seomoz (the seomoz simhash-cpp fingerprint).
+//
+// Input is read in blocks, and a document may hold at most --max-bytes
+// (default 256 MiB; SQL text stops at 1 GB): a bigger one is an error, so an
+// endless input such as /dev/zero costs bounded memory.  Output errors
+// (a full disk) make the exit status 1.
 #include "html.h"
 #include "seomoz.h"
 #include "text.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -37,7 +46,14 @@ const char kUsage[] =
     "  --html           documents are HTML: fingerprint their visible text (simhash_html)\n"
     "  --seomoz         the seomoz simhash-cpp text fingerprint (simhash_seomoz);\n"
     "                   takes no other fingerprint option\n"
-    "  --decimal        print unsigned decimals instead of 16 hex digits\n";
+    "  --decimal        print unsigned decimals instead of 16 hex digits\n"
+    "  --max-bytes N    largest document accepted, in bytes (default 268435456;\n"
+    "                   at most 1073741823, the largest SQL text)\n"
+    "Exit status: 0 done, 1 a document could not be read or fingerprinted, or the\n"
+    "output could not be written, 2 bad options.\n";
+
+constexpr size_t kDefaultMaxBytes = size_t{256} << 20;
+constexpr size_t kLargestMaxBytes = (size_t{1} << 30) - 1;
 
 enum class Mode
 {
@@ -52,6 +68,7 @@ struct Options
     Mode mode = Mode::kText;
     bool text_options_given = false;
     bool decimal = false;
+    size_t max_bytes = kDefaultMaxBytes;
     std::vector<std::string> files;
 };
 
@@ -114,6 +131,16 @@ Options parse_args(int argc, char **argv)
         }
         else if (a == "--decimal")
             o.decimal = true;
+        else if (a == "--max-bytes")
+        {
+            std::string v = value();
+            char *end = nullptr;
+            errno = 0;
+            unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+            if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0 || n < 1 || n > kLargestMaxBytes)
+                usage_error("invalid --max-bytes \"" + v + "\"");
+            o.max_bytes = static_cast<size_t>(n);
+        }
         else if (a.size() > 1 && a[0] == '-' && a != "-")
             usage_error("unknown option " + a);
         else
@@ -122,6 +149,18 @@ Options parse_args(int argc, char **argv)
     if (o.mode == Mode::kSeomoz && o.text_options_given)
         usage_error("--seomoz takes no --shingle, --tokens or --no-casefold");
     return o;
+}
+
+void complain(const std::string &msg)
+{
+    std::fflush(stdout);
+    std::fprintf(stderr, "simhash-fingerprint: %s\n", msg.c_str());
+}
+
+[[noreturn]] void write_failed()
+{
+    complain(std::string("cannot write the output: ") + std::strerror(errno));
+    std::exit(1);
 }
 
 bool emit(const Options &o, const std::string &doc, const std::string &label)
@@ -136,7 +175,7 @@ bool emit(const Options &o, const std::string &doc, const std::string &label)
         st = sh_fingerprint_text(doc.data(), doc.size(), &o.text, &fp);
     if (st != SH_OK)
     {
-        std::cerr << "simhash-fingerprint: " << label << ": " << sh_status_message(st) << "\n";
+        complain(label + ": " + sh_status_message(st));
         return false;
     }
     char buf[24];
@@ -144,8 +183,123 @@ bool emit(const Options &o, const std::string &doc, const std::string &label)
         std::snprintf(buf, sizeof buf, "%" PRIu64, fp);
     else
         sh_format_hex(fp, buf);
-    std::cout << buf << '\t' << label << '\n';
+    if (std::printf("%s\t%s\n", buf, label.c_str()) < 0)
+        write_failed();
     return true;
+}
+
+// read(2) that retries on EINTR.
+ssize_t read_some(int fd, char *buf, size_t len)
+{
+    ssize_t got;
+    do
+        got = read(fd, buf, len);
+    while (got < 0 && errno == EINTR);
+    return got;
+}
+
+std::string too_big(const Options &o)
+{
+    return "larger than --max-bytes (" + std::to_string(o.max_bytes) + " bytes)";
+}
+
+// One document per file, read in blocks up to --max-bytes.
+bool fingerprint_file(const Options &o, const std::string &path)
+{
+    int fd = open(path.c_str(), O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0)
+    {
+        complain("cannot read " + path + ": " + std::strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    if (S_ISDIR(st.st_mode))
+    {
+        close(fd);
+        complain("cannot read " + path + ": " + std::strerror(EISDIR));
+        return false;
+    }
+    std::string doc;
+    if (S_ISREG(st.st_mode))
+        doc.reserve(std::min(static_cast<size_t>(st.st_size), o.max_bytes) + 1);
+    std::vector<char> buf(1 << 16);
+    for (;;)
+    {
+        ssize_t got = read_some(fd, buf.data(), buf.size());
+        if (got < 0)
+        {
+            complain("cannot read " + path + ": " + std::strerror(errno));
+            close(fd);
+            return false;
+        }
+        if (got == 0)
+            break;
+        if (doc.size() + static_cast<size_t>(got) > o.max_bytes)
+        {
+            complain(path + ": " + too_big(o));
+            close(fd);
+            return false;
+        }
+        if (doc.size() + static_cast<size_t>(got) > doc.capacity())  // grow, never past the limit
+            doc.reserve(
+                std::min(std::max(2 * doc.capacity(), doc.size() + static_cast<size_t>(got)), o.max_bytes));
+        doc.append(buf.data(), static_cast<size_t>(got));
+    }
+    close(fd);
+    return emit(o, doc, path);
+}
+
+// NUL-separated documents on stdin, each up to --max-bytes; a bigger one is
+// reported and skipped.
+bool fingerprint_stdin(const Options &o)
+{
+    bool ok = true, skipping = false;
+    long n = 0;
+    std::string doc;
+    std::vector<char> buf(1 << 16);
+    for (;;)
+    {
+        ssize_t got = read_some(0, buf.data(), buf.size());
+        if (got < 0)
+        {
+            complain(std::string("cannot read standard input: ") + std::strerror(errno));
+            return false;
+        }
+        if (got == 0)
+            break;
+        const char *p = buf.data(), *end = p + got;
+        while (p < end)
+        {
+            const char *nul = static_cast<const char *>(std::memchr(p, '\0', end - p));
+            const char *stop = nul ? nul : end;
+            if (!skipping && doc.size() + (stop - p) > o.max_bytes)
+            {
+                complain("document " + std::to_string(n + 1) + ": " + too_big(o));
+                ok = false;
+                skipping = true;
+                std::string().swap(doc);
+            }
+            if (!skipping)
+                doc.append(p, stop);
+            if (!nul)
+                break;
+            n++;
+            if (!skipping)
+                ok = emit(o, doc, std::to_string(n)) && ok;
+            doc.clear();
+            skipping = false;
+            p = nul + 1;
+        }
+    }
+    if (!doc.empty() || skipping)
+    {
+        n++;
+        if (!skipping)
+            ok = emit(o, doc, std::to_string(n)) && ok;
+    }
+    return ok;
 }
 
 }  // namespace
@@ -156,26 +310,17 @@ int main(int argc, char **argv)
     bool ok = true;
     if (o.files.empty())
         o.files.push_back("-");
-    for (const auto &f : o.files)
+    try
     {
-        if (f == "-")
-        {
-            std::string doc;
-            long n = 0;
-            while (std::getline(std::cin, doc, '\0'))
-                ok = emit(o, doc, std::to_string(++n)) && ok;
-            continue;
-        }
-        std::ifstream in(f, std::ios::binary);
-        if (!in)
-        {
-            std::cerr << "simhash-fingerprint: cannot read " << f << ": " << std::strerror(errno) << "\n";
-            ok = false;
-            continue;
-        }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        ok = emit(o, ss.str(), f) && ok;
+        for (const auto &f : o.files)
+            ok = (f == "-" ? fingerprint_stdin(o) : fingerprint_file(o, f)) && ok;
     }
+    catch (const std::bad_alloc &)
+    {
+        complain("out of memory");
+        return 1;
+    }
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+        write_failed();
     return ok ? 0 : 1;
 }

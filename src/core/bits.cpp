@@ -1,8 +1,22 @@
 // bits.cpp — Hamming distance, hex text form and bit voting.
 #include "simhash_core.h"
 
+#include <cmath>
 #include <cstring>
 #include <vector>
+
+namespace
+{
+
+// sum + err += x, err gathering the rounding error of each addition (Neumaier).
+void neumaier_add(double &sum, double &err, double x)
+{
+    const double t = sum + x;
+    err += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+    sum = t;
+}
+
+}  // namespace
 
 extern "C"
 {
@@ -95,6 +109,31 @@ extern "C"
         uint64_t result = 0;
         for (int i = 0; i < SH_BITS; i++)
             if (sums[i] > 0)
+                result |= uint64_t{1} << i;
+        return result;
+    }
+
+    void sh_vote_sums_add(sh_vote_sums *v, uint64_t feature, double weight) noexcept
+    {
+        const double w = std::ldexp(weight, -64);
+        for (int i = 0; i < SH_BITS; i++)
+            neumaier_add(v->hi[i], v->lo[i], ((feature >> i) & 1) ? w : -w);
+    }
+
+    void sh_vote_sums_merge(sh_vote_sums *into, const sh_vote_sums *from) noexcept
+    {
+        for (int i = 0; i < SH_BITS; i++)
+        {
+            neumaier_add(into->hi[i], into->lo[i], from->hi[i]);
+            neumaier_add(into->hi[i], into->lo[i], from->lo[i]);
+        }
+    }
+
+    uint64_t sh_vote_sums_result(const sh_vote_sums *v) noexcept
+    {
+        uint64_t result = 0;
+        for (int i = 0; i < SH_BITS; i++)
+            if (v->hi[i] + v->lo[i] > 0)
                 result |= uint64_t{1} << i;
         return result;
     }

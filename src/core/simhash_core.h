@@ -59,6 +59,25 @@ void		sh_vote_add(double *sums, uint64_t feature, double weight) SH_NOEXCEPT;
 uint64_t	sh_vote_result(const double *sums) SH_NOEXCEPT;
 
 /*
+ * Vote sums for weights of any finite size: each sum is compensated
+ * (Neumaier: hi plus the rounding errors gathered in lo) over the weights
+ * scaled by 2^-64, so no sum of fewer than 2^63 finite weights overflows and
+ * a small weight beside big ones still counts.  The result can depend on the
+ * order of the weights only when a sum cancels to within about 2^-100 of its
+ * largest weight.  (Weights below 2^-958 in magnitude are rounded by the
+ * scaling.)
+ */
+typedef struct sh_vote_sums
+{
+	double		hi[SH_BITS];
+	double		lo[SH_BITS];
+} sh_vote_sums;
+
+void		sh_vote_sums_add(sh_vote_sums *v, uint64_t feature, double weight) SH_NOEXCEPT;
+void		sh_vote_sums_merge(sh_vote_sums *into, const sh_vote_sums *from) SH_NOEXCEPT;
+uint64_t	sh_vote_sums_result(const sh_vote_sums *v) SH_NOEXCEPT;
+
+/*
  * The classic compute() on raw feature hashes: every feature weighs one,
  * bit i is set when more than half of the features have it.
  */

@@ -4,13 +4,15 @@
  * src/core/html.cpp).
  *
  * The page is converted from the server encoding to UTF-8 for the parser;
- * html_text converts its result back, so a character reference the server
- * encoding cannot represent (say &#x4e2d; in a LATIN1 database) makes
- * html_text fail with 22P05, while simhash_html, which never leaves UTF-8,
- * fingerprints it.
+ * html_text converts its result back, and a character the server encoding
+ * cannot represent (say &#x4e2d; in a LATIN1 database, or the U+FFFD that
+ * replaces a control character) becomes "?", while simhash_html, which never
+ * leaves UTF-8, fingerprints it.
  */
 #include "simhash.h"
 
+#include "catalog/namespace.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
@@ -42,6 +44,57 @@ html_stop(void)
 		SH_CHECK(html_status_, (what)); \
 	} while (0)
 
+/*
+ * UTF-8 text in the server encoding, each character the server encoding
+ * lacks replaced by "?".  The conversion runs in windows of the output
+ * buffer; a window that converts nothing starts with such a character.
+ */
+static text *
+utf8_to_server_text(const char *utf8, size_t len)
+{
+	int			enc = GetDatabaseEncoding();
+	Oid			proc;
+	StringInfoData out;
+	unsigned char buf[65536];
+	const unsigned char *src = (const unsigned char *) utf8;
+	size_t		left = len;
+	text	   *result;
+
+	if (enc == PG_UTF8 || enc == PG_SQL_ASCII)
+	{
+		char	   *server = pg_any_to_server(utf8, (int) len, PG_UTF8);
+
+		return cstring_to_text_with_len(server, server == utf8 ? (int) len : (int) strlen(server));
+	}
+	proc = FindDefaultConversionProc(PG_UTF8, enc);
+	if (!OidIsValid(proc))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("default conversion function for encoding \"%s\" to \"%s\" does not exist",
+						pg_encoding_to_char(PG_UTF8), pg_encoding_to_char(enc))));
+	initStringInfo(&out);
+	while (left > 0)
+	{
+		int			window = (int) Min(left, (size_t) 16384);
+		int			done = pg_do_encoding_conversion_buf(proc, PG_UTF8, enc,
+														 (unsigned char *) src, window,
+														 buf, sizeof(buf), true);
+
+		appendStringInfoString(&out, (const char *) buf);
+		if (done == 0)
+		{
+			done = Min(pg_utf_mblen(src), (int) left);
+			appendStringInfoChar(&out, '?');
+		}
+		src += done;
+		left -= done;
+		CHECK_FOR_INTERRUPTS();
+	}
+	result = cstring_to_text_with_len(out.data, out.len);
+	pfree(out.data);
+	return result;
+}
+
 PG_FUNCTION_INFO_V1(simhash_html_text);
 Datum
 simhash_html_text(PG_FUNCTION_ARGS)
@@ -51,7 +104,6 @@ simhash_html_text(PG_FUNCTION_ARGS)
 	char	   *utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
 	char	   *core_text = NULL;
 	char	   *copy;
-	char	   *server;
 
 	HTML_CALL(sh_html_text(utf8, len, html_stop, &core_text, &out_len), "html_text(text)");
 
@@ -66,8 +118,7 @@ simhash_html_text(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("html_text(text): out of memory for %zu bytes of text", out_len)));
 
-	server = pg_any_to_server(copy, (int) out_len, PG_UTF8);
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(server, server == copy ? (int) out_len : (int) strlen(server)));
+	PG_RETURN_TEXT_P(utf8_to_server_text(copy, out_len));
 }
 
 PG_FUNCTION_INFO_V1(simhash_html);

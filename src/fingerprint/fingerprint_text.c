@@ -143,13 +143,12 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 /* ---- simhash_agg(feature [, weight]) ----------------------------------------- */
 
 /*
- * The aggregate state is the 64 vote sums.  It is a plain struct in the
- * aggregate's memory context, serialized as 64 float8 for parallel plans.
+ * The aggregate state is the 64 compensated vote sums of the core
+ * (sh_vote_sums: no finite weights overflow them, so the result does not
+ * depend on the order of the rows).  It is a plain struct in the aggregate's
+ * memory context, serialized as 128 float8 for parallel plans.
  */
-typedef struct VoteState
-{
-	double		sums[SH_BITS];
-} VoteState;
+typedef sh_vote_sums VoteState;
 
 static VoteState *
 vote_state(FunctionCallInfo fcinfo)
@@ -173,10 +172,7 @@ simhash_agg_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 	{
-		uint64_t	feature = (uint64_t) PG_GETARG_INT64(1);
-		double		weight = 1.0;
-
-		sh_vote_add_many(state->sums, &feature, &weight, 1);
+		sh_vote_sums_add(state, (uint64_t) PG_GETARG_INT64(1), 1.0);
 	}
 	PG_RETURN_POINTER(state);
 }
@@ -196,7 +192,7 @@ simhash_agg_weighted_trans(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("feature weight must be finite, got %g", weight)));
-		sh_vote_add_many(state->sums, &feature, &weight, 1);
+		sh_vote_sums_add(state, feature, weight);
 	}
 	PG_RETURN_POINTER(state);
 }
@@ -221,8 +217,7 @@ simhash_agg_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(a);
 	}
 	a = (VoteState *) PG_GETARG_POINTER(0);
-	for (int i = 0; i < SH_BITS; i++)
-		a->sums[i] += b->sums[i];
+	sh_vote_sums_merge(a, b);
 	PG_RETURN_POINTER(a);
 }
 
@@ -235,7 +230,10 @@ simhash_agg_serialize(PG_FUNCTION_ARGS)
 
 	pq_begintypsend(&buf);
 	for (int i = 0; i < SH_BITS; i++)
-		pq_sendfloat8(&buf, state->sums[i]);
+	{
+		pq_sendfloat8(&buf, state->hi[i]);
+		pq_sendfloat8(&buf, state->lo[i]);
+	}
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
@@ -252,7 +250,10 @@ simhash_agg_deserialize(PG_FUNCTION_ARGS)
 	buf.maxlen = buf.len;
 	buf.cursor = 0;
 	for (int i = 0; i < SH_BITS; i++)
-		state->sums[i] = pq_getmsgfloat8(&buf);
+	{
+		state->hi[i] = pq_getmsgfloat8(&buf);
+		state->lo[i] = pq_getmsgfloat8(&buf);
+	}
 	pq_getmsgend(&buf);
 	PG_RETURN_POINTER(state);
 }
@@ -264,5 +265,5 @@ simhash_agg_final(PG_FUNCTION_ARGS)
 	/* No features at all: the fingerprint of nothing, as simhash_compute('{}'). */
 	if (PG_ARGISNULL(0))
 		PG_RETURN_SIMHASH(0);
-	PG_RETURN_SIMHASH(sh_vote_result(((VoteState *) PG_GETARG_POINTER(0))->sums));
+	PG_RETURN_SIMHASH(sh_vote_sums_result((VoteState *) PG_GETARG_POINTER(0)));
 }

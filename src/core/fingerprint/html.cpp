@@ -2,12 +2,14 @@
 #include "html.h"
 
 #include <gumbo.h>
+#include <unicode/utf8.h>
 
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace
@@ -235,6 +237,39 @@ private:
     Pending pending_ = kNone;
 };
 
+// Gumbo can hand out ill-formed UTF-8: a numeric character reference past
+// 2^31 (&#xcccccccc;) wraps to a negative code point, written as one byte.
+// Returns the text itself when it is well-formed, else a copy in scratch
+// with each ill-formed sequence replaced by U+FFFD.
+std::string_view well_formed(const char *t, std::string &scratch)
+{
+    const int64_t n = static_cast<int64_t>(std::strlen(t));
+    const auto *u = reinterpret_cast<const uint8_t *>(t);
+    int64_t i = 0;
+    UChar32 c;
+    while (i < n)
+    {
+        int64_t at = i;
+        U8_NEXT(u, i, n, c);
+        if (c < 0)
+        {
+            scratch.assign(t, static_cast<size_t>(at));
+            while (at < n)
+            {
+                int64_t next = at;
+                U8_NEXT(u, next, n, c);
+                if (c < 0)
+                    scratch += "\xEF\xBF\xBD";
+                else
+                    scratch.append(t + at, static_cast<size_t>(next - at));
+                at = next;
+            }
+            return scratch;
+        }
+    }
+    return std::string_view(t, static_cast<size_t>(n));
+}
+
 bool hidden(const GumboElement &e)
 {
     return e.attributes.length > 0 && gumbo_get_attribute(&e.attributes, "hidden") != nullptr;
@@ -250,6 +285,7 @@ void visible_text(const GumboNode *root, std::string &out)
         Role role;
     };
     TextWriter writer(out);
+    std::string scratch;
     std::vector<Frame> stack;
     int preformatted = 0, sections = 0;
 
@@ -261,8 +297,8 @@ void visible_text(const GumboNode *root, std::string &out)
             case GUMBO_NODE_CDATA:
             case GUMBO_NODE_WHITESPACE:
             {
-                const char *t = node->v.text.text;
-                writer.text(t, std::strlen(t), preformatted > 0);
+                std::string_view t = well_formed(node->v.text.text, scratch);
+                writer.text(t.data(), t.size(), preformatted > 0);
                 return;
             }
             case GUMBO_NODE_ELEMENT:

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <thread>
 #include <utility>
@@ -127,6 +128,11 @@ sh_status make_plan(size_t n, int blocks, int distance, std::vector<sh_table> &t
     return sh_table_layout(blocks, distance, tables.data(), nt);
 }
 
+bool pair_less(const sh_pair &x, const sh_pair &y)
+{
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+}
+
 // State shared by the workers of one call.
 struct Shared
 {
@@ -141,6 +147,10 @@ struct Shared
     std::atomic<bool> stop{false};
     std::atomic<int> error{SH_OK};
     std::atomic<int> running{0};
+    size_t chunk = 0;  // find_all: pairs per call of emit
+    sh_pairs_fn emit = nullptr;
+    void *emit_arg = nullptr;
+    std::mutex emit_lock;
 
     void fail(sh_status s)
     {
@@ -181,15 +191,38 @@ private:
     size_t count_ = 0;
 };
 
-// Pairs go to a vector (find_all) or into a union-find (clusters).
+// Pairs go, a chunk at a time, to the caller's callback (find_all), or into
+// a union-find (clusters).
 struct PairSink
 {
     static constexpr bool kNeedsFirstMatch = true;
-    std::vector<sh_pair> pairs;
-    explicit PairSink(size_t) {}
+    Shared *s = nullptr;
+    std::vector<sh_pair> chunk;
+
+    explicit PairSink(Shared &shared) : s(&shared)
+    {
+        chunk.reserve(shared.chunk);
+    }
+
     void add(uint32_t a, uint32_t b)
     {
-        pairs.push_back(sh_pair{a, b});
+        chunk.push_back(sh_pair{a, b});
+        if (chunk.size() >= s->chunk)
+            flush();
+    }
+
+    // Hands the chunk over, sorted, under the lock; nothing after a stop.
+    void flush()
+    {
+        if (chunk.empty())
+            return;
+        std::sort(chunk.begin(), chunk.end(), pair_less);
+        {
+            std::lock_guard<std::mutex> hold(s->emit_lock);
+            if (!s->stop.load() && s->emit(chunk.data(), chunk.size(), s->emit_arg) != 0)
+                s->fail(SH_ERR_INTERRUPTED);
+        }
+        chunk.clear();
     }
 };
 
@@ -198,9 +231,9 @@ struct UnionFind
     static constexpr bool kNeedsFirstMatch = false;  // a repeated union is harmless
     std::vector<uint32_t> parent;
 
-    explicit UnionFind(size_t n) : parent(n)
+    explicit UnionFind(Shared &shared) : parent(shared.n)
     {
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < shared.n; i++)
             parent[i] = static_cast<uint32_t>(i);
     }
 
@@ -224,6 +257,20 @@ struct UnionFind
             parent[ra] = rb;
     }
 };
+
+// Makes room for g entries in a scratch vector (cleared), growing it by
+// doubling but never past n, so its capacity stays within the bound of
+// sh_batch_memory.
+template <class V>
+void make_room(V &v, size_t g, size_t n)
+{
+    v.clear();
+    if (v.capacity() < g)
+    {
+        V().swap(v);
+        v.reserve(std::max(g, std::min(2 * g, n)));
+    }
+}
 
 template <class Sink>
 class TableScan
@@ -281,7 +328,7 @@ public:
                 j++;
             if (j - i > 1)
             {
-                group_.clear();
+                make_room(group_, j - i, s_.n);
                 for (size_t k = i; k < j; k++)
                     group_.push_back(static_cast<uint32_t>(rec_[k] & pos_mask));
                 if (!(exact ? test_group(group_.data(), group_.size()) : split_group(tab)))
@@ -298,7 +345,7 @@ private:
     // The records agree on the sorted bits only: split by the whole prefix.
     bool split_group(const sh_table &tab)
     {
-        keyed_.clear();
+        make_room(keyed_, group_.size(), s_.n);
         for (uint32_t p : group_)
             keyed_.emplace_back(s_.h[p] & tab.prefix_orig_mask, p);
         std::sort(keyed_.begin(), keyed_.end());
@@ -308,7 +355,7 @@ private:
             size_t j = i + 1;
             while (j < keyed_.size() && keyed_[j].first == keyed_[i].first)
                 j++;
-            sub_.clear();
+            make_room(sub_, j - i, s_.n);
             for (size_t k = i; k < j; k++)
                 sub_.push_back(keyed_[k].second);
             if (sub_.size() > 1 && !test_group(sub_.data(), sub_.size()))
@@ -334,11 +381,11 @@ private:
     // g log g rather than g^2.
     bool test_distinct(const uint32_t *p, size_t g)
     {
-        copies_.clear();
+        make_room(copies_, g, s_.n);
         for (size_t x = 0; x < g; x++)
             copies_.emplace_back(s_.h[p[x]], p[x]);
         std::sort(copies_.begin(), copies_.end());
-        distinct_.clear();
+        make_room(distinct_, g, s_.n);
         for (size_t x = 0; x < g; x++)
         {
             if (x > 0 && copies_[x].first == copies_[x - 1].first)
@@ -354,6 +401,7 @@ private:
     // Every pair of p[0..g); ascending positions when pairs are reported.
     bool test_pairs(const uint32_t *p, size_t g)
     {
+        make_room(vals_, g, s_.n);
         vals_.resize(g);
         for (size_t x = 0; x < g; x++)
             vals_[x] = s_.h[p[x]];
@@ -421,7 +469,7 @@ sh_status run(Shared &s, int threads, std::vector<Sink> &sinks)
     threads = std::max(1, std::min({threads, kMaxThreads, static_cast<int>(s.tables->size())}));
     sinks.reserve(threads);
     for (int i = 0; i < threads; i++)
-        sinks.emplace_back(s.n);
+        sinks.emplace_back(s);
     std::vector<std::thread> pool;
     if (threads > 1)
     {
@@ -471,11 +519,6 @@ void init_shared(Shared &s, const uint64_t *hashes, size_t n, int distance,
     s.tables = &tables;
     s.interrupt = interrupt;
     s.interrupt_arg = arg;
-}
-
-bool pair_less(const sh_pair &x, const sh_pair &y)
-{
-    return x.a != y.a ? x.a < y.a : x.b < y.b;
 }
 
 sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
@@ -568,6 +611,43 @@ extern "C"
         return auto_blocks(n, distance);
     }
 
+    sh_status sh_find_all_each(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+                               sh_interrupt_fn interrupt, void *interrupt_arg, size_t chunk, sh_pairs_fn emit,
+                               void *emit_arg) noexcept
+    {
+        try
+        {
+            std::vector<sh_table> tables;
+            sh_status st = make_plan(n, blocks, distance, tables);
+            if (st != SH_OK || n < 2)
+                return st;
+            if (chunk == 0 || emit == nullptr)
+                return SH_ERR_ARGUMENT;
+            Shared s;
+            init_shared(s, hashes, n, distance, tables, interrupt, interrupt_arg);
+            s.chunk = chunk;
+            s.emit = emit;
+            s.emit_arg = emit_arg;
+            std::vector<PairSink> sinks;
+            st = run(s, threads, sinks);
+            for (PairSink &k : sinks)
+                if (st == SH_OK)
+                {
+                    k.flush();
+                    st = static_cast<sh_status>(s.error.load());
+                }
+            return st;
+        }
+        catch (const std::bad_alloc &)
+        {
+            return SH_ERR_NOMEM;
+        }
+        catch (...)
+        {
+            return SH_ERR_INTERNAL;
+        }
+    }
+
     sh_status sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
                           sh_interrupt_fn interrupt, void *interrupt_arg, sh_pair **pairs,
                           size_t *npairs) noexcept
@@ -576,35 +656,39 @@ extern "C"
         *npairs = 0;
         try
         {
-            std::vector<sh_table> tables;
-            sh_status st = make_plan(n, blocks, distance, tables);
-            if (st != SH_OK || n < 2)
+            struct Collect
+            {
+                std::vector<sh_pair> all;
+                bool failed = false;
+            } c;
+            auto collect = [](const sh_pair *p, size_t np, void *arg) -> int
+            {
+                auto *to = static_cast<Collect *>(arg);
+                try
+                {
+                    to->all.insert(to->all.end(), p, p + np);
+                    return 0;
+                }
+                catch (...)
+                {
+                    to->failed = true;
+                    return 1;
+                }
+            };
+            sh_status st = sh_find_all_each(hashes, n, blocks, distance, threads, interrupt, interrupt_arg,
+                                            1 << 16, collect, &c);
+            if (c.failed)
+                st = SH_ERR_NOMEM;
+            std::vector<sh_pair> &all = c.all;
+            if (st != SH_OK || all.empty())
                 return st;
-            Shared s;
-            init_shared(s, hashes, n, distance, tables, interrupt, interrupt_arg);
-            std::vector<PairSink> sinks;
-            st = run(s, threads, sinks);
-            if (st != SH_OK)
-                return st;
-            size_t total = 0;
-            for (const PairSink &k : sinks)
-                total += k.pairs.size();
-            if (total == 0)
-                return SH_OK;
-            auto *out = static_cast<sh_pair *>(std::malloc(total * sizeof(sh_pair)));
+            auto *out = static_cast<sh_pair *>(std::malloc(all.size() * sizeof(sh_pair)));
             if (!out)
                 return SH_ERR_NOMEM;
-            size_t at = 0;
-            for (PairSink &k : sinks)
-            {
-                if (!k.pairs.empty())
-                    std::memcpy(out + at, k.pairs.data(), k.pairs.size() * sizeof(sh_pair));
-                at += k.pairs.size();
-                std::vector<sh_pair>().swap(k.pairs);
-            }
-            std::sort(out, out + total, pair_less);
+            std::memcpy(out, all.data(), all.size() * sizeof(sh_pair));
+            std::sort(out, out + all.size(), pair_less);
             *pairs = out;
-            *npairs = total;
+            *npairs = all.size();
             return SH_OK;
         }
         catch (const std::bad_alloc &)
@@ -614,6 +698,33 @@ extern "C"
         catch (...)
         {
             return SH_ERR_INTERNAL;
+        }
+    }
+
+    size_t sh_batch_memory(size_t n, int blocks, int distance, int threads, int clusters) noexcept
+    {
+        // Per thread: the records and their sort copy (16 bytes per hash),
+        // and scratch vectors of at most n entries each (make_room): group,
+        // sub and keyed (4 + 4 + 16) and vals (8); clusters add the copies
+        // and distinct lists (16 + 4) and the union-find parent (4).  Once:
+        // labels, their grouping and the result (4 + 4 + 4, and 8 per
+        // cluster of two or more).  Besides: the radix histograms, the table
+        // layouts, and slack for the allocator and the stacks.
+        try
+        {
+            std::vector<sh_table> tables;
+            if (make_plan(n, blocks, distance, tables) != SH_OK)
+                return SIZE_MAX;
+            const size_t per_thread = clusters ? 16 + 32 + 24 : 16 + 32;
+            const size_t once = clusters ? 16 : 0;
+            const size_t fixed =
+                (64 << 10) + 8 * sizeof(uint32_t) * (1 << kMaxDigitBits) + tables.size() * sizeof(sh_table);
+            threads = std::max(1, std::min({threads, kMaxThreads, static_cast<int>(tables.size())}));
+            return fixed + n * (per_thread * static_cast<size_t>(threads) + once);
+        }
+        catch (...)
+        {
+            return SIZE_MAX;
         }
     }
 

@@ -15,9 +15,12 @@
  *
  * Memory, besides the caller's input (8 bytes per hash): each worker thread
  * holds two 8-byte records per hash (one table at a time, sorted with a
- * scratch copy), i.e. 16 bytes per hash per thread; clustering adds a 4-byte
+ * scratch copy), i.e. 16 bytes per hash per thread, and scratch lists for the
+ * group being tested, which stay within n entries; clustering adds a 4-byte
  * union-find parent per hash per thread, plus 4 bytes per hash for the
- * result; find_all adds 8 bytes per reported pair.
+ * result.  sh_batch_memory bounds it all.  sh_find_all_each hands pairs out
+ * in chunks, so its memory does not depend on how many pairs there are;
+ * sh_find_all collects them all (8 bytes per pair).
  *
  * threads <= 1 runs on the caller's thread.  With more, worker threads scan
  * tables concurrently (at most one per table); they start with every signal
@@ -60,6 +63,31 @@ int			sh_batch_auto_blocks(size_t n, int distance) SH_NOEXCEPT;
 sh_status	sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance,
 						int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 						sh_pair **pairs, size_t *npairs) SH_NOEXCEPT;
+
+/*
+ * Receives the next chunk of pairs (1..chunk of them, sorted by (a, b) within
+ * the chunk, in no order across chunks); nonzero stops the search, which then
+ * returns SH_ERR_INTERRUPTED.  With threads > 1 it is called from any of the
+ * threads, never two at a time.
+ */
+typedef int (*sh_pairs_fn)(const sh_pair *pairs, size_t npairs, void *arg);
+
+/*
+ * The pairs of sh_find_all, streamed: every pair once, handed to emit in
+ * chunks of at most `chunk` pairs (held per thread: 8 bytes a pair).
+ */
+sh_status	sh_find_all_each(const uint64_t *hashes, size_t n, int blocks, int distance,
+							 int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
+							 size_t chunk, sh_pairs_fn emit, void *emit_arg) SH_NOEXCEPT;
+
+/*
+ * An upper bound of the bytes a call for n hashes allocates besides the
+ * caller's arrays: sh_find_all_each (clusters = 0; add its chunks) or
+ * sh_cluster_labels / sh_find_clusters (clusters = 1).  SIZE_MAX for invalid
+ * arguments.
+ */
+size_t		sh_batch_memory(size_t n, int blocks, int distance, int threads,
+							int clusters) SH_NOEXCEPT;
 
 /*
  * labels[i] (caller-provided, n entries) := the smallest position of the

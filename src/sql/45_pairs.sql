@@ -1,0 +1,185 @@
+-- ---------------------------------------------------------------------------
+-- All pairs and clusters of a table's rows: simhash_pairs, simhash_clusters.
+-- Plain and partitioned tables, views, and Citus distributed tables (where
+-- the rows are repartitioned by permuted-table prefix so that every near
+-- pair meets on one worker).  They run with the caller's rights.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION simhash_prefix_masks(radius int, nrows bigint) RETURNS bigint[]
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_prefix_masks(int, bigint) IS
+    'prefix masks (fingerprint bit space), in table order, of the permuted tables simhash_pairs joins on for nrows rows and this radius: {-1} for radius 0, {0} when one group of all pairs is cheapest';
+
+-- The checked source of simhash_pairs: "SELECT k, h FROM rel" as SQL text.
+CREATE FUNCTION simhash_pairs_source(rel regclass, fp name, key name, radius int) RETURNS text
+    LANGUAGE plpgsql STABLE STRICT
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    fptype oid;
+BEGIN
+    IF radius < 0 OR radius > 64 THEN
+        RAISE EXCEPTION 'radius % is out of range', radius
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'radius is a number of bits, 0 to 64.';
+    END IF;
+    SELECT atttypid INTO fptype FROM pg_attribute
+     WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', fp, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF fptype NOT IN ('@extschema@.simhash'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not simhash or bigint', fp, rel, fptype::regtype
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_attribute
+                    WHERE attrelid = rel AND attname = key AND attnum > 0 AND NOT attisdropped) THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', key, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF NOT (has_column_privilege(rel, fp::text, 'SELECT') AND has_column_privilege(rel, key::text, 'SELECT')) THEN
+        RAISE EXCEPTION 'permission denied for relation %', rel
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('simhash_pairs reads columns %I and %I with the caller''s rights.', fp, key);
+    END IF;
+    RETURN format('SELECT (%1$I)::text COLLATE "C" AS k, (%2$I)::bigint AS h FROM %3$s WHERE %1$I IS NOT NULL AND %2$I IS NOT NULL',
+                  key, fp, rel);
+END
+$$;
+COMMENT ON FUNCTION simhash_pairs_source(regclass, name, name, int) IS
+    'checks the arguments of simhash_pairs (columns exist, fp is simhash or bigint, SELECT privilege, radius 0..64) and returns the query of its (key as text, fp as bigint) rows';
+
+-- "The first table whose prefix the pair agrees on is table t", as SQL text,
+-- for a pair whose xor is the expression x.
+CREATE FUNCTION simhash_pairs_first_table(masks bigint[], x text, t text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN cardinality(masks) = 1 THEN 'true'
+           ELSE format('(CASE %s ELSE 0 END) = %s',
+                       string_agg(format('WHEN (%s & %s::bigint) = 0 THEN %s', x, m, i), ' ' ORDER BY i), t)
+           END
+      FROM unnest(masks) WITH ORDINALITY AS u(m, i)
+$$;
+COMMENT ON FUNCTION simhash_pairs_first_table(bigint[], text, text) IS
+    'SQL text of the condition "the first table of masks whose prefix agrees with the xor x is t" (simhash_pairs keeps each pair once)';
+
+CREATE FUNCTION simhash_pairs(rel regclass, fp name, key name, radius int)
+    RETURNS TABLE (key_a text, key_b text, distance int)
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    src text := @extschema@.simhash_pairs_source(rel, fp, key, radius);
+    n bigint;
+    masks bigint[];
+    branches text[] := '{}';
+    distributed bool := false;
+    nspid oid;
+    nsp name;
+    work text;
+    hashjoin text := current_setting('enable_hashjoin');
+    propagate text;
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1 AND partmethod = ''h'')'
+           INTO distributed USING rel;
+    END IF;
+    EXECUTE format('SELECT count(*) FROM (%s) s', src) INTO n;
+
+    IF distributed THEN
+        -- Repartition every row once per table by (table, prefix) into a
+        -- scratch table distributed on the prefix; each group then lives on
+        -- one shard and the self-join runs there.  Only pairs come back.
+        masks := @extschema@.simhash_prefix_masks(radius, n);
+        SELECT n.oid, n.nspname INTO nspid, nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = rel;
+        IF NOT has_schema_privilege(nspid, 'CREATE') THEN
+            RAISE EXCEPTION 'permission denied for schema %', nsp
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'simhash_pairs on a distributed table creates a scratch distributed table in the table''s schema for the length of the call.';
+        END IF;
+        work := format('%I.%I', nsp, 'simhash_pairs_' || pg_backend_pid() || '_' || substr(md5(random()::text), 1, 8));
+        EXECUTE format('CREATE TABLE %s (p bigint, t int, k text COLLATE "C", h bigint)', work);
+        EXECUTE 'SELECT create_distributed_table($1, ''p'', colocate_with => ''none'')' USING work;
+        EXECUTE format('INSERT INTO %s (p, t, k, h) SELECT s.h & u.m, u.t, s.k, s.h FROM (%s) s, unnest(%L::bigint[]) WITH ORDINALITY AS u(m, t)',
+                       work, src, masks);
+        -- Merge joins on the workers too (SET LOCAL, propagated by Citus for
+        -- this query, then restored): see below.
+        propagate := current_setting('citus.propagate_set_commands');
+        PERFORM set_config('citus.propagate_set_commands', 'local', true);
+        EXECUTE 'SET LOCAL enable_hashjoin = off';
+        RETURN QUERY EXECUTE format(
+            'SELECT a.k::text, b.k::text, (a.h OPERATOR(@extschema@.<~>) b.h)::int FROM %1$s a JOIN %1$s b ON a.p = b.p AND a.t = b.t AND a.k < b.k'
+            ' WHERE (a.h OPERATOR(@extschema@.<~>) b.h) <= %2$s AND %3$s',
+            work, radius, @extschema@.simhash_pairs_first_table(masks, '(a.h # b.h)', 'a.t'));
+        EXECUTE format('SET LOCAL enable_hashjoin = %L', hashjoin);
+        PERFORM set_config('citus.propagate_set_commands', propagate, true);
+        EXECUTE format('DROP TABLE %s', work);
+    ELSIF n::numeric * 64 <= pg_size_bytes(current_setting('work_mem')) THEN
+        -- Fits in work_mem: the in-memory batch code over sorted arrays.
+        RETURN QUERY EXECUTE format(
+            'WITH s AS MATERIALIZED (SELECT k, h, row_number() OVER (ORDER BY k, h) AS i FROM (%s) s),'
+            ' f AS (SELECT f.* FROM (SELECT array_agg(h ORDER BY i) AS hs FROM s) r, @extschema@.simhash_find_all(r.hs, %s) f)'
+            ' SELECT a.k::text, b.k::text, f.distance FROM f JOIN s a ON a.i = f.a JOIN s b ON b.i = f.b WHERE a.k < b.k',
+            src, radius);
+    ELSE
+        -- One streaming self-join per table, on the rows' prefix in it.  Not
+        -- a hash join: a group larger than work_mem (many rows sharing a
+        -- prefix, such as exact duplicates) is one bucket that a hash join
+        -- cannot split, while a merge join's sorts spill to disk.  A single
+        -- group of all rows (mask 0) is a nested loop over a spilling
+        -- materialization.
+        masks := @extschema@.simhash_prefix_masks(radius, n);
+        FOR t IN 1 .. cardinality(masks) LOOP
+            branches := branches || format(
+                'SELECT a.k::text, b.k::text, (a.h OPERATOR(@extschema@.<~>) b.h)::int FROM (%1$s) a JOIN (%1$s) b'
+                ' ON %2$s a.k < b.k'
+                ' WHERE (a.h OPERATOR(@extschema@.<~>) b.h) <= %3$s AND %4$s',
+                src,
+                CASE WHEN masks[t] = 0 THEN ''
+                     ELSE format('(a.h & %1$s::bigint) = (b.h & %1$s::bigint) AND', masks[t]) END,
+                radius,
+                @extschema@.simhash_pairs_first_table(masks[1:t], '(a.h # b.h)', t::text));
+        END LOOP;
+        PERFORM set_config('enable_hashjoin', 'off', true);
+        RETURN QUERY EXECUTE array_to_string(branches, ' UNION ALL ');
+        PERFORM set_config('enable_hashjoin', hashjoin, true);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION simhash_pairs(regclass, name, name, int) IS
+    'every pair of rows of rel whose fingerprints (column fp, simhash or bigint) differ in at most radius bits, once, as (key_a, key_b) with key_a < key_b in "C" collation; keys are column key as text; NULL fp or key rows are skipped, equal keys never paired; works on distributed Citus tables';
+
+CREATE FUNCTION simhash_clusters(rel regclass, fp name, key_column name, radius int)
+    RETURNS TABLE (key text, cluster text)
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    suffix text := pg_backend_pid() || '_' || substr(md5(random()::text), 1, 8);
+    edges text := format('pg_temp.%I', 'simhash_edges_' || suffix);
+    labels text := format('pg_temp.%I', 'simhash_labels_' || suffix);
+    changed bigint;
+BEGIN
+    -- Both directions of every pair, then labels = the smallest key reached,
+    -- by minimum propagation over the edges and pointer jumping.
+    EXECUTE format('CREATE TEMP TABLE %s (a text COLLATE "C", b text COLLATE "C")', edges);
+    EXECUTE format('INSERT INTO %s SELECT p.key_a, p.key_b FROM @extschema@.simhash_pairs($1, $2, $3, $4) p', edges)
+        USING rel, fp, key_column, radius;
+    EXECUTE format('INSERT INTO %1$s SELECT b, a FROM %1$s', edges);
+    EXECUTE format('ANALYZE %s', edges);
+    EXECUTE format('CREATE TEMP TABLE %s (k text COLLATE "C" PRIMARY KEY, c text COLLATE "C")', labels);
+    EXECUTE format('INSERT INTO %s SELECT a, least(a, min(b)) FROM %s GROUP BY a', labels, edges);
+    EXECUTE format('ANALYZE %s', labels);
+    LOOP
+        EXECUTE format('UPDATE %1$s l SET c = s.c FROM (SELECT e.a, min(m.c) AS c FROM %2$s e JOIN %1$s m ON m.k = e.b GROUP BY e.a) s'
+                       ' WHERE l.k = s.a AND s.c < l.c', labels, edges);
+        GET DIAGNOSTICS changed = ROW_COUNT;
+        EXIT WHEN changed = 0;
+        EXECUTE format('UPDATE %1$s l SET c = m.c FROM %1$s m WHERE m.k = l.c AND m.c < l.c', labels);
+    END LOOP;
+    RETURN QUERY EXECUTE format('SELECT k::text, c::text FROM %s', labels);
+    EXECUTE format('DROP TABLE %s, %s', edges, labels);
+END
+$$;
+COMMENT ON FUNCTION simhash_clusters(regclass, name, name, int) IS
+    'connected components of the pairs of simhash_pairs(rel, fp, key_column, radius): one row per key that has a pair, cluster = the smallest key of its component in "C" collation';
