@@ -26,6 +26,7 @@ mkdir -p "$RES"
 if [ -z "${TMPC_BIN:-}" ]; then
 	source tools/tmp-cluster.sh
 	tmpc_install citus-bench
+	OWN_INSTALL=1
 fi
 LIBDIR=$("$TMPC_BIN/pg_config" --pkglibdir)
 [ -e "$LIBDIR/citus.so" ] || { echo "SKIP: Citus is not installed ($LIBDIR/citus.so absent)"; exit 0; }
@@ -37,6 +38,8 @@ PORTS=(5441 5442 5443)
 stop_all() {
 	for p in "${PORTS[@]}"; do as_pg "$TMPC_BIN/pg_ctl" -D "$D/n$p" -m immediate stop >/dev/null 2>&1 || true; done
 	rm -rf "$D" 2>/dev/null || sudo rm -rf "$D"
+	# our own private installation, when we made one (this trap replaces its own)
+	if [ -n "${OWN_INSTALL:-}" ]; then tmpc_cleanup; fi
 }
 trap stop_all EXIT
 for p in "${PORTS[@]}"; do

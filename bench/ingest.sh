@@ -57,32 +57,50 @@ SQL
 # percentile P (0..100) of the latencies (µs, 3rd column) of pgbench logs, in ms
 pct() { cat "$@" | awk '{print $3}' | sort -n | awk -v p="$P" '{a[NR]=$1} END {i=int(NR*p/100); if (i<1) i=1; printf "%.3f", a[i]/1000}'; }
 maxlat() { cat "$@" | awk 'BEGIN{m=0} {if ($3>m) m=$3} END {printf "%.1f", m/1000}'; }
-tps_of() { sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$1" | head -1; }
 
 # 1. queries on the bulk-built index
 (cd "$W" && "$PGBENCH" -n -c 1 -T "${QUERY_SECONDS:-10}" -D tbl=ing_bulk -f query.sql -l --log-prefix=qbulk > qbulk.out 2>&1)
 P=50; q50_bulk=$(pct "$W"/qbulk.*[0-9]); P=99; q99_bulk=$(pct "$W"/qbulk.*[0-9])
 echo "radius-3 on the bulk-built index: p50 $q50_bulk ms, p99 $q99_bulk ms"
 
-# 2. ingestion with a btree
-per=$((ROWS / CLIENTS))
-(cd "$W" && PGOPTIONS='-c synchronous_commit=off' "$PGBENCH" -n -c "$CLIENTS" -j "$CLIENTS" -t "$per" \
-	-D tbl=ing_bt -f insert.sql -l --log-prefix=ibt > ibt.out 2>&1)
-tps_bt=$(tps_of "$W/ibt.out"); max_bt=$(maxlat "$W"/ibt.*[0-9])
-echo "btree:   $tps_bt rows/s, slowest INSERT $max_bt ms"
-
-# 3. ingestion with the simhash index, queries from one more client meanwhile
-(cd "$W" && PGOPTIONS='-c synchronous_commit=off' "$PGBENCH" -n -c "$CLIENTS" -j "$CLIENTS" -t "$per" \
-	-D tbl=ing_sim -f insert.sql -l --log-prefix=isim > isim.out 2>&1) &
-ins=$!
-r=0
-while kill -0 "$ins" 2>/dev/null; do
-	r=$((r + 1))
-	(cd "$W" && "$PGBENCH" -n -c 1 -T 2 -D tbl=ing_sim -f query.sql -l --log-prefix="qing$r" > "qing$r.out" 2>&1)
+# 2./3. ingestion: ROUNDS rounds alternate the btree table and the simhash
+# table, so load from other processes hits both alike; rates are total rows /
+# total time.
+ROUNDS=${ROUNDS:-2}
+per=$((ROWS / CLIENTS / ROUNDS))
+secs_bt=0; secs_sim=0; q=0
+ingest() {  # ingest TABLE PREFIX: one round; prints its seconds
+	local t0 t1
+	t0=$(date +%s.%N)
+	(cd "$W" && PGOPTIONS='-c synchronous_commit=off' "$PGBENCH" -n -c "$CLIENTS" -j "$CLIENTS" -t "$per" \
+		-D tbl="$1" -f insert.sql -l --log-prefix="$2" > "$2.out" 2>&1)
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+# the query client runs during the btree's ingestion too (on ing_bulk, not
+# recorded), so both ingestions share the machine with the same load
+queries_while() {  # queries_while PID TABLE PREFIX
+	while kill -0 "$1" 2>/dev/null; do
+		q=$((q + 1))
+		(cd "$W" && "$PGBENCH" -n -c 1 -T 2 -D tbl="$2" -f query.sql -l --log-prefix="$3$q" > "$3$q.out" 2>&1)
+	done
+}
+for ((round = 1; round <= ROUNDS; round++)); do
+	ingest ing_bt "ibt$round" > "$W/ibt$round.secs" &
+	queries_while $! ing_bulk qother
+	wait
+	ingest ing_sim "isim$round" > "$W/isim$round.secs" &
+	queries_while $! ing_sim qing
+	wait
+	secs_bt=$(awk -v a="$secs_bt" -v b="$(cat "$W/ibt$round.secs")" 'BEGIN { print a + b }')
+	secs_sim=$(awk -v a="$secs_sim" -v b="$(cat "$W/isim$round.secs")" 'BEGIN { print a + b }')
 done
-wait "$ins"
-tps_sim=$(tps_of "$W/isim.out"); max_sim=$(maxlat "$W"/isim.*[0-9])
+done_rows=$((per * CLIENTS * ROUNDS))
+tps_bt=$(awk -v n="$done_rows" -v s="$secs_bt" 'BEGIN { printf "%.0f", n / s }')
+tps_sim=$(awk -v n="$done_rows" -v s="$secs_sim" 'BEGIN { printf "%.0f", n / s }')
+max_bt=$(maxlat "$W"/ibt*.*[0-9]); max_sim=$(maxlat "$W"/isim*.*[0-9])
 P=50; q50_ing=$(pct "$W"/qing*.*[0-9]); P=99; q99_ing=$(pct "$W"/qing*.*[0-9])
+echo "btree:   $tps_bt rows/s, slowest INSERT $max_bt ms"
 echo "simhash: $tps_sim rows/s, slowest INSERT $max_sim ms"
 echo "radius-3 during ingestion: p50 $q50_ing ms, p99 $q99_ing ms"
 sql -c "SELECT kind, level, entries, pages FROM simhash_index_runs('ing_sim_fp')"

@@ -320,6 +320,7 @@ def main():
     section_fingerprint(out)
     section_external(out, "index", "Index: radius queries, build and size")
     section_sweep(out)
+    section_external(out, "planner", "Planner's choice and exact KNN (index vs sequential scan)")
     section_concurrency(out)
     section_insert(out)
     section_external(out, "batch", "Batch: find_all / find_clusters")

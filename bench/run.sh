@@ -3,7 +3,7 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep batch memory ingest citus"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep planner batch memory ingest citus"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
@@ -12,6 +12,8 @@
 # simhash_html, ...) is reported as skipped; index and batch are the scripts
 # bench/index_bench.sh and bench/batch_bench.sh, run when they exist; sweep
 # (index vs seqscan over N and k) is bench/index_sweep.sh -> index_sweep.csv;
+# planner (the planner's choice over radii 0..64, exact KNN) is
+# bench/planner_knn.sh -> planner_radius.csv, planner_knn.csv.
 # ingest (the index under continuous ingestion) is bench/ingest.sh.
 # citus (one node vs coordinator + 2 workers) is bench/citus.sh, skipped without Citus.
 # Only the parts that run lose their old results; the report is regenerated
@@ -19,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep batch memory ingest citus"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep planner batch memory ingest citus"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
@@ -51,6 +53,7 @@ for part in $PARTS; do
 	case $part in
 		index|batch) script=bench/${part}_bench.sh ;;
 		sweep) script=bench/index_sweep.sh ;;
+		planner) script=bench/planner_knn.sh ;;
 		*) script=bench/$part.sh ;;
 	esac
 	log=$BENCH_RESULTS/$part.log

@@ -35,14 +35,14 @@ EXPLAIN (COSTS OFF) SELECT EXISTS (SELECT 1 FROM p WHERE fp % '1a40201a26358020'
 SELECT EXISTS (SELECT 1 FROM p WHERE fp % '1a40201a26358020') AS found,
        EXISTS (SELECT 1 FROM p WHERE fp % 'ffffffffffffffff') AS not_found;
 -- a radius that matches much of the table is left to the sequential scan
-EXPLAIN (COSTS OFF) SELECT id FROM p WHERE simhash_within(fp, '1a40201a26358020', 20);
-SET simhash.max_distance = 20;
+EXPLAIN (COSTS OFF) SELECT id FROM p WHERE simhash_within(fp, '1a40201a26358020', 30);
+SET simhash.max_distance = 30;
 EXPLAIN (COSTS OFF) SELECT id FROM p WHERE fp % '1a40201a26358020';
 RESET simhash.max_distance;
 -- bigint operator class
 EXPLAIN (COSTS OFF) SELECT id FROM p WHERE h ~% 1891547140177887264;
 EXPLAIN (COSTS OFF) SELECT id FROM p WHERE simhash_within(h, 1891547140177887264, 2);
-EXPLAIN (COSTS OFF) SELECT id FROM p WHERE simhash_within(h, 1891547140177887264, 20);
+EXPLAIN (COSTS OFF) SELECT id FROM p WHERE simhash_within(h, 1891547140177887264, 30);
 -- generic plan: query and radius are parameters
 PREPARE near(simhash, int) AS SELECT count(*) FROM p WHERE simhash_within(fp, $1, $2);
 SET plan_cache_mode = force_generic_plan;

@@ -17,9 +17,10 @@ SELECT format('k-%s', lpad(i::text, 5, '0')) || CASE WHEN i % 7 = 0 THEN 'Z' ELS
 INSERT INTO "Pages ""x""" SELECT 'dup', "fp col", h, 1 FROM "Pages ""x""" WHERE "Key col" = 'k-00004a';
 INSERT INTO "Pages ""x""" VALUES ('nullfp', NULL, NULL, 1), (NULL, '0123456789abcdef', 81985529216486895, 2);
 
-CREATE TEMP VIEW naive AS
+CREATE TEMP TABLE naive AS
 SELECT a."Key col" AS key_a, b."Key col" AS key_b, (a."fp col" <~> b."fp col") AS distance
   FROM "Pages ""x""" a JOIN "Pages ""x""" b ON a."Key col" COLLATE "C" < b."Key col" COLLATE "C";
+ANALYZE naive;
 
 -- Each radius, each path (in memory under the default work_mem; streaming
 -- per-table joins when work_mem is small), simhash and bigint columns:
@@ -33,11 +34,26 @@ LANGUAGE sql AS $$
            (SELECT count(*) FROM p)
 $$;
 SELECT r, d.* FROM generate_series(0, 6) r, pairs_diff('fp col', r) d;
-SELECT r, d.* FROM (VALUES (3), (20), (64)) v(r), pairs_diff('h', r) d;
+SELECT r, d.* FROM (VALUES (3), (20), (24)) v(r), pairs_diff('h', r) d;
+-- radius 64: every pair of the 1201 rows with a key and a fingerprint
+SELECT count(*) = 1201 * 1200 / 2 AS all_pairs FROM simhash_pairs('"Pages ""x"""', 'h', 'Key col', 64);
 SET work_mem = '64kB';
 SELECT r, d.* FROM generate_series(0, 6) r, pairs_diff('fp col', r) d;
 SELECT r, d.* FROM (VALUES (3), (20)) v(r), pairs_diff('h', r) d;
 RESET work_mem;
+
+-- Near the in-memory limit: for 1000 rows at work_mem 64kB simhash_find_all
+-- needs more than work_mem and refuses; the per-table joins answer instead.
+CREATE TEMP VIEW first_1000 AS SELECT * FROM "Pages ""x""" WHERE "Key col" < 'k-01000';
+SET work_mem = '64kB';
+SELECT count(*) AS differences FROM (
+    (SELECT * FROM simhash_pairs('first_1000', 'fp col', 'Key col', 5)
+     EXCEPT ALL SELECT n.* FROM naive n JOIN first_1000 a ON a."Key col" = n.key_a JOIN first_1000 b ON b."Key col" = n.key_b WHERE n.distance <= 5)
+    UNION ALL
+    (SELECT n.* FROM naive n JOIN first_1000 a ON a."Key col" = n.key_a JOIN first_1000 b ON b."Key col" = n.key_b WHERE n.distance <= 5
+     EXCEPT ALL SELECT * FROM simhash_pairs('first_1000', 'fp col', 'Key col', 5))) s;
+RESET work_mem;
+DROP VIEW first_1000;
 
 -- The joins run without hash joins, and the caller's setting comes back.
 BEGIN;
@@ -147,5 +163,5 @@ SELECT simhash_prefix_masks(-1, 10);
 SELECT simhash_prefix_masks(3, -10);
 
 DROP TABLE parts CASCADE;
-DROP TABLE "Pages ""x""" CASCADE;
+DROP TABLE "Pages ""x""", naive;
 DROP FUNCTION pairs_diff, clusters_diff;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -113,4 +114,67 @@ TEST(Tables, MultiProbeReachesEachNearPairInExactlyOneFirstTable)
                     ASSERT_EQ(first, 1) << blocks << "/" << bits << "+" << flips;
                 }
             }
+}
+
+// The covered radius of probes with up to `flips` flipped prefix bits: every
+// fingerprint within it is reached by some table (whatever the blocks its
+// differing bits fall in), and it is tight: the differing bits spread as
+// evenly as the bound's proof allows, one more bit is reached by no table.
+TEST(Tables, CoveredRadiusIsReachedAndTight)
+{
+    std::mt19937_64 rng(12);
+    EXPECT_EQ(sh_table_covered_radius(4, 3, 0), 3);
+    EXPECT_EQ(sh_table_covered_radius(4, 3, 2), 11);  // multi-index hashing: 4 * 3 - 1
+    EXPECT_EQ(sh_table_covered_radius(6, 3, 2), 5);   // 2 + 3 * ceil(3 / 3)
+    EXPECT_EQ(sh_table_covered_radius(6, 3, 3), 9);   // 3 + 3 * ceil(4 / 3)
+    EXPECT_EQ(sh_table_covered_radius(4, 3, 40), 64);
+    EXPECT_EQ(sh_table_covered_radius(3, 3, 0), -1);
+    for (int blocks = 2; blocks <= 9; blocks++)
+        for (int bits = 1; bits < blocks; bits++)
+        {
+            auto tabs = layout(blocks, bits);
+            auto reached = [&](uint64_t q, uint64_t fp, int flips)
+            {
+                for (const auto &t : tabs)
+                    if (__builtin_popcountll((q ^ fp) & t.prefix_orig_mask) <= flips)
+                        return true;
+                return false;
+            };
+            int width = 64 / blocks;  // the narrowest block
+            for (int flips = 0; flips <= 6; flips++)
+            {
+                int r = sh_table_covered_radius(blocks, bits, flips);
+                // within r: bits drawn block by block at random, many blocks hit hard
+                for (int i = 0; i < 300; i++)
+                {
+                    uint64_t q = rng(), fp = q;
+                    int d = static_cast<int>(rng() % (r + 1));
+                    // odd i: the bits of two blocks first, then the rest
+                    std::vector<int> first, rest;
+                    for (int b = 0; b < blocks; b++)
+                        for (int k = 0; k < static_cast<int>(__builtin_popcountll(tabs[0].width_mask[b]));
+                             k++)
+                            (i % 2 && b < 2 ? first : rest).push_back(tabs[0].src_shift[b] + k);
+                    std::shuffle(first.begin(), first.end(), rng);
+                    std::shuffle(rest.begin(), rest.end(), rng);
+                    first.insert(first.end(), rest.begin(), rest.end());
+                    for (int k = 0; k < d; k++)
+                        fp ^= uint64_t{1} << first[k];
+                    ASSERT_TRUE(reached(q, fp, flips)) << blocks << "/" << bits << "+" << flips << " d=" << d;
+                }
+                // tight: f + 1 bits spread over p blocks, ceil((f + 1) / p) in each other block
+                int p = blocks - bits, c = (flips + p) / p;
+                if (r >= 64 || c > width)
+                    continue;
+                uint64_t q = rng(), fp = q;
+                for (int b = 0; b < blocks; b++)
+                {
+                    int n = b < p ? (flips + 1) / p + (b < (flips + 1) % p ? 1 : 0) : c;
+                    for (int k = 0; k < n; k++)
+                        fp ^= uint64_t{1} << (tabs[0].src_shift[b] + k);
+                }
+                ASSERT_EQ(sh_distance(fp, q), r + 1) << blocks << "/" << bits << "+" << flips;
+                ASSERT_FALSE(reached(q, fp, flips)) << blocks << "/" << bits << "+" << flips;
+            }
+        }
 }

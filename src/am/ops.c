@@ -133,7 +133,11 @@ simhash_random_within(int radius)
 static double
 within_selectivity(int radius)
 {
-	double		s = simhash_random_within(radius) + 1e-4 * (radius + 1);
+	double		s;
+
+	/* a radius of 64 or more matches every row; a negative one fails at run time */
+	radius = Max(0, Min(radius, 64));
+	s = simhash_random_within(radius) + 1e-4 * (radius + 1);
 
 	return Min(1.0, s);
 }

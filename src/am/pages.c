@@ -132,11 +132,15 @@ simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm)
 	return simhash_extend_buffer(index);
 }
 
-/* Mark a page DELETED, recyclable once no scan can still be reading it. */
+/*
+ * Mark a page DELETED, recyclable once no scan can still be reading it
+ * (strategy: VACUUM's buffer access strategy, or NULL).
+ */
 void
-simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid)
+simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
+					BufferAccessStrategy strategy)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	GenericXLogState *state;
 	SimhashPageOpaque opaque;
 
@@ -206,7 +210,7 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 			orphan = true;
 		UnlockReleaseBuffer(buf);
 		if (orphan)
-			simhash_delete_page(index, blkno, ReadNextFullTransactionId());
+			simhash_delete_page(index, blkno, ReadNextFullTransactionId(), strategy);
 	}
 	if (stats)
 		stats->num_pages = nblocks;

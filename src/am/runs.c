@@ -486,7 +486,8 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 
 /* Mark every page of a replaced run DELETED (its directory last). */
 static void
-retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransactionId safexid)
+retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransactionId safexid,
+		   BufferAccessStrategy strategy)
 {
 	PGAlignedBlock dirpage;
 	int			t;
@@ -502,18 +503,18 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 			int			i,
 						n;
 
-			read_copy(index, dir + d, NULL, dirpage.data);
+			read_copy(index, dir + d, strategy, dirpage.data);
 			expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
 			n = SimhashDirEntries(dirpage.data);
 			for (i = 0; i < n; i++)
 			{
-				CHECK_FOR_INTERRUPTS();
+				vacuum_delay_point();
 				simhash_delete_page(index, simhash_dir_block(SimhashDirEntry(dirpage.data, i)),
-									safexid);
+									safexid, strategy);
 			}
 		}
 		for (d = 0; d < ndir; d++)
-			simhash_delete_page(index, dir + d, safexid);
+			simhash_delete_page(index, dir + d, safexid, strategy);
 	}
 }
 
@@ -605,7 +606,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 
 	safexid = ReadNextFullTransactionId();
 	for (i = 0; i < nchain; i++)
-		simhash_delete_page(index, chain[i], safexid);
+		simhash_delete_page(index, chain[i], safexid, NULL);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return true;
@@ -709,7 +710,7 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 
 	safexid = ReadNextFullTransactionId();
 	for (j = 0; j < k; j++)
-		retire_run(index, &meta, idx[j], safexid);
+		retire_run(index, &meta, idx[j], safexid, strategy);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }
@@ -748,7 +749,7 @@ run_cmp_desc(const void *a, const void *b)
 /*
  * The tier merges an INSERT may do after a flush: while SIMHASH_TIER_RATIO
  * runs share a level and together stay within SIMHASH_INSERT_MERGE_PAGES
- * pages per table, merge them.  When the run list is full, merge the
+ * pages over all tables, merge them.  When the run list is full, merge the
  * smallest runs whatever their size (the list holds at least 6 runs).
  * Skipped if another merge runs.
  */
@@ -791,6 +792,7 @@ simhash_insert_merges(Relation index, Relation heap)
 						gens[k++] = runs[r].gen;
 						pages += runs[r].npages;
 					}
+				pages *= (uint64) meta.ntables;
 				if (k >= SIMHASH_TIER_RATIO && pages <= SIMHASH_INSERT_MERGE_PAGES)
 					found = level;
 				if (pages > SIMHASH_INSERT_MERGE_PAGES)

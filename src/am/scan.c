@@ -4,61 +4,16 @@
  *
  * A scan copies the metapage once (see the locking protocol in
  * simhash_am.h), collects its answers into an array, and returns them.
+ * KNN's order beyond the first probe level is knn.c's.
  */
 #include "simhash_am.h"
+#include "scan_int.h"
 
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
 #include "utils/memutils.h"
-
-typedef struct SimhashCond
-{
-	uint64		q;
-	int			radius;
-} SimhashCond;
-
-typedef struct SimhashHit
-{
-	ItemPointerData tid;
-	int16		dist;			/* order-by distance, -1 when NULL */
-	bool		isnull;			/* the indexed value is NULL */
-	uint64		fp;
-} SimhashHit;
-
-typedef struct SimhashScanOpaqueData
-{
-	SimhashMetaPageData meta;
-	sh_table   *tables;
-	int			ntables;
-	MemoryContext cxt;			/* results live here; reset by rescan */
-	/* parsed keys */
-	bool		never;			/* a NULL key: no row can match */
-	bool		recheck;		/* a pair key: the heap row decides (radii) */
-	int			nconds;
-	SimhashCond *conds;
-	bool		has_order;
-	bool		order_null;		/* ORDER BY a <~> NULL */
-	uint64		order_q;
-	/* results */
-	bool		started;
-	SimhashHit *hits;
-	int64		nhits;
-	int64		maxhits;
-	int64		next;
-	/* KNN beyond `bits`: bands of distances, by a histogram of table 0 */
-	int			knn_state;		/* 0 probe done, 1 bands, 2 nulls, 3 done */
-	int			band_lo;
-	int64		hist[65];
-	bool		hist_done;
-	bool		stale;			/* met a page recycled since the metapage copy */
-	BlockNumber stale_blkno;	/* the last such page */
-} SimhashScanOpaqueData;
-
-typedef SimhashScanOpaqueData *SimhashScanOpaque;
-
-typedef void (*SimhashVisit) (SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
 
 static inline int
 hamming(uint64 a, uint64 b)
@@ -102,8 +57,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->started = false;
 	so->hits = NULL;
 	so->nhits = so->maxhits = so->next = 0;
-	so->knn_state = 0;
-	so->hist_done = false;
+	so->phase = SIMHASH_PHASE_DONE;
 	so->never = false;
 	so->recheck = false;
 	so->nconds = 0;
@@ -637,36 +591,10 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 	add_hit(so, fp, tid, so->has_order && !so->order_null ? hamming(fp, so->order_q) : -1, false);
 }
 
-/* KNN's first phase: only what lies within `bits` (pending entries may not) */
-static void
-visit_within_bits(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
-{
-	int			d = hamming(fp, so->order_q);
-
-	if (d <= so->meta.bits)
-		add_hit(so, fp, tid, d, false);
-}
-
 static void
 visit_null(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	add_hit(so, 0, tid, -1, true);
-}
-
-static void
-visit_histogram(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
-{
-	so->hist[hamming(fp, so->order_q)]++;
-}
-
-static void
-visit_band(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
-{
-	int			d = hamming(fp, so->order_q);
-	int			hi = *(int *) arg;
-
-	if (d >= so->band_lo && d <= hi)
-		add_hit(so, fp, tid, d, false);
 }
 
 static int
@@ -693,6 +621,31 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visi
 	}
 	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
+}
+
+/* The primitives knn.c builds on (scan_int.h). */
+void
+simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
+{
+	probe_all(scan, q, radius, flips, visit);
+}
+
+void
+simhash_scan_all(IndexScanDesc scan, SimhashVisit visit)
+{
+	scan_all(scan, visit, NULL);
+}
+
+void
+simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
+{
+	add_hit(so, fp, tid, dist, isnull);
+}
+
+void
+simhash_sort_hits(SimhashScanOpaque so)
+{
+	qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
 }
 
 static void
@@ -743,9 +696,10 @@ collect(IndexScanDesc scan)
 	check_meta(scan);
 
 	if (so->never)
-		so->knn_state = 3;
+		so->phase = SIMHASH_PHASE_DONE;
 	else if (so->nconds > 0)
 	{
+		SimhashReadModel m;
 		int			driver = 0,
 					i,
 					flips;
@@ -753,33 +707,28 @@ collect(IndexScanDesc scan)
 		for (i = 1; i < so->nconds; i++)
 			if (so->conds[i].radius < so->conds[driver].radius)
 				driver = i;
-		flips = simhash_probe_flips(&so->meta, so->conds[driver].radius, NULL);
+		simhash_read_model(&so->meta, &m);
+		flips = simhash_radius_plan(&m, so->conds[driver].radius, NULL);
 		if (flips >= 0)
 			probe_all(scan, so->conds[driver].q, so->conds[driver].radius, flips, visit_filtered);
 		else
 			scan_all(scan, visit_filtered, NULL);
 		if (so->has_order && !so->order_null)
 			qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
-		so->knn_state = 3;
+		so->phase = SIMHASH_PHASE_DONE;
 	}
 	else if (so->has_order && !so->order_null)
-	{
-		/* KNN: what the probes find within `bits` first, in order */
-		probe_all(scan, so->order_q, so->meta.bits, 0, visit_within_bits);
-		qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
-		so->band_lo = so->meta.bits + 1;
-		so->knn_state = 1;
-	}
+		simhash_knn_start(scan);
 	else
 	{
 		/* full scan: every row, NULLs last */
 		scan_all(scan, visit_filtered, NULL);
-		so->knn_state = 2;
+		so->phase = SIMHASH_PHASE_NULLS;
 	}
 	MemoryContextSwitchTo(old);
 }
 
-/* Refill the hit array with the next band of distances (KNN beyond bits). */
+/* Refill the hit array: KNN's next rows (knn.c), then the NULLs. */
 static void
 next_batch(IndexScanDesc scan)
 {
@@ -787,44 +736,15 @@ next_batch(IndexScanDesc scan)
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
 	so->nhits = so->next = 0;
-	while (so->nhits == 0 && so->knn_state < 3)
+	while (so->nhits == 0 && so->phase != SIMHASH_PHASE_DONE)
 	{
-		if (so->knn_state == 1)
-		{
-			int64		want = 1000,
-						got = 0;
-			int			hi;
-
-			if (!so->hist_done)
-			{
-				memset(so->hist, 0, sizeof(so->hist));
-				scan_all(scan, visit_histogram, NULL);
-				so->hist_done = true;
-			}
-			if (so->band_lo > 64)
-			{
-				so->knn_state = 2;
-				continue;
-			}
-			for (hi = so->band_lo; hi <= 64; hi++)
-			{
-				got += so->hist[hi];
-				if (got >= want)
-					break;
-			}
-			hi = Min(hi, 64);
-			if (got > 0)
-			{
-				scan_all(scan, visit_band, &hi);
-				qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
-			}
-			so->band_lo = hi + 1;
-		}
-		else if (so->knn_state == 2)
+		if (so->phase == SIMHASH_PHASE_NULLS)
 		{
 			scan_chain(scan, so->meta.nulls_head, 0, visit_null, NULL);
-			so->knn_state = 3;
+			so->phase = SIMHASH_PHASE_DONE;
 		}
+		else
+			simhash_knn_next(scan);
 	}
 	if (so->stale)
 	{
@@ -844,7 +764,7 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 		start_scan(scan);
 	if (so->next >= so->nhits)
 	{
-		if (so->knn_state >= 3)
+		if (so->phase == SIMHASH_PHASE_DONE)
 			return false;
 		next_batch(scan);
 		if (so->next >= so->nhits)
@@ -886,7 +806,7 @@ simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			tbm_add_tuples(tbm, &so->hits[so->next].tid, 1, so->recheck);
 			n++;
 		}
-		if (so->knn_state >= 3)
+		if (so->phase == SIMHASH_PHASE_DONE)
 			break;
 		next_batch(scan);
 		if (so->nhits == 0)

@@ -40,8 +40,9 @@
  *   are sorted per table in memory and written as a new run.
  * - Tier merge (aminsert, right after a flush): when SIMHASH_TIER_RATIO runs
  *   share a level and their merge stays small (SIMHASH_INSERT_MERGE_PAGES
- *   pages per table), they are merged into one run of the next level; so no
- *   INSERT does more than a small, bounded amount of work.
+ *   pages over all tables), they are merged into one run of the next level;
+ *   so no INSERT does more than a small, bounded amount of work.  Larger
+ *   levels accumulate runs until VACUUM compacts them.
  * - Compaction (VACUUM, autovacuum): the runs sorted by size, largest first,
  *   are kept while each holds at least SIMHASH_TIER_RATIO times the rows of
  *   all smaller runs together; the smaller ones are merged into one run.
@@ -131,7 +132,8 @@
 #define SIMHASH_TIER_RATIO		4
 #define SIMHASH_MAX_RUNS		64
 #define SIMHASH_RUN_SLOTS		1536	/* (run, table) directory heads */
-#define SIMHASH_INSERT_MERGE_PAGES	256 /* largest merge an INSERT does, per table */
+#define SIMHASH_INSERT_MERGE_PAGES	2048	/* largest merge an INSERT does: pages
+											 * written over all tables (16 MB) */
 
 /* Strategies and support of the operator classes. */
 #define SIMHASH_WITHIN_GUC_STRATEGY		1	/* a % b: radius simhash.max_distance */
@@ -348,6 +350,18 @@ simhash_meta_run_pages(const SimhashMetaPageData *meta)
 	return n;
 }
 
+/* The read-cost model of a scan (cost.c), shared by the planner and the scan. */
+typedef struct SimhashReadModel
+{
+	double		rows;
+	double		pending;
+	int			runs;
+	int			bits;
+	int			blocks;
+	int			ntables;
+	int			prefix_bits[SIMHASH_MAX_TABLES];
+} SimhashReadModel;
+
 /* Reloptions. */
 typedef struct SimhashOptions
 {
@@ -395,7 +409,16 @@ extern uint64 simhash_datum_fp(Datum d);
 extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
-extern int	simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes);
+
+/* Read-cost model (cost.c) */
+extern int	simhash_covered_radius(int bits, int blocks, int flips);
+extern void simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m);
+extern int	simhash_flips_for(const SimhashReadModel *m, int radius);
+extern double simhash_pending_cost(const SimhashReadModel *m);
+extern double simhash_linear_cost(const SimhashReadModel *m);
+extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
+extern int	simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
+extern bool simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
 extern void simhash_init_page(Page page, uint16 flags);
@@ -404,7 +427,8 @@ extern void simhash_init_runlist(Page page);
 extern Buffer simhash_extend_buffer(Relation index);
 extern Buffer simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
 extern bool simhash_page_recyclable(Relation heap, Page page);
-extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid);
+extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
+								BufferAccessStrategy strategy);
 extern void simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
 								  IndexBulkDeleteResult *stats);
 extern Relation simhash_open_heap(Relation index);

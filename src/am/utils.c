@@ -279,36 +279,3 @@ simhash_canreturn(Relation index, int attno)
 {
 	return TupleDescAttr(RelationGetDescr(index), attno - 1)->attbyval;
 }
-
-/*
- * How a radius is answered: the number of prefix bits a probe may flip
- * (0 up to `bits`; radius - bits above it, as long as the probes stay well
- * cheaper than reading table 0), or -1 for a linear pass.  *nprobes gets
- * the number of range probes over all tables.
- */
-int
-simhash_probe_flips(const SimhashMetaPageData *meta, int radius, double *nprobes)
-{
-	int			flips = radius - meta->bits;
-	int			prefix_bits = 64 - 64 * meta->bits / Max(meta->blocks, 1);
-	double		variants = 0,
-				c = 1;
-	int			f;
-
-	if (flips < 0)
-		flips = 0;
-	for (f = 0; f <= flips && f <= prefix_bits; f++)
-	{
-		variants += c;
-		c = c * (prefix_bits - f) / (f + 1);
-	}
-	if (nprobes)
-		*nprobes = variants * meta->ntables;
-	if (flips == 0)
-		return 0;
-	/* a probe costs a few page reads per run; linear reads every run page */
-	if (flips > 3 ||
-		variants * meta->ntables * 4 * Max(meta->list.nruns, 1) > (double) simhash_meta_run_pages(meta))
-		return -1;
-	return flips;
-}

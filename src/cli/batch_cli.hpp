@@ -273,10 +273,9 @@ inline std::vector<uint64_t> read_hashes(const std::string &path)
     if (fd < 0)
         die(1, "cannot read " + path + ": " + std::strerror(errno));
     HashLines lines(path == "-" ? "<stdin>" : path);
-    std::vector<uint64_t> &h = lines.hashes();
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        h.reserve(static_cast<size_t>(st.st_size) / 20 + 1);  // ~20 bytes per random hash
+        lines.hashes().reserve(static_cast<size_t>(st.st_size) / 20 + 1);  // ~20 bytes per random hash
     std::vector<char> buf(1 << 20);
     for (;;)
     {
@@ -294,11 +293,12 @@ inline std::vector<uint64_t> read_hashes(const std::string &path)
         die(1, lines.error());
     if (fd != 0)
         close(fd);
+    std::vector<uint64_t> h = std::move(lines.hashes());
     std::sort(h.begin(), h.end());
     h.erase(std::unique(h.begin(), h.end()), h.end());
     if (h.capacity() > h.size() + h.size() / 4)
         h.shrink_to_fit();
-    return std::move(h);
+    return h;
 }
 
 // Buffered writer of "[a, b, ...]" lines into a temporary file next to the

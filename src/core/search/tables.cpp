@@ -145,4 +145,13 @@ extern "C"
         return 1;
     }
 
+    int sh_table_covered_radius(int blocks, int bits, int flips) noexcept
+    {
+        if (!valid(blocks, bits) || flips < 0)
+            return -1;
+        int p = blocks - bits;
+        int r = flips + bits * ((flips + p) / p);
+        return r < 64 ? r : 64;
+    }
+
 }  // extern "C"

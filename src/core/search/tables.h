@@ -64,6 +64,18 @@ int			sh_table_first_match(const sh_table *tables, int t, uint64_t fp, uint64_t 
 int			sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uint64_t q,
 									   int flips) SH_NOEXCEPT;
 
+/*
+ * The radius that probes with up to `flips` flipped prefix bits are sure to
+ * cover: every fingerprint within it of q is reached by some table.  One that
+ * no table reaches differs in >= flips + 1 bits in any blocks - bits blocks,
+ * so in the p = blocks - bits least different, the largest of which differs
+ * in >= ceil((flips + 1) / p) bits, as does each of the other `bits` blocks:
+ * its distance is >= flips + 1 + bits * ceil((flips + 1) / p).  Capped at 64.
+ * flips = 0 gives bits; blocks = bits + 1 gives blocks * (flips + 1) - 1, the
+ * bound of multi-index hashing.  -1 when the pair is not a valid layout.
+ */
+int			sh_table_covered_radius(int blocks, int bits, int flips) SH_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

@@ -148,14 +148,23 @@ BEGIN
         EXECUTE format('SET LOCAL enable_hashjoin = %L', hashjoin);
         PERFORM set_config('citus.propagate_set_commands', propagate, true);
         EXECUTE format('DROP TABLE %s', work);
-    ELSIF n::numeric * 64 <= pg_size_bytes(current_setting('work_mem')) THEN
-        -- Fits in work_mem: the in-memory batch code over sorted arrays.
-        RETURN QUERY EXECUTE format(
-            'WITH s AS MATERIALIZED (SELECT k, h, row_number() OVER (ORDER BY k, h) AS i FROM (%s) s),'
-            ' f AS (SELECT f.* FROM (SELECT array_agg(h ORDER BY i) AS hs FROM s) r, @extschema@.simhash_find_all(r.hs, %s) f)'
-            ' SELECT a.k::text, b.k::text, f.distance FROM f JOIN s a ON a.i = f.a JOIN s b ON b.i = f.b WHERE a.k < b.k',
-            src, radius);
     ELSE
+        IF n::numeric * 64 <= pg_size_bytes(current_setting('work_mem')) THEN
+            -- Small enough to try the in-memory batch code over sorted
+            -- arrays.  simhash_find_all refuses (53200) before it returns
+            -- any pair when its working memory would pass work_mem; then
+            -- the joins below take over.
+            BEGIN
+                RETURN QUERY EXECUTE format(
+                    'WITH s AS MATERIALIZED (SELECT k, h, row_number() OVER (ORDER BY k, h) AS i FROM (%s) s),'
+                    ' f AS (SELECT f.* FROM (SELECT array_agg(h ORDER BY i) AS hs FROM s) r, @extschema@.simhash_find_all(r.hs, %s) f)'
+                    ' SELECT a.k::text, b.k::text, f.distance FROM f JOIN s a ON a.i = f.a JOIN s b ON b.i = f.b WHERE a.k < b.k',
+                    src, radius);
+                RETURN;
+            EXCEPTION WHEN out_of_memory THEN
+                NULL;
+            END;
+        END IF;
         -- One streaming self-join per table, on the rows' prefix in it.  Not
         -- a hash join: a group larger than work_mem (many rows sharing a
         -- prefix, such as exact duplicates) is one bucket that a hash join

@@ -1,0 +1,85 @@
+/*
+ * scan_int.h — the scan's state and the probing primitives of scan.c, shared
+ * with the exact k-nearest-neighbour search (knn.c).
+ */
+#ifndef SIMHASH_SCAN_INT_H
+#define SIMHASH_SCAN_INT_H
+
+#include "simhash_am.h"
+
+#include "access/relscan.h"
+
+typedef struct SimhashCond
+{
+	uint64		q;
+	int			radius;
+} SimhashCond;
+
+typedef struct SimhashHit
+{
+	ItemPointerData tid;
+	int16		dist;			/* order-by distance, -1 when NULL */
+	bool		isnull;			/* the indexed value is NULL */
+	uint64		fp;
+} SimhashHit;
+
+/* What a scan returns once its current batch of hits is used up. */
+typedef enum SimhashScanPhase
+{
+	SIMHASH_PHASE_LEVELS,		/* KNN: the next probe level (knn.c) */
+	SIMHASH_PHASE_LINEAR,		/* KNN: the next nearest rows, by a linear pass */
+	SIMHASH_PHASE_NULLS,		/* the rows whose key is NULL */
+	SIMHASH_PHASE_DONE
+} SimhashScanPhase;
+
+typedef struct SimhashScanOpaqueData
+{
+	SimhashMetaPageData meta;
+	sh_table   *tables;
+	int			ntables;
+	MemoryContext cxt;			/* results live here; reset by rescan */
+	/* parsed keys */
+	bool		never;			/* a NULL key: no row can match */
+	bool		recheck;		/* a pair key: the heap row decides (radii) */
+	int			nconds;
+	SimhashCond *conds;
+	bool		has_order;
+	bool		order_null;		/* ORDER BY a <~> NULL */
+	uint64		order_q;
+	/* results */
+	bool		started;
+	SimhashHit *hits;
+	int64		nhits;
+	int64		maxhits;
+	int64		next;
+	SimhashScanPhase phase;
+	/* KNN (knn.c): a probe level returns the distances [band_lo, band_hi] */
+	SimhashReadModel *model;	/* of the copied metapage */
+	int			level;			/* next probe level: prefix bits flipped */
+	int			band_lo;
+	int			band_hi;
+	/* KNN's linear passes return the rows after (after_dist, after_tid) */
+	int			after_dist;
+	ItemPointerData after_tid;
+	int64		batch;			/* rows per linear pass */
+	bool		stale;			/* met a page recycled since the metapage copy */
+	BlockNumber stale_blkno;	/* the last such page */
+} SimhashScanOpaqueData;
+
+typedef SimhashScanOpaqueData *SimhashScanOpaque;
+
+typedef void (*SimhashVisit) (SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
+
+/* Probing primitives (scan.c) */
+extern void simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips,
+							  SimhashVisit visit);
+extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
+extern void simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist,
+							bool isnull);
+extern void simhash_sort_hits(SimhashScanOpaque so);
+
+/* Exact KNN by probe levels (knn.c) */
+extern void simhash_knn_start(IndexScanDesc scan);
+extern void simhash_knn_next(IndexScanDesc scan);
+
+#endif							/* SIMHASH_SCAN_INT_H */
