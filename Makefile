@@ -44,7 +44,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra $(WERROR_FLAG) -fPIC
 override with_llvm = no
 
 TOOLS       = $(patsubst %.cpp,%,$(wildcard src/cli/simhash-*.cpp))
-EXTRA_CLEAN = $(DATA_built) $(TOOLS) test/unit_tests test/*.o src/cli/*.o tmp_install tmp_check results regression.* output_iso log
+EXTRA_CLEAN = $(DATA_built) $(TOOLS) test/unit_tests test/*.o src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -134,6 +134,12 @@ bench-core: bench/fingerprint_bench
 
 .PHONY: bench-core
 EXTRA_CLEAN += bench/fingerprint_bench
+
+# ---- the server suites once under valgrind memcheck (slow; not part of test) ----
+valgrind:
+	bash test/valgrind.sh
+
+.PHONY: valgrind
 
 # ---- libFuzzer targets (test/fuzz/; clang-14, not part of the module) --------
 # make fuzz runs every target for FUZZ_SECONDS (default 300) each; make test

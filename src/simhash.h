@@ -47,6 +47,16 @@ extern char *
 simhash_text_arguments(FunctionCallInfo fcinfo, struct sh_text_options *opts, size_t *len);
 extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
 
+/*
+ * Sizes of the extension's own memory contexts.  They are deliberately not
+ * one of the allocator's two free-list classes (default, small), so deleting
+ * a context gives its blocks back to malloc at once instead of keeping it for
+ * reuse: under valgrind memcheck (make valgrind, stock server without
+ * USE_VALGRIND) a use of memory after MemoryContextDelete() is then a read of
+ * freed memory and is reported.  The cost is one malloc per context.
+ */
+#define SIMHASH_CONTEXT_SIZES	0, 16 * 1024, 8 * 1024 * 1024
+
 #define SH_CHECK(call, what) \
 	do \
 	{ \

@@ -73,9 +73,10 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
 {
 	BuildState *bs = (BuildState *) arg;
+	uint64		fp;
 
 	bs->heap_tuples += 1;
-	if (isnull[0])
+	if (isnull[0] || !simhash_index_value(index, values[0], &fp))
 	{
 		if (bs->nnulls == bs->nullcap)
 		{
@@ -89,7 +90,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		start_spill(bs);
 	if (bs->spill)
 	{
-		spill_put(bs, DatumGetSimhash(values[0]), tid);
+		spill_put(bs, fp, tid);
 		bs->n++;
 		return;
 	}
@@ -98,7 +99,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->cap = Min(bs->cap * 2, Max(bs->mem_limit, 1024));
 		bs->items = repalloc_huge(bs->items, bs->cap * sizeof(SimhashItem));
 	}
-	bs->items[bs->n].key = DatumGetSimhash(values[0]);
+	bs->items[bs->n].key = fp;
 	bs->items[bs->n].tid = *tid;
 	bs->n++;
 }
@@ -242,7 +243,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	MarkBufferDirty(listbuf);
 	LockBuffer(listbuf, BUFFER_LOCK_UNLOCK);
 
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", ALLOCSET_DEFAULT_SIZES);
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", SIMHASH_CONTEXT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	bs.mem_limit = Max((int64) 1024,
 					   (int64) maintenance_work_mem * 1024 / (2 * (int64) sizeof(SimhashItem)));

@@ -5,7 +5,8 @@
  * exactly once per table (in one run or the pending buffer).  Any failure raises
  * ERRCODE_INDEX_CORRUPTED naming the block and table.
  *
- * The heap is locked in ShareLock (no concurrent writers) for the check.
+ * The heap is locked in ShareLock (no concurrent writers) for the check;
+ * who may run it, and as whom, is decided in check_access.c.
  */
 #include "simhash_am.h"
 
@@ -208,19 +209,19 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *arg)
 {
 	SimhashItemArray	   *heap = (SimhashItemArray *) arg;
+	uint64		fp;
 
-	if (!isnull[0])
-		simhash_items_push(heap, DatumGetSimhash(values[0]), tid);
+	if (!isnull[0] && simhash_index_value(index, values[0], &fp))
+		simhash_items_push(heap, fp, tid);
 }
 
-PG_FUNCTION_INFO_V1(simhash_index_check);
-Datum
-simhash_index_check(PG_FUNCTION_ARGS)
+/*
+ * The structural check proper.  The caller (check_access.c) has checked the
+ * permission, holds ShareLock on both relations and runs as the table owner.
+ */
+void
+simhash_check_index(Relation heap, Relation index)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid;
-	Relation	heap;
-	Relation	index;
 	SimhashMetaPageData meta;
 	BlockNumber nblocks;
 	sh_table   *tables;
@@ -231,22 +232,10 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	PGAlignedBlock copy;
 	bool	   *used;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash check",
-											  ALLOCSET_DEFAULT_SIZES);
+											  SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	int64		i,
 				j;
-
-	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a simhash index", get_rel_name(indexoid))));
-	heapoid = IndexGetRelation(indexoid, false);
-	heap = table_open(heapoid, ShareLock);
-	index = index_open(indexoid, ShareLock);
-	if (index->rd_rel->relam != get_index_am_oid("simhash", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
 
 	nblocks = RelationGetNumberOfBlocks(index);
 	simhash_read_meta(index, &meta);
@@ -316,7 +305,4 @@ simhash_index_check(PG_FUNCTION_ARGS)
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
-	index_close(index, ShareLock);
-	table_close(heap, ShareLock);
-	PG_RETURN_VOID();
 }

@@ -207,7 +207,8 @@ path_radius(IndexPath *path)
 			get_op_opfamily_properties(op->opno, index->opfamily[0], false,
 									   &strat, &lefttype, &righttype);
 			r = simhash_clause_radius(list_length(op->args) == 2 ? lsecond(op->args) : NULL,
-									  strat == SIMHASH_WITHIN_QUERY_STRATEGY);
+									  strat == SIMHASH_WITHIN_QUERY_STRATEGY ||
+									  strat == SIMHASH_PAIR_STRATEGY);
 			radius = Min(radius, Min(r, 64));
 		}
 	}

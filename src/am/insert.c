@@ -90,10 +90,11 @@ simhash_insert(Relation index, Datum *values, bool *isnull,
 	int64		npending,
 				limit = simhash_pending_limit(index);
 	bool		flushed = false;
+	uint64		fp = 0;
+	bool		null_key = isnull[0] || !simhash_index_value(index, values[0], &fp);
 
-	append_entry(index, isnull[0], isnull[0] ? 0 : DatumGetSimhash(values[0]), ht_ctid,
-				 &npending);
-	if (isnull[0] || npending < limit)
+	append_entry(index, null_key, fp, ht_ctid, &npending);
+	if (null_key || npending < limit)
 		return false;
 
 	/*

@@ -265,3 +265,23 @@ simhash_within_support(PG_FUNCTION_ARGS)
 	}
 	PG_RETURN_POINTER(NULL);
 }
+
+/*
+ * a @%@ b (two simhash_query values): the fingerprints differ in at most the
+ * smaller of the two radii.  Commutative, and independent of any setting, so
+ * an exclusion constraint on simhash_query(fp, r) WITH @%@ holds the radius r
+ * written in its definition for every session and across dump and restore.
+ */
+PG_FUNCTION_INFO_V1(simhash_query_pair_within);
+Datum
+simhash_query_pair_within(PG_FUNCTION_ARGS)
+{
+	uint64		a,
+				b;
+	int			ra = simhash_query_radius(PG_GETARG_DATUM(0), &a);
+	int			rb = simhash_query_radius(PG_GETARG_DATUM(1), &b);
+
+	if (ra < 0 || rb < 0)
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(pg_popcount64(a ^ b) <= Min(ra, rb));
+}

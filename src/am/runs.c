@@ -473,10 +473,11 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 		GenericXLogFinish(state);
 	else
 		GenericXLogAbort(state);
+	/* m and l pointed into the record's page copies, freed by Finish/Abort */
 	if (copy)
 	{
-		memcpy(copy, m, SIMHASH_META_SIZE);
-		memcpy(&copy->list, l, sizeof(SimhashRunList));
+		memcpy(copy, SimhashPageGetMeta(BufferGetPage(metabuf)), SIMHASH_META_SIZE);
+		memcpy(&copy->list, SimhashPageGetRunList(BufferGetPage(listbuf)), sizeof(SimhashRunList));
 	}
 	UnlockReleaseBuffer(listbuf);
 	UnlockReleaseBuffer(metabuf);
@@ -554,7 +555,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 	sh_table   *tables;
 	FullTransactionId safexid;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash flush",
-											  ALLOCSET_DEFAULT_SIZES);
+											  SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	if (!change_meta(index, META_START_FLUSH, &ch, &meta))
@@ -633,7 +634,7 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 	int64		removed = 0;
 	FullTransactionId safexid;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash merge",
-											  ALLOCSET_DEFAULT_SIZES);
+											  SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	change_meta(index, META_START_MERGE, &ch, &meta);

@@ -22,7 +22,7 @@ simhash_beginscan(Relation index, int nkeys, int norderbys)
 	SimhashScanOpaque so = palloc0(sizeof(SimhashScanOpaqueData));
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
-									ALLOCSET_DEFAULT_SIZES);
+									SIMHASH_CONTEXT_SIZES);
 	scan->opaque = so;
 	if (norderbys > 0)
 	{
@@ -53,6 +53,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->nhits = so->maxhits = so->next = 0;
 	so->phase = SIMHASH_PHASE_DONE;
 	so->never = false;
+	so->recheck = false;
 	so->nconds = 0;
 	so->conds = palloc(sizeof(SimhashCond) * Max(scan->numberOfKeys, 1));
 	for (i = 0; i < scan->numberOfKeys; i++)
@@ -70,8 +71,11 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 			c->q = DatumGetSimhash(key->sk_argument);
 			c->radius = simhash_max_distance;
 		}
-		else if (key->sk_strategy == SIMHASH_WITHIN_QUERY_STRATEGY)
+		else if (key->sk_strategy == SIMHASH_WITHIN_QUERY_STRATEGY ||
+				 key->sk_strategy == SIMHASH_PAIR_STRATEGY)
 		{
+			/* a pair matches within the smaller radius: a superset here */
+			so->recheck |= key->sk_strategy == SIMHASH_PAIR_STRATEGY;
 			c->radius = simhash_query_radius(key->sk_argument, &c->q);
 			if (c->radius < 0)
 			{
@@ -119,8 +123,9 @@ so_nruns(IndexScanDesc scan)
  * kind's flag or DELETED, and its generation, until it is recycled.
  */
 static bool
-page_current(SimhashScanOpaque so, Page page, uint16 kind, uint32 gen, int table)
+page_current(SimhashScanOpaque so, Buffer buf, uint16 kind, uint32 gen, int table)
 {
+	Page		page = BufferGetPage(buf);
 	SimhashPageOpaque o = SimhashPageGetOpaque(page);
 
 	if (!PageIsNew(page) && o->page_id == SIMHASH_PAGE_ID &&
@@ -128,7 +133,111 @@ page_current(SimhashScanOpaque so, Page page, uint16 kind, uint32 gen, int table
 		(table < 0 || o->table == table))
 		return true;
 	so->stale = true;
+	so->stale_blkno = BufferGetBlockNumber(buf);
 	return false;
+}
+
+/* ---- corruption: an error naming the block, never wrong rows ------------- */
+
+static void
+corrupt_block(Relation index, BlockNumber blkno, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index \"%s\" is corrupted at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail_internal("%s", detail),
+			 errhint("REINDEX the index; simhash_index_check() describes the damage.")));
+}
+
+/*
+ * The number of entries of `size` bytes on a page that passed page_current():
+ * pd_lower must lie inside the page's contents, so that no read goes past it.
+ */
+static int
+page_nentries(Relation index, Buffer buf, Size size)
+{
+	PageHeader	ph = (PageHeader) BufferGetPage(buf);
+	Size		first = MAXALIGN(SizeOfPageHeaderData);
+
+	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
+		ph->pd_lower < first || ph->pd_lower > ph->pd_special ||
+		(ph->pd_lower - first) % size != 0)
+		corrupt_block(index, BufferGetBlockNumber(buf), "The page's bounds (pd_lower, pd_special) are invalid.");
+	return (int) ((ph->pd_lower - first) / size);
+}
+
+/*
+ * The entries of page p of a run: every page but the last is full, the last
+ * holds the rest of the run list's count, so a damaged page cannot hide rows.
+ */
+static int
+run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p)
+{
+	int			n = page_nentries(index, buf, SIMHASH_ENTRY_SIZE);
+	int			want = p + 1 < run->npages ? SIMHASH_PAGE_CAPACITY :
+		(int) (run->count - (uint64) p * SIMHASH_PAGE_CAPACITY);
+
+	if (n != want)
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  "The run page holds fewer or more entries than the run list accounts for.");
+	return n;
+}
+
+/*
+ * A page was not the one the metapage copy points to.  If the metapage still
+ * names the same runs and chains, no flush or merge can have recycled it
+ * (see simhash_am.h): the page itself is wrong.
+ */
+static void
+check_stale(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	SimhashMetaPageData now;
+	int			r;
+
+	simhash_read_meta(scan->indexRelation, &now);
+	if (now.pending_chain != so->meta.pending_chain || now.sealed_chain != so->meta.sealed_chain ||
+		now.list.nruns != so->meta.list.nruns)
+		return;
+	for (r = 0; r < now.list.nruns; r++)
+		if (now.list.runs[r].gen != so->meta.list.runs[r].gen)
+			return;
+	corrupt_block(scan->indexRelation, so->stale_blkno,
+				  "The page is not the run, directory or pending page the metapage points to.");
+}
+
+/* The metapage copy must describe the layout it names. */
+static void
+check_meta(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			r;
+
+	if (so->meta.ntables != so->ntables)
+		corrupt_block(scan->indexRelation, SIMHASH_METAPAGE_BLKNO,
+					  "The metapage's table count does not match its layout.");
+	for (r = 0; r < so->meta.list.nruns; r++)
+		if (so->meta.list.runs[r].npages !=
+			(so->meta.list.runs[r].count + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY)
+			corrupt_block(scan->indexRelation, SIMHASH_RUNLIST_BLKNO,
+						  "A run's page count does not match its entry count.");
+}
+
+/*
+ * A chain page: a NULLs page (chain 0; never recycled) must say so, and no
+ * chain is longer than the index, so a damaged link cannot loop forever.
+ */
+static void
+check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, BlockNumber nblocks)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (chain == 0 && (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
+					   SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
+		corrupt_block(index, BufferGetBlockNumber(buf), "The page is not the NULLs page its chain points to.");
+	if (steps > nblocks)
+		corrupt_block(index, BufferGetBlockNumber(buf), "The chain of pages loops.");
 }
 
 /* The last hikey of directory page d of a run (for the binary search). */
@@ -139,7 +248,7 @@ dir_page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, uint32 g
 	uint64		hikey = PG_UINT64_MAX;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if (page_current(so, BufferGetPage(buf), SIMHASH_DIR, gen, t))
+	if (page_current(so, buf, SIMHASH_DIR, gen, t))
 		hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
 	UnlockReleaseBuffer(buf);
 	return hikey;
@@ -167,8 +276,10 @@ typedef struct ProbeCtx
  * Returns false when the range ends on this page.
  */
 static bool
-scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi)
+scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi)
 {
+	const SimhashRun *run = &((SimhashScanOpaque) c->scan->opaque)->meta.list.runs[c->r];
+	uint32		gen = run->gen;
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	Buffer		buf = ReadBuffer(c->scan->indexRelation, blkno);
 	Page		page;
@@ -178,7 +289,8 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	n = page_current(so, page, SIMHASH_RUN, gen, c->t) ? SimhashPageEntries(page) : 0;
+	n = page_current(so, buf, SIMHASH_RUN, gen, c->t) ?
+		run_page_nentries(c->scan->indexRelation, buf, run, p) : 0;
 	if (n == 0)
 		more = false;
 	for (i = 0; i < n; i++)
@@ -245,12 +357,12 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 		dpage = BufferGetPage(dbuf);
-		if (!page_current(so, dpage, SIMHASH_DIR, run->gen, c->t))
+		if (!page_current(so, dbuf, SIMHASH_DIR, run->gen, c->t))
 		{
 			UnlockReleaseBuffer(dbuf);
 			return;
 		}
-		n = SimhashDirEntries(dpage);
+		n = page_nentries(index, dbuf, SIMHASH_DIR_ENTRY_SIZE);
 		if (i < 0)
 		{
 			int			lo_i = 0,
@@ -273,9 +385,9 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 			/* read the run page without holding the directory page's lock */
 			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
-			more = scan_run_page(c, blkno, run->gen, lo, hi);
+			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi);
 			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
-			if (!page_current(so, dpage, SIMHASH_DIR, run->gen, c->t))
+			if (!page_current(so, dbuf, SIMHASH_DIR, run->gen, c->t))
 				more = false;
 			i++;
 		}
@@ -331,6 +443,9 @@ static void
 scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	BlockNumber nblocks = BlockNumberIsValid(blkno) ?
+		RelationGetNumberOfBlocks(scan->indexRelation) : 0;
+	BlockNumber steps = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
@@ -343,12 +458,13 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		/* NULLs pages (chain 0) are compacted in place, never recycled */
-		if (chain != 0 && !page_current(so, page, SIMHASH_PENDING, chain, -1))
+		if (chain != 0 && !page_current(so, buf, SIMHASH_PENDING, chain, -1))
 		{
 			UnlockReleaseBuffer(buf);
 			break;
 		}
-		n = SimhashPageEntries(page);
+		check_chain_page(scan->indexRelation, buf, chain, ++steps, nblocks);
+		n = page_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
 		for (i = 0; i < n; i++)
 		{
 			const char *ent = SimhashPageEntry(page, i);
@@ -383,8 +499,8 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (page_current(so, page, SIMHASH_DIR, run->gen, 0))
-			n = SimhashDirEntries(page);
+		if (page_current(so, buf, SIMHASH_DIR, run->gen, 0))
+			n = page_nentries(scan->indexRelation, buf, SIMHASH_DIR_ENTRY_SIZE);
 		for (p = 0; p < n; p++)
 			blocks[p] = simhash_dir_block(SimhashDirEntry(page, p));
 		UnlockReleaseBuffer(buf);
@@ -398,7 +514,8 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 			buf = ReadBuffer(scan->indexRelation, blocks[p]);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			k = page_current(so, page, SIMHASH_RUN, run->gen, 0) ? SimhashPageEntries(page) : 0;
+			k = page_current(so, buf, SIMHASH_RUN, run->gen, 0) ?
+				run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p) : 0;
 			for (i = 0; i < k; i++)
 			{
 				const char *ent = SimhashPageEntry(page, i);
@@ -556,6 +673,7 @@ start_scan(IndexScanDesc scan)
 		collect(scan);
 		if (!so->stale)
 			return;
+		check_stale(scan);
 		if (attempt == 4)
 			stale_error(scan);
 	}
@@ -569,6 +687,7 @@ collect(IndexScanDesc scan)
 
 	simhash_read_meta(scan->indexRelation, &so->meta);
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
+	check_meta(scan);
 
 	if (so->never)
 		so->phase = SIMHASH_PHASE_DONE;
@@ -622,7 +741,10 @@ next_batch(IndexScanDesc scan)
 			simhash_knn_next(scan);
 	}
 	if (so->stale)
+	{
+		check_stale(scan);
 		stale_error(scan);
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -644,7 +766,7 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	h = &so->hits[so->next++];
 	scan->xs_heaptid = h->tid;
-	scan->xs_recheck = false;
+	scan->xs_recheck = so->recheck;
 	if (scan->numberOfOrderBys > 0)
 	{
 		scan->xs_recheckorderby = false;
@@ -675,7 +797,7 @@ simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		for (; so->next < so->nhits; so->next++)
 		{
-			tbm_add_tuples(tbm, &so->hits[so->next].tid, 1, false);
+			tbm_add_tuples(tbm, &so->hits[so->next].tid, 1, so->recheck);
 			n++;
 		}
 		if (so->phase == SIMHASH_PHASE_DONE)

@@ -40,6 +40,7 @@ typedef struct SimhashScanOpaqueData
 	MemoryContext cxt;			/* results live here; reset by rescan */
 	/* parsed keys */
 	bool		never;			/* a NULL key: no row can match */
+	bool		recheck;		/* a pair key: the heap row decides (radii) */
 	int			nconds;
 	SimhashCond *conds;
 	bool		has_order;
@@ -62,6 +63,7 @@ typedef struct SimhashScanOpaqueData
 	ItemPointerData after_tid;
 	int64		batch;			/* rows per linear pass */
 	bool		stale;			/* met a page recycled since the metapage copy */
+	BlockNumber stale_blkno;	/* the last such page */
 } SimhashScanOpaqueData;
 
 typedef SimhashScanOpaqueData *SimhashScanOpaque;

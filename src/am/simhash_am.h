@@ -139,7 +139,9 @@
 #define SIMHASH_WITHIN_GUC_STRATEGY		1	/* a % b: radius simhash.max_distance */
 #define SIMHASH_WITHIN_QUERY_STRATEGY	2	/* a %@ simhash_query(b, radius) */
 #define SIMHASH_DISTANCE_STRATEGY		3	/* ORDER BY a <~> b */
-#define SIMHASH_NSTRATEGIES				3
+#define SIMHASH_PAIR_STRATEGY			4	/* simhash_query @%@ simhash_query
+											 * (exclusion constraints) */
+#define SIMHASH_NSTRATEGIES				4
 #define SIMHASH_NPROC					0
 
 /* Page flags (opaque->flags). */
@@ -402,6 +404,7 @@ extern void simhash_init_reloptions(void);
 extern void simhash_options_resolve(Relation index, int *bits, int *blocks);
 extern int	simhash_pending_pages(Relation index);
 extern sh_table *simhash_layout(int blocks, int bits, int *ntables);
+extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
 
@@ -491,6 +494,9 @@ extern void simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 extern bool simhash_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void simhash_endscan(IndexScanDesc scan);
+
+/* The self-check (check.c); the caller holds ShareLock on both relations. */
+extern void simhash_check_index(Relation heap, Relation index);
 
 /* Query helpers (ops.c) */
 extern int	simhash_query_radius(Datum query, uint64 *fp);

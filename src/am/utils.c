@@ -234,14 +234,42 @@ simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 	memset(copy, 0, sizeof(SimhashMetaPageData));
 	if (!PageIsNew(page))
 		memcpy(copy, SimhashPageGetMeta(page), SIMHASH_META_SIZE);
+	if (!PageIsNew(page) && copy->magic == SIMHASH_MAGIC &&
+		(((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
+		 SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
+		 SimhashPageGetOpaque(page)->flags != SIMHASH_META))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\": block %u is not a valid metapage",
+						RelationGetRelationName(index), SIMHASH_METAPAGE_BLKNO),
+				 errhint("REINDEX the index.")));
 	/* an error releases the buffer with the transaction */
 	simhash_check_meta(index, copy);
 	read_runlist(index, copy);
 	UnlockReleaseBuffer(buf);
 }
 
+/*
+ * The fingerprint an index stores for a column value: the value itself
+ * (simhash, bigint), or the fingerprint of a simhash_query (the operator
+ * class of exclusion constraints, whose radius is the constraint's and is
+ * rechecked on the heap row).  false when there is none (a NULL field): the
+ * row then goes with the NULLs.
+ */
+bool
+simhash_index_value(Relation index, Datum value, uint64 *fp)
+{
+	if (TupleDescAttr(RelationGetDescr(index), 0)->attbyval)
+	{
+		*fp = DatumGetSimhash(value);
+		return true;
+	}
+	return simhash_query_radius(value, fp) >= 0;
+}
+
+/* The index holds the fingerprint only: it can return a simhash or bigint. */
 bool
 simhash_canreturn(Relation index, int attno)
 {
-	return true;
+	return TupleDescAttr(RelationGetDescr(index), attno - 1)->attbyval;
 }

@@ -1,6 +1,8 @@
 /*
  * validate.c — amvalidate: the operator classes of the simhash AM must
- * provide exactly the three known strategies with the right signatures.
+ * provide exactly the known strategies with the right signatures: 1-3 for
+ * a 64-bit type (simhash, bigint), 4 alone for the composite simhash_query
+ * of exclusion constraints.
  */
 #include "simhash_am.h"
 
@@ -13,6 +15,14 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
+
+/* Does an operator class of this kind (pair or 64-bit) have the strategy? */
+static bool
+strategy_of_kind(int strategy, bool pair)
+{
+	return pair ? strategy == SIMHASH_PAIR_STRATEGY :
+		strategy >= 1 && strategy <= SIMHASH_NSTRATEGIES && strategy != SIMHASH_PAIR_STRATEGY;
+}
 
 bool
 simhash_validate(Oid opclassoid)
@@ -27,6 +37,7 @@ simhash_validate(Oid opclassoid)
 			   *proclist;
 	int			i;
 	bool		seen[SIMHASH_NSTRATEGIES + 1] = {false};
+	bool		pair;
 
 	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
 	if (!HeapTupleIsValid(classtup))
@@ -35,8 +46,9 @@ simhash_validate(Oid opclassoid)
 	opfamilyoid = classform->opcfamily;
 	opcintype = classform->opcintype;
 	opclassname = NameStr(classform->opcname);
+	pair = get_typtype(opcintype) == TYPTYPE_COMPOSITE;
 
-	if (opcintype != INT8OID && get_typlen(opcintype) != 8)
+	if (!pair && opcintype != INT8OID && get_typlen(opcintype) != 8)
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -62,7 +74,7 @@ simhash_validate(Oid opclassoid)
 		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
 		bool		ok = true;
 
-		if (op->amopstrategy < 1 || op->amopstrategy > SIMHASH_NSTRATEGIES)
+		if (!strategy_of_kind(op->amopstrategy, pair))
 			ok = false;
 		else if (op->amopstrategy == SIMHASH_DISTANCE_STRATEGY)
 			ok = op->amoppurpose == AMOP_ORDER &&
@@ -85,7 +97,7 @@ simhash_validate(Oid opclassoid)
 			seen[op->amopstrategy] = true;
 	}
 	for (i = 1; i <= SIMHASH_NSTRATEGIES; i++)
-		if (!seen[i])
+		if (strategy_of_kind(i, pair) && !seen[i])
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -119,3 +119,6 @@ CREATE FUNCTION simhash_index_check(index regclass) RETURNS void
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION simhash_index_check(regclass) IS
     'verifies a simhash index: pages, sort order, per-table counts, every live heap row once per table; raises index_corrupted otherwise';
+-- The check runs the index's expressions as the table's owner; only owners
+-- (and superusers) may check a table, and only roles granted EXECUTE at all.
+REVOKE EXECUTE ON FUNCTION simhash_index_check(regclass) FROM PUBLIC;

@@ -236,3 +236,26 @@ END
 $$;
 COMMENT ON FUNCTION simhash_clusters(regclass, name, name, int) IS
     'connected components of the pairs of simhash_pairs(rel, fp, key_column, radius): one row per key that has a pair, cluster = the smallest key of its component in "C" collation';
+
+-- simhash_index_check runs the index's expressions as the table owner; only
+-- owners (and superusers) may check a table, and only roles granted EXECUTE.
+REVOKE EXECUTE ON FUNCTION simhash_index_check(regclass) FROM PUBLIC;
+
+-- Near-duplicate exclusion constraints with a fixed radius (src/sql/31_exclusion.sql).
+CREATE FUNCTION simhash_query_within(a simhash_query, b simhash_query) RETURNS bool
+    AS 'MODULE_PATHNAME', 'simhash_query_pair_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_query_within(simhash_query, simhash_query) IS
+    'true when the two fingerprints differ in at most the smaller of the two radii (the @%@ operator)';
+
+CREATE OPERATOR @%@ (
+    LEFTARG = simhash_query, RIGHTARG = simhash_query, PROCEDURE = simhash_query_within,
+    COMMUTATOR = @%@, RESTRICT = simhash_query_sel
+);
+COMMENT ON OPERATOR @%@ (simhash_query, simhash_query) IS
+    'fingerprints within the smaller radius of each other; for EXCLUDE USING simhash (simhash_query(fp, r) WITH @%@)';
+
+CREATE OPERATOR CLASS simhash_query_ops
+    DEFAULT FOR TYPE simhash_query USING simhash AS
+        OPERATOR 4 @%@ (simhash_query, simhash_query);
+COMMENT ON OPERATOR CLASS simhash_query_ops USING simhash IS
+    'simhash_query(fp, radius) values: @%@, for near-duplicate exclusion constraints with a fixed radius';
