@@ -21,6 +21,8 @@ hamming(uint64 a, uint64 b)
 	return pg_popcount64(a ^ b);
 }
 
+static void dir_cache_reset(SimhashScanOpaque so);
+
 IndexScanDesc
 simhash_beginscan(Relation index, int nkeys, int norderbys)
 {
@@ -54,6 +56,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 
 	MemoryContextReset(so->cxt);
 	old = MemoryContextSwitchTo(so->cxt);
+	dir_cache_reset(so);
 	so->started = false;
 	so->hits = NULL;
 	so->nhits = so->maxhits = so->next = 0;
@@ -167,13 +170,69 @@ typedef struct ProbeCtx
 } ProbeCtx;
 
 /*
+ * The first of the n entries of a run page whose key is >= lo, searched from
+ * entry `guess` outwards by doubling steps, then by halving the bracket.
+ * Keys are near uniform between two hikeys, so a guess by interpolation
+ * lands a few entries away, and the search touches a few cache lines of the
+ * page where a plain binary search touches a dozen.
+ */
+static int
+first_at_least(Page page, int n, uint64 lo, int guess)
+{
+	int			l,
+				r,
+				step;
+
+	if (guess <= 0 || simhash_entry_key(SimhashPageEntry(page, guess - 1)) < lo)
+	{
+		/* the answer is >= guess: find r with key[r] >= lo (or r = n) */
+		l = guess;
+		step = 1;
+		r = Min(guess, n);
+		while (r < n && simhash_entry_key(SimhashPageEntry(page, r)) < lo)
+		{
+			l = r + 1;
+			r = Min(r + step, n);
+			step *= 2;
+		}
+	}
+	else
+	{
+		/* key[guess - 1] >= lo: the answer is < guess */
+		r = guess - 1;
+		step = 1;
+		l = Max(r - step, 0);
+		while (l > 0 && simhash_entry_key(SimhashPageEntry(page, l - 1)) >= lo)
+		{
+			r = l - 1;
+			step *= 2;
+			l = Max(r - step, 0);
+		}
+	}
+	/* key[l - 1] < lo (or l = 0), key[r] >= lo (or r = n): bisect [l, r] */
+	while (l < r)
+	{
+		int			mid = l + (r - l) / 2;
+
+		if (simhash_entry_key(SimhashPageEntry(page, mid)) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	return l;
+}
+
+/*
  * Visit the matches on one run page: entries in [lo, hi] within radius and
  * not reachable from an earlier table (there, the prefix differs from the
  * query's in more than `flips` bits), so each match is emitted once.
+ * `where` in [0, 1] is where lo is expected among the page's keys (its
+ * position between the previous page's hikey and this one's), -1 if unknown.
  * Returns false when the range ends on this page.
  */
 static bool
-scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi)
+scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi,
+			  double where)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	Buffer		buf = ReadBuffer(c->scan->indexRelation, blkno);
@@ -187,15 +246,15 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi)
 	n = page_current(so, page, SIMHASH_RUN, gen, c->t) ? SimhashPageEntries(page) : 0;
 	if (n == 0)
 		more = false;
-	for (i = 0; i < n; i++)
+	/* the first entry >= lo: (key, TID) order holds on a run page */
+	i = first_at_least(page, n, lo, where < 0 ? n / 2 : Min((int) (where * n), n));
+	for (; i < n; i++)
 	{
 		const char *ent = SimhashPageEntry(page, i);
 		uint64		key = simhash_entry_key(ent);
 		uint64		fp;
 		ItemPointerData tid;
 
-		if (key < lo)
-			continue;
 		if (key > hi)
 		{
 			more = false;
@@ -216,13 +275,88 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi)
 }
 
 /*
+ * The directory of run c->r, table c->t, copied into scan memory on first
+ * use; NULL when it does not fit in what is left of the cache's budget (a
+ * quarter of work_mem) or a page of it was recycled (then so->stale is set:
+ * the scan starts over from a fresh metapage with an empty cache, or fails).
+ * The copy stays good for the scan: a run page is only read after checking
+ * its generation and table, as the pages of the directory were.
+ */
+static SimhashDirCache *
+dir_cache_get(ProbeCtx *c)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Relation	index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber ndir = SimhashDirPages(run->npages);
+	SimhashDirCache *d;
+	Size		bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
+	BlockNumber p;
+	int			n = 0;
+
+	if (so->dirs == NULL)
+		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) *
+										  so->meta.list.nruns * so->ntables);
+	d = &so->dirs[c->r * so->ntables + c->t];
+	if (d->loaded)
+		return d->n >= 0 ? d : NULL;
+	d->loaded = true;
+	d->n = -1;
+	if (bytes > so->dir_budget)
+		return NULL;
+	d->hikeys = MemoryContextAlloc(so->cxt, sizeof(uint64) * Max(run->npages, 1));
+	d->blocks = MemoryContextAlloc(so->cxt, sizeof(BlockNumber) * Max(run->npages, 1));
+	for (p = 0; p < ndir; p++)
+	{
+		Buffer		buf = ReadBuffer(index, dstart + p);
+		Page		page;
+		int			k,
+					e;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!page_current(so, page, SIMHASH_DIR, run->gen, c->t))
+		{
+			UnlockReleaseBuffer(buf);
+			pfree(d->hikeys);
+			pfree(d->blocks);
+			return NULL;
+		}
+		k = Min(SimhashDirEntries(page), (int) run->npages - n);
+		for (e = 0; e < k; e++)
+		{
+			const char *ent = SimhashDirEntry(page, e);
+
+			d->hikeys[n] = simhash_entry_key(ent);
+			d->blocks[n] = simhash_dir_block(ent);
+			n++;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	d->n = n;
+	so->dir_budget -= bytes;
+	return d;
+}
+
+/* Forget the cached directories (they belong to the metapage copy). */
+static void
+dir_cache_reset(SimhashScanOpaque so)
+{
+	so->dirs = NULL;
+	so->dir_budget = (Size) work_mem * 1024 / 4;
+}
+
+/*
  * Entries of run c->r whose key lies in [lo, hi] (one prefix value): a
- * binary search over the run's directory pages, then within the page, then
- * the run pages it lists, in order, while they can hold keys <= hi.
+ * binary search over the run's directory (cached, or its pages), then the
+ * run pages it lists, in order, while they can hold keys <= hi.
  */
 static void
 range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 {
+	SimhashDirCache *cache = dir_cache_get(c);
+
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	Relation	index = c->scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[c->r];
@@ -233,6 +367,35 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	bool		more = true;
 	int			i;
 
+	if (cache != NULL)
+	{
+		int			a = 0,
+					b = cache->n;
+
+		/* the first run page whose hikey is >= lo */
+		while (a < b)
+		{
+			int			mid = a + (b - a) / 2;
+
+			if (cache->hikeys[mid] < lo)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (; more && a < cache->n; a++)
+		{
+			uint64		below = a > 0 ? cache->hikeys[a - 1] : 0;
+			double		where = 0;
+
+			if (lo > below && cache->hikeys[a] > below)
+				where = Min((double) (lo - below) / (double) (cache->hikeys[a] - below), 1.0);
+			more = scan_run_page(c, cache->blocks[a], run->gen, lo, hi, where);
+			lo = 0;				/* the next page: from its first entry */
+		}
+		return;
+	}
+	if (so->stale)
+		return;
 	while (l < r)
 	{
 		BlockNumber mid = l + (r - l) / 2;
@@ -279,7 +442,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 			/* read the run page without holding the directory page's lock */
 			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
-			more = scan_run_page(c, blkno, run->gen, lo, hi);
+			more = scan_run_page(c, blkno, run->gen, lo, hi, -1);
 			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 			if (!page_current(so, dpage, SIMHASH_DIR, run->gen, c->t))
 				more = false;
@@ -575,6 +738,7 @@ collect(IndexScanDesc scan)
 
 	simhash_read_meta(scan->indexRelation, &so->meta);
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
+	dir_cache_reset(so);
 
 	if (so->never)
 		so->phase = SIMHASH_PHASE_DONE;

@@ -32,6 +32,20 @@ typedef enum SimhashScanPhase
 	SIMHASH_PHASE_DONE
 } SimhashScanPhase;
 
+/*
+ * A (run, table) directory copied into scan memory the first time a probe
+ * needs it: the hikey and block of every run page, so that a probe is one
+ * in-memory binary search and the run pages it reads.  The run pages still
+ * carry their generation, checked on every read.
+ */
+typedef struct SimhashDirCache
+{
+	bool		loaded;			/* tried: hikeys/blocks valid when n >= 0 */
+	int			n;				/* run pages listed; -1: not cached */
+	uint64	   *hikeys;
+	BlockNumber *blocks;
+} SimhashDirCache;
+
 typedef struct SimhashScanOpaqueData
 {
 	SimhashMetaPageData meta;
@@ -62,6 +76,9 @@ typedef struct SimhashScanOpaqueData
 	ItemPointerData after_tid;
 	int64		batch;			/* rows per linear pass */
 	bool		stale;			/* met a page recycled since the metapage copy */
+	/* directories cached by probes, [run * ntables + table]; NULL: none yet */
+	SimhashDirCache *dirs;
+	Size		dir_budget;		/* bytes the cache may still take */
 } SimhashScanOpaqueData;
 
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
