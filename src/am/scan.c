@@ -165,8 +165,12 @@ typedef struct ProbeCtx
 	uint64		qkey;			/* the query, permuted for this table */
 	int			radius;
 	int			flips;			/* prefix bits allowed to differ */
+	bool		exact;			/* only the prefixes `flips` bits away */
 	SimhashVisit visit;
 	void	   *arg;
+	/* the run page last read, kept pinned for the next range on it */
+	Buffer		buf;
+	BlockNumber blkno;
 } ProbeCtx;
 
 /*
@@ -223,6 +227,31 @@ first_at_least(Page page, int n, uint64 lo, int guess)
 }
 
 /*
+ * Is table t the one that reports, among exact probes (those of the prefixes
+ * exactly `flips` bits away from the query's), a row differing from the query
+ * by diff, met in table t's probes?  Each row belongs to the level of the
+ * fewest flipped prefix bits over all tables, and there to the first table
+ * with that few: so every row is met once over all levels.
+ */
+static inline bool
+owned_at(SimhashScanOpaque so, int t, uint64 diff, int flips)
+{
+	int			e;
+
+	for (e = 0; e < so->ntables; e++)
+	{
+		int			k;
+
+		if (e == t)
+			continue;
+		k = pg_popcount64(diff & so->tables[e].prefix_orig_mask);
+		if (k < flips || (k == flips && e < t))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Visit the matches on one run page: entries in [lo, hi] within radius and
  * not reachable from an earlier table (there, the prefix differs from the
  * query's in more than `flips` bits), so each match is emitted once.
@@ -235,12 +264,21 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi,
 			  double where)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	Buffer		buf = ReadBuffer(c->scan->indexRelation, blkno);
+	Buffer		buf;
 	Page		page;
 	bool		more = true;
 	int			n,
 				i;
 
+	if (BufferIsValid(c->buf) && c->blkno == blkno)
+		buf = c->buf;
+	else
+	{
+		if (BufferIsValid(c->buf))
+			ReleaseBuffer(c->buf);
+		c->buf = buf = ReadBuffer(c->scan->indexRelation, blkno);
+		c->blkno = blkno;
+	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	n = page_current(so, page, SIMHASH_RUN, gen, c->t) ? SimhashPageEntries(page) : 0;
@@ -263,14 +301,15 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi,
 		if (pg_popcount64(key ^ c->qkey) > c->radius)
 			continue;
 		fp = sh_table_unpermute(c->tab, key);
-		if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
+		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips) :
+			!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
 			continue;
 		simhash_entry_tid(ent, &tid);
 		c->visit(so, fp, &tid, c->arg);
 	}
 	if (n > 0 && SimhashPageGetOpaque(page)->hikey > hi)
 		more = false;
-	UnlockReleaseBuffer(buf);
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	return more;
 }
 
@@ -470,11 +509,47 @@ probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 }
 
 /*
- * Table t's matches within radius in every run: every key whose prefix
- * differs from the query's in at most `flips` bits (0 when radius <= bits).
+ * Run c->r's keys whose prefix is exactly `left` bits away from the query's
+ * in its bits from b on, the bits before b being lo's: in increasing order of
+ * prefix, so that the ranges come in page order and those sharing a run page
+ * read it once (kept pinned).
  */
 static void
-probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+probe_exact_sorted(ProbeCtx *c, int b, int left, uint64 lo)
+{
+	uint64		bit;
+
+	if (left == 0)
+	{
+		/* the remaining bits are the query's */
+		lo |= c->qkey & c->tab->prefix_key_mask & (PG_UINT64_MAX >> b);
+		CHECK_FOR_INTERRUPTS();
+		range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
+		return;
+	}
+	if (left > c->tab->prefix_bits - b)
+		return;
+	bit = UINT64CONST(1) << (63 - b);
+	/* the prefixes with a 0 at bit b first */
+	if (c->qkey & bit)
+	{
+		probe_exact_sorted(c, b + 1, left - 1, lo);
+		probe_exact_sorted(c, b + 1, left, lo | bit);
+	}
+	else
+	{
+		probe_exact_sorted(c, b + 1, left, lo);
+		probe_exact_sorted(c, b + 1, left - 1, lo | bit);
+	}
+}
+
+/*
+ * Table t's matches within radius in every run: every key whose prefix
+ * differs from the query's in at most `flips` bits (0 when radius <= bits),
+ * or with `exact`, in exactly `flips` bits (see owned_at).
+ */
+static void
+probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exact,
 			SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
@@ -490,9 +565,20 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 	c.qkey = sh_table_permute(c.tab, q);
 	c.radius = radius;
 	c.flips = flips;
+	c.exact = exact;
 	c.visit = visit;
 	c.arg = arg;
-	probe_variants(&c, 0, flips, 0);
+	c.buf = InvalidBuffer;
+	c.blkno = InvalidBlockNumber;
+	if (exact)
+	{
+		for (c.r = 0; c.r < so->meta.list.nruns; c.r++)
+			probe_exact_sorted(&c, 0, flips, 0);
+	}
+	else
+		probe_variants(&c, 0, flips, 0);
+	if (BufferIsValid(c.buf))
+		ReleaseBuffer(c.buf);
 }
 
 /* Every entry of a chain (pending, sealed or NULLs) starting at blkno. */
@@ -663,7 +749,7 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visi
 	for (t = 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		probe_table(scan, t, q, radius, flips, visit, NULL);
+		probe_table(scan, t, q, radius, flips, false, visit, NULL);
 	}
 	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
@@ -674,6 +760,27 @@ void
 simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
 {
 	probe_all(scan, q, radius, flips, visit);
+}
+
+/*
+ * KNN's levels: the rows of the runs within radius whose fewest flipped
+ * prefix bits over the tables is exactly `flips` (each row at one level
+ * only), to visit_runs; the pending rows, all of them again, to visit_pending.
+ */
+void
+simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
+					SimhashVisit visit_runs, SimhashVisit visit_pending)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			t;
+
+	for (t = 0; t < so->ntables; t++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		probe_table(scan, t, q, radius, flips, true, visit_runs, NULL);
+	}
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit_pending, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit_pending, NULL);
 }
 
 void

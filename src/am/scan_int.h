@@ -71,6 +71,12 @@ typedef struct SimhashScanOpaqueData
 	int			level;			/* next probe level: prefix bits flipped */
 	int			band_lo;
 	int			band_hi;
+	/* KNN: rows met by an earlier level beyond its band, for later levels */
+	SimhashHit *carry;
+	int64		ncarry;
+	int64		maxcarry;
+	bool		carry_lost;		/* outgrew its memory: levels probe all again */
+	int			last_radius;	/* covered radius of the last level to probe */
 	/* KNN's linear passes return the rows after (after_dist, after_tid) */
 	int			after_dist;
 	ItemPointerData after_tid;
@@ -88,6 +94,8 @@ typedef void (*SimhashVisit) (SimhashScanOpaque so, uint64 fp, ItemPointer tid, 
 /* Probing primitives (scan.c) */
 extern void simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips,
 							  SimhashVisit visit);
+extern void simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
+								SimhashVisit visit_runs, SimhashVisit visit_pending);
 extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist,
 							bool isnull);
