@@ -314,8 +314,9 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi,
 }
 
 /*
- * The directory of run c->r, table c->t, copied into scan memory on first
- * use; NULL when it does not fit in what is left of the cache's budget (a
+ * The directory of run c->r, table c->t, copied into scan memory by its
+ * second probe (a scan that probes it once, as a radius query up to `bits`
+ * does, reads the pages it needs); NULL before that, when it does not fit in what is left of the cache's budget (a
  * quarter of work_mem) or a page of it was recycled (then so->stale is set:
  * the scan starts over from a fresh metapage with an empty cache, or fails).
  * The copy stays good for the scan: a run page is only read after checking
@@ -340,6 +341,8 @@ dir_cache_get(ProbeCtx *c)
 	d = &so->dirs[c->r * so->ntables + c->t];
 	if (d->loaded)
 		return d->n >= 0 ? d : NULL;
+	if (d->probes++ == 0)
+		return NULL;
 	d->loaded = true;
 	d->n = -1;
 	if (bytes > so->dir_budget)

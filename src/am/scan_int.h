@@ -41,6 +41,7 @@ typedef enum SimhashScanPhase
 typedef struct SimhashDirCache
 {
 	bool		loaded;			/* tried: hikeys/blocks valid when n >= 0 */
+	int			probes;			/* probes before it was loaded */
 	int			n;				/* run pages listed; -1: not cached */
 	uint64	   *hikeys;
 	BlockNumber *blocks;

@@ -61,7 +61,7 @@
  * of every table (binary search in the run's directory, then the run pages
  * it lists) and reads the pending buffer; its cost grows with the number of
  * runs, which is logarithmic in the rows.  A scan copies each directory it
- * probes into its memory on first use (while they fit in a quarter of
+ * probes more than once into its memory (while they fit in a quarter of
  * work_mem; a larger one is read from its pages); the run pages it then
  * reads are checked for their run's generation as always.
  *
