@@ -32,8 +32,13 @@ TAP_TESTS   := $(if $(wildcard t/*.pl),1)
 CORE_LIBS   = -lxxhash -licuuc -licudata -lgumbo
 SHLIB_LINK += $(CORE_LIBS) -lstdc++
 PG_CPPFLAGS = -Isrc $(CORE_INC)
-PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-cast-function-type
-PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -fPIC
+# Warnings are errors only when developing or in CI (make WERROR=1; make test
+# and .ci/run set it): a newer compiler's new warning must not break a user's
+# make install.
+WERROR     ?= 0
+WERROR_FLAG = $(if $(filter 1 yes true,$(WERROR)),-Werror)
+PG_CFLAGS   = -Wall -Wextra $(WERROR_FLAG) -Wno-unused-parameter -Wno-missing-field-initializers -Wno-cast-function-type
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra $(WERROR_FLAG) -fPIC
 
 # No LLVM bitcode: the JIT gains nothing from our functions and it would need clang.
 override with_llvm = no
@@ -55,7 +60,7 @@ $(DATA_built): $(SQL_PARTS) simhash.control
 $(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/am/*.h) $(CORE_HDRS)
 
 # ---- CLI tools (pure core, no PostgreSQL) ----------------------------------
-TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror $(CORE_INC) -pthread
+TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra $(WERROR_FLAG) $(CORE_INC) -pthread
 src/cli/simhash-%: src/cli/simhash-%.cpp $(wildcard src/cli/*.hpp) $(CORE_OBJS)
 	$(CXX) $(TOOL_CXXFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
 
@@ -79,18 +84,28 @@ test/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(CORE_HDRS)
 unit-asan: test/unit_tests_asan
 	./test/unit_tests_asan
 
-# ---- style and static analysis (C++ core, tests, tools) ------------------------
+# ---- style and static analysis ---------------------------------------------
+# C++ (core, CLI, tests, fuzzers): .clang-format and .clang-tidy at the top.  The
+# C shim: src/.clang-format (PostgreSQL's layout) and src/.clang-tidy.  The index
+# access method (src/am/) keeps its pgindent layout and is not yet covered.
 CXX_STYLE_FILES = $(CORE_SRCS) $(filter %.hpp,$(CORE_HDRS)) $(UNIT_SRCS) $(wildcard src/cli/*.cpp src/cli/*.hpp) $(wildcard test/fuzz/*.cpp test/fuzz/*.hpp)
+C_STYLE_FILES   = $(wildcard $(addsuffix /*.c,$(SHIM_DIRS)) $(addsuffix /*.h,$(SHIM_DIRS)))
 format:
-	clang-format -i $(CXX_STYLE_FILES)
+	clang-format -i $(CXX_STYLE_FILES) $(C_STYLE_FILES)
 
 format-check:
-	clang-format --dry-run --Werror $(CXX_STYLE_FILES)
+	clang-format --dry-run --Werror $(CXX_STYLE_FILES) $(C_STYLE_FILES)
 
+# cppcheck does not see that sh::guard (boundary.hpp) catches what the lambda
+# it runs throws, inside the noexcept entry point.
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-		--std=c++17 --language=c++ $(CORE_INC) --suppress=missingIncludeSystem $(CORE_SRCS) $(wildcard src/cli/*.cpp)
+		--std=c++17 --language=c++ $(CORE_INC) --suppress=missingIncludeSystem \
+		--suppress=throwInNoexceptFunction:src/core/fingerprint/html.cpp $(CORE_SRCS) $(wildcard src/cli/*.cpp)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--std=c11 --language=c -Isrc $(CORE_INC) --suppress=missingIncludeSystem $(filter %.c,$(C_STYLE_FILES))
 	clang-tidy --quiet $(CORE_SRCS) -- -std=c++17 $(CORE_INC)
+	clang-tidy --quiet $(filter %.c,$(C_STYLE_FILES)) -- -I$(includedir_server) -Isrc $(CORE_INC)
 
 # ---- the two commands of the README ----------------------------------------
 test:

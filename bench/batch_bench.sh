@@ -70,7 +70,7 @@ rows = sorted(', '.join(map(str, sorted(map(int, l.strip()[1:-1].split(', ')))))
 sys.stdout.write(''.join(r + '\\n' for r in rows))" "$1"
 }
 
-echo "== $N random hashes (input: $RANDOM_IN); distance 3; $(nproc) cores; load $(cut -d" " -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
+echo "== $N random hashes (input: $RANDOM_IN); distance 3; $(nproc) cores; load $(cut -d" " -f1-3 /proc/loadavg)"
 status=0
 for tool in find-all find-clusters; do
 	for blocks in 5 6; do

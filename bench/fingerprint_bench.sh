@@ -4,39 +4,21 @@
 #
 #   bash bench/fingerprint_bench.sh [REPS]
 #
-# Builds the tree, installs it into a private copy of the server installation
-# (as test/run-all.sh does, so the system is untouched), starts a cluster as
-# postgres on a unix socket in /tmp, loads the PostgreSQL HTML documentation
-# (raw pages and their visible text) and times each query REPS times (default
-# 5), printing the best time (the backend's CPU time, from /proc/self/schedstat)
-# and the ratio md5 time / query time (>= 1: at least as fast as md5).  One
-# backend, no parallel workers, no JIT.
+# Builds the tree and starts a throwaway cluster on a private installation
+# (tools/tmp-cluster.sh, so the system is untouched), loads the PostgreSQL
+# HTML documentation (raw pages and their visible text) and times each query
+# REPS times (default 5), printing the best time (the backend's CPU time, from
+# /proc/self/schedstat) and the ratio md5 time / query time (>= 1: at least as
+# fast as md5).  One backend, no parallel workers, no JIT.
 # Not part of `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${1:-5}
 CORPUS=${CORPUS:-/usr/share/doc/postgresql-doc-15/html}
-PG_CONFIG=${PG_CONFIG:-pg_config}
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi; }
-
-make -s -j"$(nproc)" >/dev/null
-T=$(mktemp -d /tmp/simhash-fpbench.XXXXXX)
-chmod 755 "$T"
-bindir=$($PG_CONFIG --bindir); pkgdir=$(dirname "$bindir"); sharedir=$($PG_CONFIG --sharedir)
-mkdir -p "$T/inst$(dirname "$pkgdir")" "$T/inst$(dirname "$sharedir")"
-cp -a "$pkgdir" "$T/inst$(dirname "$pkgdir")/"
-cp -a "$sharedir" "$T/inst$(dirname "$sharedir")/"
-make -s install DESTDIR="$T/inst" >/dev/null
-BIN=$T/inst$bindir
-mkdir "$T/run" && chown postgres: "$T/run" 2>/dev/null || true
-cleanup() { as_pg "$BIN/pg_ctl" -D "$T/run/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$T"; }
-trap cleanup EXIT
-
-as_pg "$BIN/initdb" -D "$T/run/data" -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
-as_pg "$BIN/pg_ctl" -D "$T/run/data" -l "$T/run/server.log" -w \
-	-o "-c listen_addresses='' -k $T/run -c shared_buffers=256MB -c jit=off -c max_parallel_workers_per_gather=0" \
-	start >/dev/null
-psql_b() { as_pg "$BIN/psql" -h "$T/run" -X -q -v ON_ERROR_STOP=1 -P pager=off "$@" postgres; }
+source tools/tmp-cluster.sh
+tmpc_install fpbench
+tmpc_start -c shared_buffers=256MB -c jit=off -c max_parallel_workers_per_gather=0
+psql_b() { tmpc_psql "$@"; }
 
 psql_b -v corpus="$CORPUS" -v reps="$REPS" <<'SQL'
 CREATE EXTENSION simhash;

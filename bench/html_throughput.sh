@@ -10,24 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
 CORPUS=${CORPUS:-/usr/share/doc/postgresql-doc-15/html}
-PG_CONFIG=${PG_CONFIG:-pg_config}
-bindir=$($PG_CONFIG --bindir); pkgdir=$(dirname "$bindir"); sharedir=$($PG_CONFIG --sharedir)
+source tools/tmp-cluster.sh
+tmpc_install htmlbench
+tmpc_start
 
-make -s -j"$(nproc)" all
-W=$(mktemp -d /tmp/simhash-bench.XXXXXX)
-mkdir -p "$W/inst$(dirname "$pkgdir")" "$W/inst$(dirname "$sharedir")"
-cp -a "$pkgdir" "$W/inst$(dirname "$pkgdir")/"
-cp -a "$sharedir" "$W/inst$(dirname "$sharedir")/"
-make -s install DESTDIR="$W/inst" >/dev/null
-BIN=$W/inst$bindir
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[ "$(id -u)" = 0 ] && chown -R postgres: "$W"
-cleanup() { as_pg "$BIN/pg_ctl" -D "$W/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$W"; }
-trap cleanup EXIT
-as_pg "$BIN/initdb" -D "$W/data" -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
-as_pg "$BIN/pg_ctl" -D "$W/data" -l "$W/log" -w -o "-c listen_addresses='' -k $W" start >/dev/null
-
-as_pg "$BIN/psql" -h "$W" -X -q -v ON_ERROR_STOP=1 -P pager=off -v corpus="$CORPUS" -v rounds="$ROUNDS" postgres <<'SQL'
+tmpc_psql -v corpus="$CORPUS" -v rounds="$ROUNDS" <<'SQL'
 CREATE EXTENSION simhash;
 CREATE TABLE pages AS
   SELECT f AS url, pg_read_file(:'corpus' || '/' || f) AS html

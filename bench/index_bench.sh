@@ -31,7 +31,7 @@ step() { printf '\n== %s\n' "$*" >&2; }
 now() { date +%s.%N; }
 
 if [ "${SIMHASH_BENCH_CLUSTER:-}" = 1 ]; then
-	# Under bench/run.sh (see /work/notes/bench-contract.md): a cluster with the
+	# Under bench/run.sh: a cluster with the
 	# extension is up at $PGHOST; work in a database of our own.
 	PSQL=${TMPC_BIN:+$TMPC_BIN/}psql
 	BIN=${TMPC_BIN:-$(pg_config --bindir)}
@@ -40,30 +40,18 @@ if [ "${SIMHASH_BENCH_CLUSTER:-}" = 1 ]; then
 	pg() { PGOPTIONS="-c max_parallel_workers_per_gather=0 -c maintenance_work_mem=1GB -c jit=off" \
 		"$PSQL" -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off -d simhash_index_bench "$@"; }
 else
-	# A private installation (a copy of the server's own) so that the system's
-	# PostgreSQL is left alone.
+	# A throwaway cluster on a private installation (tools/tmp-cluster.sh), so
+	# that the system's PostgreSQL is left alone.
 	step "building and installing into a private copy of PostgreSQL"
-	make -s -j"$(nproc)" >/dev/null
-	W=$(mktemp -d /tmp/simhash-bench.XXXXXX)
-	bindir=$(pg_config --bindir); pkgdir=$(dirname "$bindir"); sharedir=$(pg_config --sharedir)
-	mkdir -p "$W/inst$(dirname "$pkgdir")" "$W/inst$(dirname "$sharedir")"
-	cp -a "$pkgdir" "$W/inst$(dirname "$pkgdir")/"
-	cp -a "$sharedir" "$W/inst$(dirname "$sharedir")/"
-	make -s install DESTDIR="$W/inst" >/dev/null
-	BIN=$W/inst$bindir
-	as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi; }
-	chown -R postgres: "$W" 2>/dev/null || sudo chown -R postgres: "$W"
-	cleanup() { as_pg "$BIN/pg_ctl" -D "$W/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$W" 2>/dev/null || sudo rm -rf "$W"; }
-	trap cleanup EXIT
-
-	step "starting a throwaway cluster in $W"
-	as_pg "$BIN/initdb" -D "$W/data" -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+	source tools/tmp-cluster.sh
+	tmpc_install bench
+	BIN=$TMPC_BIN
+	step "starting a throwaway cluster in $TMPC_DIR"
 	# fsync off: a throwaway cluster; both sides of every ratio run under it.
-	as_pg "$BIN/pg_ctl" -D "$W/data" -l "$W/server.log" -w -o "-c listen_addresses='' -k $W -p 5433 \
-		-c shared_buffers=2GB -c maintenance_work_mem=1GB -c max_wal_size=16GB -c fsync=off \
+	tmpc_start -c shared_buffers=2GB -c maintenance_work_mem=1GB -c max_wal_size=16GB -c fsync=off \
 		-c synchronous_commit=off -c full_page_writes=off -c autovacuum=off \
-		-c max_parallel_workers_per_gather=0 -c max_parallel_maintenance_workers=0 -c jit=off" start >/dev/null
-	pg() { as_pg "$BIN/psql" -h "$W" -p 5433 -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off postgres "$@"; }
+		-c max_parallel_workers_per_gather=0 -c max_parallel_maintenance_workers=0 -c jit=off
+	pg() { tmpc_psql -A -t "$@"; }
 fi
 
 pg -c "CREATE EXTENSION IF NOT EXISTS simhash"

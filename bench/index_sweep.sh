@@ -18,8 +18,11 @@
 # query; their result counts are compared with the index's.  Timings are
 # server-side (clock_timestamp() in PL/pgSQL), one backend, no parallel
 # workers, no JIT.  Writes $BENCH_RESULTS/index_sweep.csv:
-#   n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches
+#   n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches,bits,build_s,bytes_per_row
 # (speedup_p50 = seq_ms_per_query / index_p50_ms).
+# BITS="3 4 5 6" repeats every N with an index of each `bits` option (blocks =
+# bits + 1, the default); OUT=name.csv writes another file of $BENCH_RESULTS
+# (part `tuning` of bench/run.sh: BITS="3 4 5 6" at 10^6 rows -> index_tuning.csv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -27,9 +30,10 @@ SCALE=${SCALE:-1}
 SIZES=${SIZES:-"$((100000 * SCALE)) $((1000000 * SCALE))"}
 KS=${KS:-"0 1 2 3 4 5 6"}
 QUERIES=${QUERIES:-200}
+BITS=${BITS:-3}
 SEQ_SAMPLE=${SEQ_SAMPLE:-5}
 BENCH_RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
-OUT=$BENCH_RESULTS/index_sweep.csv
+OUT=$BENCH_RESULTS/${OUT:-index_sweep.csv}
 DB=simhash_index_sweep
 
 step() { printf '\n== %s\n' "$*" >&2; }
@@ -76,15 +80,19 @@ END $$;
 SQL
 
 tmp=$(mktemp)
-echo "n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches" >"$tmp"
+echo "n,k,plan,index_p50_ms,index_p99_ms,seq_ms_per_query,speedup_p50,rows_avg,count_mismatches,bits,build_s,bytes_per_row" >"$tmp"
 for N in $SIZES; do
-	step "N=$N: loading (10% planted near duplicates), building the index (bits 3, blocks 4)"
+	step "N=$N: loading (10% planted near duplicates)"
 	pg -c "DROP TABLE IF EXISTS t, bq"
 	pg -v n="$N" -v queries="$QUERIES" < bench/planted.sql
-	pg <<SQL
-CREATE INDEX t_sh ON t USING simhash (fp);
-VACUUM ANALYZE t;
-SQL
+	for bits in $BITS; do
+	step "N=$N: building the index (bits $bits, blocks $((bits + 1)))"
+	pg -c "DROP INDEX IF EXISTS t_sh" -c "DELETE FROM lat WHERE n = $N" -c CHECKPOINT
+	t0=$(date +%s.%N)
+	pg -c "CREATE INDEX t_sh ON t USING simhash (fp) WITH (bits = $bits)"
+	build_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+	pg -c "VACUUM ANALYZE t"
+	bytes_per_row=$(pg -c "SELECT round(pg_relation_size('t_sh')::numeric / $N, 1)")
 	q1=$(pg -c "SELECT q FROM bq ORDER BY qid LIMIT 1")
 	for k in $KS; do
 		explain="EXPLAIN (COSTS OFF) SELECT count(id) FROM t WHERE simhash_within(fp, '$q1', $k)"
@@ -96,7 +104,7 @@ SQL
 			pg -c "$forced $explain" | grep -q t_sh || { echo "N=$N k=$k: the index is not used even with enable_seqscan off" >&2; exit 1; }
 			plan="$(pg -c "$forced $explain" | grep t_sh | sed 's/^[ ->]*//; s/ on t_sh.*//' | head -1) (forced)"
 		fi
-		step "N=$N k=$k: $QUERIES index queries [$plan], $SEQ_SAMPLE seqscan queries"
+		step "N=$N bits=$bits k=$k: $QUERIES index queries [$plan], $SEQ_SAMPLE seqscan queries"
 		# warm-up (caches, plan cache), not recorded
 		pg -c "$forced SELECT run_queries($N, 'index', $k, 20); DELETE FROM lat WHERE n = $N AND k = $k" >/dev/null
 		pg -c "$forced SELECT run_queries($N, 'index', $k, $QUERIES)" >/dev/null
@@ -105,11 +113,13 @@ SQL
 SELECT $N, $k, '$plan', round(i.p50::numeric, 4), round(i.p99::numeric, 4), round(s.ms::numeric, 3),
        round((s.ms / nullif(i.p50, 0))::numeric, 1), round(i.rows_avg::numeric, 2),
        (SELECT count(*) FROM lat a JOIN lat b USING (n, k, qid)
-         WHERE a.n = $N AND a.k = $k AND a.kind = 'index' AND b.kind = 'seqscan' AND a.cnt <> b.cnt)
+         WHERE a.n = $N AND a.k = $k AND a.kind = 'index' AND b.kind = 'seqscan' AND a.cnt <> b.cnt),
+       $bits, round($build_s, 2), $bytes_per_row
   FROM (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
                percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99, avg(cnt) AS rows_avg
           FROM lat WHERE n = $N AND k = $k AND kind = 'index') i,
        (SELECT avg(ms) AS ms FROM lat WHERE n = $N AND k = $k AND kind = 'seqscan') s" | tee -a "$tmp"
+	done
 	done
 done
 mkdir -p "$BENCH_RESULTS"

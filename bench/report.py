@@ -205,6 +205,39 @@ def section_sweep(out):
         out.append(savefig(fig, "index_sweep.png") + "\n")
 
 
+def section_tuning(out):
+    rows = read("index_tuning.csv")
+    out.append("## Index tuning: radius k against the `bits` option\n")
+    if not rows:
+        out.append("Not measured in this run (part `tuning`: `bench/index_sweep.sh` with "
+                   "`BITS=\"3 4 5 6\"`).\n")
+        return
+    n = sorted({int(r["n"]) for r in rows})
+    out.append(f"`bench/index_sweep.sh` with `BITS=\"3 4 5 6\"` on {', '.join(f'{x:,}' for x in n)} rows (data, "
+               "queries and timing as in the previous section): one index per `bits` value, `blocks` left at "
+               "its default bits + 1. Cells: index p50 ms per query (speedup against the sequential scan of the "
+               "same run); `(forced)` = the planner chose the sequential scan and `enable_seqscan` was turned "
+               "off. A radius up to `bits` is a plain probe.\n")
+    bits = sorted({int(r["bits"]) for r in rows})
+    ks = sorted({int(r["k"]) for r in rows})
+    by = {(int(r["bits"]), int(r["k"])): r for r in rows}
+    grid = []
+    for k in ks:
+        g = {"k": k}
+        for b in bits:
+            r = by.get((b, k))
+            if r:
+                g[b] = (f"{float(r['index_p50_ms']):.3f} ({float(r['speedup_p50']):,.0f}×)"
+                        + (" (forced)" if "forced" in r["plan"] else ""))
+        grid.append(g)
+    cost = [{"k": what, **{b: by[(b, ks[0])].get(col, "") for b in bits if (b, ks[0]) in by}}
+            for what, col in (("CREATE INDEX s", "build_s"), ("index bytes/row", "bytes_per_row"))]
+    out.append(table(grid + cost, ["k"] + bits, ["radius k"] + [f"bits = {b}" for b in bits]))
+    out.append("")
+    bad = sum(int(r["count_mismatches"]) for r in rows)
+    out.append(f"Result counts differing from the sequential scan: {bad}.\n")
+
+
 def section_concurrency(out):
     rows = read("concurrency.csv")
     out.append("## Throughput under concurrency (pgbench)\n")
@@ -309,6 +342,173 @@ def section_memory(out):
     out.append("")
 
 
+# ---- the README's two tables of figures, rewritten between their markers ----------------------
+
+README = os.path.join(HERE, "..", "README.md")
+
+
+def _ms(x):
+    v = float(x)
+    if v < 1:
+        return f"{v:.2f} ms"
+    return f"{v:.1f} ms" if v < 30 else f"{v:,.0f} ms"
+
+
+def _range(vals, fmt):
+    lo, hi = min(vals), max(vals)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo).split()[0]}–{fmt(hi)}"
+
+
+def readme_tuning():
+    rows = read("index_tuning.csv")
+    if not rows:
+        return None
+    bits = sorted({int(r["bits"]) for r in rows})
+    by = {(int(r["bits"]), int(r["k"])): r for r in rows}
+
+    def cell(b, ks):
+        rs = [by[(b, k)] for k in ks if (b, k) in by]
+        if not rs:
+            return "–"
+        c = _range([float(r["index_p50_ms"]) for r in rs], _ms)
+        return c + (" (linear)" if any("forced" in r["plan"] for r in rs) else "")
+    ks = sorted({int(r["k"]) for r in rows})
+    low = [k for k in ks if k <= min(bits)]
+    lines = ["| radius queried | " + " | ".join(f"`bits = {b}`" + (" (default)" if b == 3 else "") for b in bits) + " |",
+             "|---" * (len(bits) + 1) + "|"]
+    groups = [(f"{low[0]}–{low[-1]}" if len(low) > 1 else str(low[0]), low)] + [(str(k), [k]) for k in ks if k not in low]
+    for label, group in groups:
+        lines.append(f"| {label} | " + " | ".join(cell(b, group) for b in bits) + " |")
+    first = {b: by[(b, ks[0])] for b in bits}
+    lines.append("| CREATE INDEX | " + " | ".join(f"{float(first[b]['build_s']):.1f} s" for b in bits) + " |")
+    lines.append("| size per row | " + " | ".join(f"{float(first[b]['bytes_per_row']):.1f} B" for b in bits) + " |")
+    seq = [float(r["seq_ms_per_query"]) for r in rows]
+    n = int(rows[0]["n"])
+    lines.append("")
+    lines.append(f"({n:,} rows; a sequential scan took {min(seq):.0f}–{max(seq):.0f} ms per query in the same run.)")
+    return "\n".join(lines)
+
+
+def _find(rows, **kv):
+    for r in rows or []:
+        if all(r.get(k) == v for k, v in kv.items()):
+            return r
+    return None
+
+
+def readme_performance():
+    out = ["| what | result | baseline in the same run |", "|---|---|---|"]
+    fp = read("fingerprint.csv")
+    if fp:
+        md5 = _find(fp, function="md5")
+        t = _find(fp, function="simhash_text")
+        h = _find(fp, function="simhash_html")
+        so = _find(fp, function="simhash_seomoz")
+        mb = int(md5["bytes"]) / 1e6
+        if md5 and t:
+            out.append(f"| `simhash(text)`, one backend, {mb:.0f} MB of HTML and text | {float(t['mb_per_s']):.0f} MB/s | "
+                       f"`md5(text)` {float(md5['mb_per_s']):.0f} MB/s: **{float(t['mb_per_s']) / float(md5['mb_per_s']):.2f}×** |")
+        if md5 and h and so:
+            out.append(f"| `simhash_html(html)` (HTML5 parse) · `simhash_seomoz(text)` | {float(h['mb_per_s']):.0f} · "
+                       f"{float(so['mb_per_s']):.0f} MB/s | {float(h['mb_per_s']) / float(md5['mb_per_s']):.2f}× · "
+                       f"{float(so['mb_per_s']) / float(md5['mb_per_s']):.2f}× `md5` |")
+    ib = read("index_bench.csv")
+    cfg = "bits=3 blocks=4"
+    if ib:
+        n = int(ib[0]["n"])
+        p50 = _find(ib, config=cfg, metric="ms_p50")
+        seq = _find(ib, config="none", metric="seqscan_ms_per_query")
+        if p50 and seq:
+            out.append(f"| radius-3 query, {n / 1e6:g}M rows, index p50 | {_ms(p50['value'])} | sequential scan "
+                       f"{_ms(seq['value'])}: **{float(seq['value']) / float(p50['value']):,.0f}×** |")
+    sw = read("index_sweep.csv")
+    if sw:
+        nmax = max(int(r["n"]) for r in sw)
+        r = _find(sw, n=str(nmax), k="3")
+        if r:
+            out.append(f"| radius-3 query, {nmax / 1e6:g}M rows, index p50 | {_ms(r['index_p50_ms'])} | sequential scan "
+                       f"{_ms(r['seq_ms_per_query'])}: **{float(r['speedup_p50']):,.0f}×** |")
+    knn = read("planner_knn.csv")
+    if knn:
+        nk = max(int(r["n"]) for r in knn)
+        k = _find(knn, n=str(nk), bits="3", queries="random")
+        if k:
+            out.append(f"| 10 nearest (`ORDER BY fp <~> q LIMIT 10`), random queries, {nk / 1e6:g}M rows | "
+                       f"{_ms(k['index_ms'])} | sequential scan + top-N {_ms(k['seq_ms'])}: {float(k['speedup']):.0f}× |")
+    if ib:
+        b = _find(ib, config=cfg, metric="build_s")
+        sz = _find(ib, config=cfg, metric="bytes_per_row")
+        bb = _find(ib, config="btree", metric="build_s")
+        bs = _find(ib, config="btree", metric="bytes_per_row")
+        if b and sz and bb and bs:
+            out.append(f"| `CREATE INDEX`, {n / 1e6:g}M rows · size per row | {float(b['value']):.1f} s · {float(sz['value']):.0f} B | "
+                       f"btree {float(bb['value']):.2f} s · {float(bs['value']):.1f} B |")
+    ins = read("insert.csv")
+    if ins:
+        none, bt, sh = (_find(ins, index=i) for i in ("none", "btree", "simhash"))
+        if none and bt and sh:
+            r0 = float(none["rows_per_s"])
+            out.append(f"| single-row inserts into an indexed table | {float(sh['rows_per_s']):,.0f} rows/s | no index "
+                       f"{r0:,.0f} ({float(sh['rows_per_s']) / r0:.2f}×); btree {float(bt['rows_per_s']):,.0f} "
+                       f"({float(bt['rows_per_s']) / r0:.2f}×) |")
+    cc = read("concurrency.csv")
+    if cc:
+        i1, i4 = _find(cc, table="conc_index", workload="read", clients="1"), _find(cc, table="conc_index", workload="read", clients="4")
+        n1, n4 = _find(cc, table="conc_noindex", workload="read", clients="1"), _find(cc, table="conc_noindex", workload="read", clients="4")
+        if i1 and i4 and n1 and n4:
+            out.append(f"| pgbench, radius-3 queries, 1 · 4 clients | {float(i1['tps']):,.0f} · {float(i4['tps']):,.0f} tps | "
+                       f"no index {float(n1['tps']):,.0f} · {float(n4['tps']):,.0f} tps: "
+                       f"{float(i1['tps']) / float(n1['tps']):.0f}× · {float(i4['tps']) / float(n4['tps']):.0f}× |")
+    log = fragment("batch.log")
+    if log:
+        import re
+        first = log.split("\n== ")[0]
+        m_hashes = re.search(r"== (\d+) random hashes", first)
+        ours = re.search(r"^ours-find-all-b5-t1\s+([\d.]+) s\s+([\d.]+) MB", first, re.M)
+        theirs = re.search(r"^seomoz-find-all-b5\s+([\d.]+) s\s+([\d.]+) MB", first, re.M)
+        if m_hashes and ours and theirs:
+            out.append(f"| `simhash-find-all`, {int(m_hashes.group(1)) / 1e6:g}M hashes, distance 3 | {ours.group(1)} s, "
+                       f"{float(ours.group(2)):.0f} MB | seomoz simhash-cpp {theirs.group(1)} s, {float(theirs.group(2)):.0f} MB: "
+                       f"{float(theirs.group(1)) / float(ours.group(1)):.1f}× |")
+    return "\n".join(out) if len(out) == 11 else None  # all nine rows, or none
+
+
+README_TABLES = (("performance", readme_performance), ("tuning", readme_tuning))
+
+
+def section_readme_tables(out):
+    """The README's tables of figures, made here from this run's results; bench/report.py
+    copies them into the README and test/readme_figures_test.sh checks the two agree."""
+    out.append("## The README's tables\n")
+    out.append("The performance table and the index tuning table of the README, from the results above "
+               "(rewritten into the README by this script).\n")
+    for name, make in README_TABLES:
+        table = make()
+        if table:
+            out.append(f"<!-- bench:{name} -->\n{table}\n<!-- /bench:{name} -->\n")
+        else:
+            out.append(f"Table `{name}`: not every part it needs ran; the README keeps its previous table.\n")
+
+
+def update_readme():
+    """Rewrite the README's generated tables (between <!-- bench:NAME --> and
+    <!-- /bench:NAME -->) from the results; a table whose results are missing is left as is."""
+    if not os.path.exists(README):
+        return
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    for name, make in README_TABLES:
+        start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+        if start not in text or end not in text:
+            continue
+        table = make()
+        if table:
+            a, b = text.index(start) + len(start), text.index(end)
+            text = text[:a] + "\n" + table + "\n" + text[b:]
+    with open(README, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def main():
     out = ["# simhash — benchmark and quality report", "",
            "Generated by `bench/report.py` from `bench/results/*.csv`; rerun with `make bench` "
@@ -321,16 +521,19 @@ def main():
     section_external(out, "index", "Index: radius queries, build and size")
     section_sweep(out)
     section_external(out, "planner", "Planner's choice and exact KNN (index vs sequential scan)")
+    section_tuning(out)
     section_concurrency(out)
     section_insert(out)
     section_external(out, "batch", "Batch: find_all / find_clusters")
     section_memory(out)
     section_external(out, "citus", "Scale-out: one node vs Citus coordinator + 2 workers")
+    section_readme_tables(out)
     q = fragment("quality.md")
     out.append("## Quality: does distance ≤ k mean near-duplicate?\n")
     out.append(q + "\n" if q else "Not measured yet: run `make quality`.\n")
     with open(os.path.join(HERE, "REPORT.md"), "w") as f:
         f.write("\n".join(out).rstrip() + "\n")
+    update_readme()
 
 
 if __name__ == "__main__":

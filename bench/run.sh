@@ -3,7 +3,7 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep planner batch memory ingest citus"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest citus"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
@@ -12,6 +12,8 @@
 # simhash_html, ...) is reported as skipped; index and batch are the scripts
 # bench/index_bench.sh and bench/batch_bench.sh, run when they exist; sweep
 # (index vs seqscan over N and k) is bench/index_sweep.sh -> index_sweep.csv;
+# tuning (radius k against the index's bits option, 10^6 x SCALE rows) is the
+# same script with BITS="3 4 5 6" -> index_tuning.csv.
 # planner (the planner's choice over radii 0..64, exact KNN) is
 # bench/planner_knn.sh -> planner_radius.csv, planner_knn.csv.
 # ingest (the index under continuous ingestion) is bench/ingest.sh.
@@ -21,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep planner batch memory ingest citus"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest citus"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
@@ -53,6 +55,7 @@ for part in $PARTS; do
 	case $part in
 		index|batch) script=bench/${part}_bench.sh ;;
 		sweep) script=bench/index_sweep.sh ;;
+		tuning) script=bench/index_sweep.sh ;;
 		planner) script=bench/planner_knn.sh ;;
 		*) script=bench/$part.sh ;;
 	esac
@@ -60,6 +63,11 @@ for part in $PARTS; do
 	# no stale figures in the report (index_sweep.csv belongs to part sweep)
 	find "$BENCH_RESULTS" -maxdepth 1 \( -name "$part.*" -o -name "${part}_*.csv" \) ! -name index_sweep.csv -delete
 	[ "$part" = sweep ] && rm -f "$BENCH_RESULTS/index_sweep.csv"
+	penv=()
+	if [ "$part" = tuning ]; then
+		rm -f "$BENCH_RESULTS/index_tuning.csv"
+		penv=(SIZES=$((1000000 * SCALE)) BITS="3 4 5 6" OUT=index_tuning.csv)
+	fi
 	echo "== $part"
 	if [ ! -f "$script" ]; then
 		echo "   skipped: $script is not in this tree"
@@ -67,7 +75,7 @@ for part in $PARTS; do
 		continue
 	fi
 	t0=$(date +%s)
-	if bash "$script" 2>&1 | tee "$log"; then
+	if env "${penv[@]}" bash "$script" 2>&1 | tee "$log"; then
 		st=ran; note=$(sed -n 's/^SKIP: //p' "$log" | head -1 | tr ',' ';')
 		[ -n "$note" ] && st=skipped
 	else

@@ -13,6 +13,14 @@ DO $$ BEGIN PERFORM 'nothex'::simhash; EXCEPTION WHEN others THEN RAISE NOTICE '
 SELECT 'ffffffffffffffff'::simhash::bigint, (-1)::bigint::simhash, '8000000000000000'::simhash::bigint;
 SELECT x, x::simhash::bigint = x AS roundtrip
   FROM (VALUES (0::bigint), (1), (-1), (9223372036854775807), (-9223372036854775808)) v(x);
+-- integer and smallint: widened to bigint, so the same bits as via bigint
+SELECT x, x::simhash, x::simhash = x::bigint::simhash AS same_as_bigint
+  FROM (VALUES (0), (1), (-1), (2147483647), (-2147483648)) v(x);
+SELECT x, x::simhash, x::simhash = x::bigint::simhash AS same_as_bigint
+  FROM (VALUES (0::smallint), (255::smallint), ((-1)::smallint), (32767::smallint), ((-32768)::smallint)) v(x);
+SELECT pg_typeof(simhash(7)), simhash(7::smallint) = simhash(7::bigint) AS via_function;
+SELECT castsource::regtype, castcontext, castmethod FROM pg_cast
+ WHERE castsource IN ('integer'::regtype, 'smallint'::regtype) AND casttarget = 'simhash'::regtype ORDER BY 1;
 -- numeric: unsigned decimal
 SELECT 'ffffffffffffffff'::simhash::numeric, 18446744073709551615::numeric::simhash, 0::numeric::simhash;
 SELECT '1a40201a26358020'::simhash::numeric::simhash;

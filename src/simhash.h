@@ -9,30 +9,66 @@
 
 #include "postgres.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
 
 #include "simhash_core.h"
 
 typedef uint64 simhash;
 
-#define DatumGetSimhash(X)		((simhash) DatumGetInt64(X))
-#define SimhashGetDatum(X)		Int64GetDatum((int64) (X))
-#define PG_GETARG_SIMHASH(n)	DatumGetSimhash(PG_GETARG_DATUM(n))
-#define PG_RETURN_SIMHASH(x)	return SimhashGetDatum(x)
+#define DatumGetSimhash(X)	 ((simhash) DatumGetInt64(X))
+#define SimhashGetDatum(X)	 Int64GetDatum((int64) (X))
+#define PG_GETARG_SIMHASH(n) DatumGetSimhash(PG_GETARG_DATUM(n))
+#define PG_RETURN_SIMHASH(x) return SimhashGetDatum(x)
+
+/* Hamming distance: the number of differing bits (0..64). */
+static inline int
+simhash_hamming(simhash a, simhash b)
+{
+	return pg_popcount64(a ^ b);
+}
+
+/* simhash.max_distance (simhash.c): the radius of the % and ~% operators. */
+extern int simhash_max_distance;
 
 /* Turn a non-OK core status into an ERROR; "what" names the failing call. */
 extern void simhash_report_status(sh_status status, const char *what);
 
-/* fingerprint.c: helpers shared by the text fingerprint functions. */
+/*
+ * The shim's sh_interrupt_fn (simhash_core.h), passed to every interruptible
+ * core call: nonzero when a cancel or termination is pending and may be
+ * served here.  Reads flags only; never calls into PostgreSQL.
+ */
+extern int simhash_interrupt_pending(void *arg);
+
+/* fingerprint_text.c: helpers shared by the text fingerprint functions. */
 struct sh_text_options;
-extern void simhash_parse_text_options(FunctionCallInfo fcinfo, int first_arg,
-									   struct sh_text_options *opts);
+extern char *
+simhash_text_arguments(FunctionCallInfo fcinfo, struct sh_text_options *opts, size_t *len);
 extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
 
 #define SH_CHECK(call, what) \
-	do { \
+	do \
+	{ \
 		sh_status sh_check_status_ = (call); \
 		if (sh_check_status_ != SH_OK) \
 			simhash_report_status(sh_check_status_, (what)); \
 	} while (0)
 
-#endif							/* SIMHASH_H */
+/*
+ * SH_CHECK for a core call given simhash_interrupt_pending.  When the core
+ * stopped for an interrupt, the interrupt is served here, after every C++
+ * frame has returned (normally raising the cancel or termination error); if
+ * it turns out to be harmless, the call runs again from the start.
+ */
+#define SH_CHECK_INTERRUPTIBLE(call, what) \
+	do \
+	{ \
+		sh_status sh_check_status_; \
+		while ((sh_check_status_ = (call)) == SH_ERR_INTERRUPTED) \
+			CHECK_FOR_INTERRUPTS(); \
+		if (sh_check_status_ != SH_OK) \
+			simhash_report_status(sh_check_status_, (what)); \
+	} while (0)
+
+#endif /* SIMHASH_H */

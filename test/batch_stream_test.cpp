@@ -104,7 +104,7 @@ TEST(BatchStream, SamePairsAsFindAllInChunks)
         ASSERT_EQ(c.all.size(), np);
         for (size_t i = 0; i < np; i++)
             ASSERT_TRUE(c.all[i].a == p[i].a && c.all[i].b == p[i].b) << i;
-        sh_batch_free(p);
+        sh_free(p);
     }
 }
 

@@ -1,4 +1,4 @@
-// Unit tests of bits.cpp: distance, hex form, voting.
+// Unit tests of bits.cpp: distance, binomial coefficients, hex form, voting.
 #include "simhash_core.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,27 @@ TEST(Distance, CountsDifferingBits)
     EXPECT_EQ(sh_distance(0, ~uint64_t{0}), 64);
     EXPECT_EQ(sh_distance(0x1, 0x3), 1);
     EXPECT_EQ(sh_distance(0xF0F0, 0x0F0F), 16);
+}
+
+TEST(Binomial, ExactOverTheWholeRange)
+{
+    // Pascal's rule from C(0, 0) = 1 checks every value up to C(64, 32).
+    for (int n = 1; n <= 64; n++)
+        for (int k = 1; k < n; k++)
+            ASSERT_EQ(sh_binomial(n, k), sh_binomial(n - 1, k - 1) + sh_binomial(n - 1, k)) << n << " " << k;
+    EXPECT_EQ(sh_binomial(0, 0), 1);
+    EXPECT_EQ(sh_binomial(64, 0), 1);
+    EXPECT_EQ(sh_binomial(64, 64), 1);
+    EXPECT_EQ(sh_binomial(16, 8), 12870);
+    EXPECT_EQ(sh_binomial(64, 32), INT64_C(1832624140942590534));
+}
+
+TEST(Binomial, OutOfRange)
+{
+    EXPECT_EQ(sh_binomial(5, -1), 0);
+    EXPECT_EQ(sh_binomial(5, 6), 0);
+    EXPECT_EQ(sh_binomial(65, 1), -1);
+    EXPECT_EQ(sh_binomial(-1, 0), -1);
 }
 
 TEST(Distance, IsAMetric)

@@ -12,10 +12,10 @@ std::string text_of(const std::string &html)
 {
     char *out = nullptr;
     size_t len = 0;
-    EXPECT_EQ(sh_html_text(html.data(), html.size(), nullptr, &out, &len), SH_OK);
+    EXPECT_EQ(sh_html_text(html.data(), html.size(), nullptr, nullptr, &out, &len), SH_OK);
     std::string s(out, len);
     EXPECT_EQ(out[len], '\0');
-    sh_html_free(out);
+    sh_free(out);
     return s;
 }
 
@@ -32,7 +32,7 @@ sh_text_options options(int shingle = 3, int tokens = SH_TOKENS_WORDS, int casef
 uint64_t fp_html(const std::string &html, const sh_text_options &o = options())
 {
     uint64_t out = 0;
-    EXPECT_EQ(sh_fingerprint_html(html.data(), html.size(), &o, nullptr, &out), SH_OK);
+    EXPECT_EQ(sh_fingerprint_html(html.data(), html.size(), &o, nullptr, nullptr, &out), SH_OK);
     return out;
 }
 
@@ -108,12 +108,14 @@ TEST(HtmlText, DeepNestingIsIterative)
 }
 
 int g_polls = 0;
-int stop_after_1000_polls()
+// An sh_interrupt_fn counting its polls in *arg.
+int stop_after_1000_polls(void *arg)
 {
-    return ++g_polls > 1000 ? 1 : 0;
+    int *polls = static_cast<int *>(arg);
+    return ++*polls > 1000 ? 1 : 0;
 }
 
-// Deep nesting makes gumbo quadratic; the stop callback ends it early.
+// Deep nesting makes gumbo quadratic; the interrupt callback ends it early.
 TEST(HtmlText, StopCallbackInterruptsTheParse)
 {
     std::string html;
@@ -122,15 +124,15 @@ TEST(HtmlText, StopCallbackInterruptsTheParse)
     std::string out;
     g_polls = 0;
     EXPECT_EQ(sh::html_text(html.data(), html.size(), SH_HTML_MEMORY_LIMIT(html.size()),
-                            stop_after_1000_polls, out),
+                            stop_after_1000_polls, &g_polls, out),
               SH_ERR_INTERRUPTED);
     EXPECT_EQ(g_polls, 1001);
     char *text = nullptr;
     size_t len = 0;
     g_polls = 0;
-    EXPECT_EQ(sh_html_text("<p>short</p>", 12, stop_after_1000_polls, &text, &len), SH_OK);
+    EXPECT_EQ(sh_html_text("<p>short</p>", 12, stop_after_1000_polls, &g_polls, &text, &len), SH_OK);
     EXPECT_EQ(std::string(text, len), "short");
-    sh_html_free(text);
+    sh_free(text);
 }
 
 TEST(HtmlText, MemoryBudgetGivesNoMem)
@@ -139,10 +141,11 @@ TEST(HtmlText, MemoryBudgetGivesNoMem)
     for (int i = 0; i < 20000; i++)
         html += "<p>paragraph " + std::to_string(i) + "</p>";
     std::string out;
-    EXPECT_EQ(sh::html_text(html.data(), html.size(), 64 * 1024, nullptr, out), SH_ERR_NOMEM);
-    EXPECT_EQ(sh::html_text(html.data(), html.size(), 0, nullptr, out), SH_ERR_NOMEM);
-    EXPECT_EQ(sh::html_text(html.data(), html.size(), SH_HTML_MEMORY_LIMIT(html.size()), nullptr, out),
-              SH_OK);
+    EXPECT_EQ(sh::html_text(html.data(), html.size(), 64 * 1024, nullptr, nullptr, out), SH_ERR_NOMEM);
+    EXPECT_EQ(sh::html_text(html.data(), html.size(), 0, nullptr, nullptr, out), SH_ERR_NOMEM);
+    EXPECT_EQ(
+        sh::html_text(html.data(), html.size(), SH_HTML_MEMORY_LIMIT(html.size()), nullptr, nullptr, out),
+        SH_OK);
     EXPECT_EQ(out.substr(0, 24), "paragraph 0\nparagraph 1\n");
 }
 
@@ -168,7 +171,7 @@ TEST(HtmlFingerprint, BadOptionsRejected)
 {
     sh_text_options o = options(0);
     uint64_t out = 0;
-    EXPECT_EQ(sh_fingerprint_html("<p>x</p>", 8, &o, nullptr, &out), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_fingerprint_html("<p>x</p>", 8, &o, nullptr, nullptr, &out), SH_ERR_ARGUMENT);
 }
 
 TEST(HtmlFingerprint, BoilerplateDoesNotMoveTheFingerprint)

@@ -11,6 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PG_CONFIG=${PG_CONFIG:-pg_config}
+export WERROR=${WERROR:-1}            # the tests build with -Werror (see Makefile)
 JOBS=${JOBS:-$(nproc)}
 passed=0 failed=0
 summary=()
@@ -69,15 +70,11 @@ nf=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); nf=${nf:-0}
 tally fuzz "$np" "$nf"
 
 note "install into tmp_install/"
+source tools/tmp-cluster.sh           # only its private install: pg_regress starts the server
 bindir=$($PG_CONFIG --bindir)         # e.g. /usr/lib/postgresql/15/bin
-pkgdir=$(dirname "$bindir")           # e.g. /usr/lib/postgresql/15
-sharedir=$($PG_CONFIG --sharedir)     # e.g. /usr/share/postgresql/15
 T=$ROOT/tmp_install
 rm -rf "$T"
-mkdir -p "$T$(dirname "$pkgdir")" "$T$(dirname "$sharedir")"
-cp -a "$pkgdir" "$T$(dirname "$pkgdir")/"
-cp -a "$sharedir" "$T$(dirname "$sharedir")/"
-make -s install DESTDIR="$T" >/dev/null || { tally install 0 1; }
+tmpc_install_into "$T" || { tally install 0 1; }
 
 server_tests() {
 	# Runs in a tree writable by the current (non-root) user.

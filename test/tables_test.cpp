@@ -40,6 +40,23 @@ TEST(Tables, PrefixWidthsOfSixBlocks)
     EXPECT_EQ(t.back().prefix_bits, 31);  // blocks 3, 4, 5
 }
 
+// The narrowest prefix, from the formula, is the smallest prefix_bits of the layout's tables.
+TEST(Tables, MinPrefixBitsIsTheNarrowestTable)
+{
+    for (int blocks = 2; blocks <= SH_MAX_BLOCKS; blocks++)
+        for (int bits = 1; bits < blocks; bits++)
+        {
+            std::vector<sh_table> t(sh_table_count(blocks, bits));
+            ASSERT_EQ(sh_table_layout(blocks, bits, t.data(), static_cast<int>(t.size())), SH_OK);
+            int narrowest = 64;
+            for (const sh_table &tab : t)
+                narrowest = std::min(narrowest, tab.prefix_bits);
+            ASSERT_EQ(sh_table_min_prefix_bits(blocks, bits), narrowest) << blocks << " " << bits;
+        }
+    EXPECT_EQ(sh_table_min_prefix_bits(6, 0), 0);
+    EXPECT_EQ(sh_table_min_prefix_bits(6, 6), 0);
+}
+
 TEST(Tables, PermuteIsABijectionPreservingDistance)
 {
     std::mt19937_64 rng(11);

@@ -16,18 +16,12 @@ make -s -j"$(nproc)"
 $SUDO make -s install >/dev/null
 
 CORPUS=${CORPUS:-/usr/share/doc/postgresql-doc-15/html}
-BIN=$(pg_config --bindir)
-DIR=$(mktemp -d /tmp/simhash-demo.XXXXXX)
-$SUDO chown postgres: "$DIR"
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi; }
-cleanup() { as_pg "$BIN/pg_ctl" -D "$DIR/data" -m immediate stop >/dev/null 2>&1 || true; $SUDO rm -rf "$DIR"; }
-trap cleanup EXIT
+source tools/tmp-cluster.sh
+TMPC_BIN=$(pg_config --bindir)   # the server the extension was just installed into
+tmpc_mkdir demo
 
-step "starting a throwaway cluster in $DIR"
-as_pg "$BIN/initdb" -D "$DIR/data" -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
-as_pg "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w \
-	-o "-c listen_addresses='' -k $DIR -c max_wal_size=2GB" start >/dev/null
-psql_demo() { as_pg "$BIN/psql" -h "$DIR" -X -q -v ON_ERROR_STOP=1 -P pager=off "$@" postgres; }
+step "starting a throwaway cluster in $TMPC_DIR"
+tmpc_start -c max_wal_size=2GB
 
 step "loading HTML pages from $CORPUS and /usr/share/doc/*/copyright"
-psql_demo -v corpus="$CORPUS" -f tools/demo.sql
+tmpc_psql -v corpus="$CORPUS" -f tools/demo.sql

@@ -1,6 +1,7 @@
-# tmp-cluster.sh — sourced (not run) by scripts that need a throwaway
-# PostgreSQL cluster with the extension installed from this tree: the demo,
-# the benchmarks (bench/run.sh, bench/quality.sh) and anything else.
+# tmp-cluster.sh — sourced (not run) by the scripts that need a throwaway
+# PostgreSQL cluster: tools/demo.sh, bench/run.sh, bench/quality.sh and
+# bench/index_sweep.sh.  test/run-all.sh uses only tmpc_install_into, since
+# pg_regress --temp-instance starts its own server.
 #
 #   source tools/tmp-cluster.sh
 #   tmpc_install            # build, install into $TMPC_DIR/install (never the system)
@@ -8,14 +9,15 @@
 #   tmpc_psql -c 'SELECT 1' # psql on the cluster (ON_ERROR_STOP, no psqlrc)
 #   pgbench ...             # PG* variables are exported: any client tool works
 #
-# The extension goes into a private copy of the server's installation (as
-# test/run-all.sh does), so parallel checkouts and the system never see each
-# other's builds.  The server runs as "postgres" (PostgreSQL refuses root) in
-# a directory under /tmp, on a unix socket only; clients connect as database
-# user postgres with trust authentication, so they may run as any OS user.
-# The cluster and its directory are removed on exit by an EXIT trap that this
-# file sets (TMPC_KEEP=1 keeps them); a caller with its own EXIT trap should
-# call tmpc_cleanup from it.
+# The extension goes into a private copy of the server's installation, so
+# parallel checkouts and the system never see each other's builds; a caller
+# that installed the extension itself sets TMPC_BIN (the server's bindir) and
+# skips tmpc_install.  The server runs as "postgres" (PostgreSQL refuses root)
+# in a directory under /tmp, on a unix socket only; clients connect as
+# database user postgres with trust authentication, so they may run as any OS
+# user.  The cluster and its directory are removed on exit by an EXIT trap
+# that this file sets (TMPC_KEEP=1 keeps them); a caller with its own EXIT
+# trap should call tmpc_cleanup from it.
 #
 # After tmpc_start: TMPC_DIR (the directory), TMPC_BIN (bindir holding the
 # server, the client tools and our CLI tools), PGHOST/PGPORT/PGUSER/PGDATABASE.
@@ -37,23 +39,27 @@ tmpc_mkdir() {  # tmpc_mkdir NAME: creates TMPC_DIR once
 	trap tmpc_cleanup EXIT
 }
 
+tmpc_install_into() {  # tmpc_install_into DEST: install this tree's build under DEST
+	local dest=$1 bindir pkgdir sharedir
+	bindir=$($TMPC_PG_CONFIG --bindir)     # e.g. /usr/lib/postgresql/15/bin
+	pkgdir=$(dirname "$bindir")            # e.g. /usr/lib/postgresql/15
+	sharedir=$($TMPC_PG_CONFIG --sharedir) # e.g. /usr/share/postgresql/15
+	mkdir -p "$dest$(dirname "$pkgdir")" "$dest$(dirname "$sharedir")"
+	cp -a "$pkgdir" "$dest$(dirname "$pkgdir")/"
+	cp -a "$sharedir" "$dest$(dirname "$sharedir")/"
+	make -s -C "$TMPC_ROOT" install DESTDIR="$dest" >/dev/null
+}
+
 tmpc_install() {  # build this tree and install it into a private prefix
 	tmpc_mkdir "${1:-cluster}"
-	local bindir pkgdir sharedir
-	bindir=$($TMPC_PG_CONFIG --bindir)
-	pkgdir=$(dirname "$bindir")
-	sharedir=$($TMPC_PG_CONFIG --sharedir)
-	local T=$TMPC_DIR/install
-	mkdir -p "$T$(dirname "$pkgdir")" "$T$(dirname "$sharedir")"
-	cp -a "$pkgdir" "$T$(dirname "$pkgdir")/"
-	cp -a "$sharedir" "$T$(dirname "$sharedir")/"
 	make -s -C "$TMPC_ROOT" -j"$(nproc)" >/dev/null
-	make -s -C "$TMPC_ROOT" install DESTDIR="$T" >/dev/null
-	TMPC_BIN=$T$bindir
+	tmpc_install_into "$TMPC_DIR/install"
+	TMPC_BIN=$TMPC_DIR/install$($TMPC_PG_CONFIG --bindir)
 	export TMPC_DIR TMPC_BIN
 }
 
 tmpc_start() {  # start the cluster; arguments are extra postgres options
+	tmpc_mkdir cluster
 	[ -n "${TMPC_BIN:-}" ] || tmpc_install
 	mkdir -p "$TMPC_DIR/data"
 	$TMPC_SUDO chown postgres: "$TMPC_DIR" "$TMPC_DIR/data"
@@ -65,18 +71,18 @@ tmpc_start() {  # start the cluster; arguments are extra postgres options
 	TMPC_STARTED=1
 }
 
-tmpc_psql() {
+tmpc_psql() {  # psql on the cluster: stops at the first error, reads no psqlrc
 	"$TMPC_BIN/psql" -X -q -v ON_ERROR_STOP=1 -P pager=off "$@"
 }
 
-tmpc_stop() {
+tmpc_stop() {  # stop the cluster if this file started it
 	if [ -n "${TMPC_STARTED:-}" ]; then
 		tmpc_as_pg "$TMPC_BIN/pg_ctl" -D "$TMPC_DIR/data" -m fast stop >/dev/null 2>&1 || true
 		TMPC_STARTED=
 	fi
 }
 
-tmpc_cleanup() {
+tmpc_cleanup() {  # stop, and remove the directory unless TMPC_KEEP is set
 	tmpc_stop
 	if [ -n "${TMPC_DIR:-}" ] && [ -z "${TMPC_KEEP:-}" ]; then
 		$TMPC_SUDO rm -rf "$TMPC_DIR"

@@ -89,7 +89,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		start_spill(bs);
 	if (bs->spill)
 	{
-		spill_put(bs, simhash_datum_fp(values[0]), tid);
+		spill_put(bs, DatumGetSimhash(values[0]), tid);
 		bs->n++;
 		return;
 	}
@@ -98,7 +98,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->cap = Min(bs->cap * 2, Max(bs->mem_limit, 1024));
 		bs->items = repalloc_huge(bs->items, bs->cap * sizeof(SimhashItem));
 	}
-	bs->items[bs->n].key = simhash_datum_fp(values[0]);
+	bs->items[bs->n].key = DatumGetSimhash(values[0]);
 	bs->items[bs->n].tid = *tid;
 	bs->n++;
 }

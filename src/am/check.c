@@ -210,7 +210,7 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	SimhashItemArray	   *heap = (SimhashItemArray *) arg;
 
 	if (!isnull[0])
-		simhash_items_push(heap, simhash_datum_fp(values[0]), tid);
+		simhash_items_push(heap, DatumGetSimhash(values[0]), tid);
 }
 
 PG_FUNCTION_INFO_V1(simhash_index_check);

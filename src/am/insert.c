@@ -91,7 +91,7 @@ simhash_insert(Relation index, Datum *values, bool *isnull,
 				limit = simhash_pending_limit(index);
 	bool		flushed = false;
 
-	append_entry(index, isnull[0], isnull[0] ? 0 : simhash_datum_fp(values[0]), ht_ctid,
+	append_entry(index, isnull[0], isnull[0] ? 0 : DatumGetSimhash(values[0]), ht_ctid,
 				 &npending);
 	if (isnull[0] || npending < limit)
 		return false;

@@ -31,7 +31,7 @@
 static void
 visit_level(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = pg_popcount64(fp ^ so->order_q);
+	int			d = simhash_hamming(fp, so->order_q);
 
 	if (d >= so->band_lo && d <= so->band_hi)
 		simhash_add_hit(so, fp, tid, d, false);
@@ -75,7 +75,7 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 static void
 visit_level_once(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = pg_popcount64(fp ^ so->order_q);
+	int			d = simhash_hamming(fp, so->order_q);
 
 	if (d > so->band_hi)
 		carry_add(so, fp, tid, d);
@@ -169,7 +169,7 @@ sift_up(SimhashHit *h, int64 i)
 static void
 visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = pg_popcount64(fp ^ so->order_q);
+	int			d = simhash_hamming(fp, so->order_q);
 	SimhashHit *root;
 
 	if (!hit_after(d, tid, so->after_dist, &so->after_tid))

@@ -14,13 +14,10 @@
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
-#include "port/pg_bitutils.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
-
-int			simhash_max_distance = 3;
 
 static void
 check_radius(int radius)
@@ -39,7 +36,7 @@ simhash_similar(PG_FUNCTION_ARGS)
 	uint64		a = PG_GETARG_SIMHASH(0);
 	uint64		b = PG_GETARG_SIMHASH(1);
 
-	PG_RETURN_BOOL(pg_popcount64(a ^ b) <= simhash_max_distance);
+	PG_RETURN_BOOL(simhash_hamming(a, b) <= simhash_max_distance);
 }
 
 PG_FUNCTION_INFO_V1(simhash_within);
@@ -51,7 +48,7 @@ simhash_within(PG_FUNCTION_ARGS)
 	int32		radius = PG_GETARG_INT32(2);
 
 	check_radius(radius);
-	PG_RETURN_BOOL(pg_popcount64(a ^ b) <= radius);
+	PG_RETURN_BOOL(simhash_hamming(a, b) <= radius);
 }
 
 /* simhash_query(fp, radius): the right operand of %@ */
@@ -84,7 +81,7 @@ simhash_query_radius(Datum query, uint64 *fp)
 	d = GetAttributeByNum(th, 1, &isnull);
 	if (isnull)
 		return -1;
-	*fp = simhash_datum_fp(d);
+	*fp = DatumGetSimhash(d);
 	d = GetAttributeByNum(th, 2, &isnull);
 	if (isnull)
 		return -1;
@@ -104,24 +101,19 @@ simhash_within_query(PG_FUNCTION_ARGS)
 
 	if (radius < 0)
 		PG_RETURN_NULL();
-	PG_RETURN_BOOL(pg_popcount64(a ^ q) <= radius);
+	PG_RETURN_BOOL(simhash_hamming(a, q) <= radius);
 }
 
 /* Share of uniformly random fingerprint pairs within radius: binomial CDF. */
 double
 simhash_random_within(int radius)
 {
-	double		c = 1.0,
-				sum = 0.0;
-	int			k;
+	double		sum = 0.0;
 
 	if (radius >= 64)
 		return 1.0;
-	for (k = 0; k <= radius; k++)
-	{
-		sum += c;
-		c = c * (64 - k) / (k + 1);
-	}
+	for (int k = 0; k <= radius; k++)
+		sum += (double) sh_binomial(64, k);
 	return sum / 18446744073709551616.0;
 }
 

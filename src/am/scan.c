@@ -15,12 +15,6 @@
 #include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
-static inline int
-hamming(uint64 a, uint64 b)
-{
-	return pg_popcount64(a ^ b);
-}
-
 static void dir_cache_reset(SimhashScanOpaque so);
 
 IndexScanDesc
@@ -76,7 +70,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 		}
 		if (key->sk_strategy == SIMHASH_WITHIN_GUC_STRATEGY)
 		{
-			c->q = simhash_datum_fp(key->sk_argument);
+			c->q = DatumGetSimhash(key->sk_argument);
 			c->radius = simhash_max_distance;
 		}
 		else if (key->sk_strategy == SIMHASH_WITHIN_QUERY_STRATEGY)
@@ -101,7 +95,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 		if (ob->sk_flags & SK_ISNULL)
 			so->order_null = true;
 		else
-			so->order_q = simhash_datum_fp(ob->sk_argument);
+			so->order_q = DatumGetSimhash(ob->sk_argument);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -298,7 +292,7 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, uint32 gen, uint64 lo, uint64 hi,
 			more = false;
 			break;
 		}
-		if (pg_popcount64(key ^ c->qkey) > c->radius)
+		if (simhash_hamming(key, c->qkey) > c->radius)
 			continue;
 		fp = sh_table_unpermute(c->tab, key);
 		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips) :
@@ -713,7 +707,7 @@ conds_hold(SimhashScanOpaque so, uint64 fp)
 	int			i;
 
 	for (i = 0; i < so->nconds; i++)
-		if (hamming(fp, so->conds[i].q) > so->conds[i].radius)
+		if (simhash_hamming(fp, so->conds[i].q) > so->conds[i].radius)
 			return false;
 	return true;
 }
@@ -723,7 +717,7 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	if (!conds_hold(so, fp))
 		return;
-	add_hit(so, fp, tid, so->has_order && !so->order_null ? hamming(fp, so->order_q) : -1, false);
+	add_hit(so, fp, tid, so->has_order && !so->order_null ? simhash_hamming(fp, so->order_q) : -1, false);
 }
 
 static void

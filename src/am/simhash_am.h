@@ -401,12 +401,10 @@ typedef bool (*SimhashDeadCallback) (ItemPointer tid, void *state);
 
 /* Options and layout (utils.c) */
 extern relopt_kind simhash_relopt_kind;
-extern int	simhash_max_distance;
 extern void simhash_init_reloptions(void);
 extern void simhash_options_resolve(Relation index, int *bits, int *blocks);
 extern int	simhash_pending_pages(Relation index);
 extern sh_table *simhash_layout(int blocks, int bits, int *ntables);
-extern uint64 simhash_datum_fp(Datum d);
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
 

@@ -173,12 +173,6 @@ simhash_buildphasename(int64 phasenum)
 	}
 }
 
-uint64
-simhash_datum_fp(Datum d)
-{
-	return (uint64) DatumGetInt64(d);
-}
-
 /*
  * A metapage this code can read: the magic number, then the format version
  * (an index written by an older release must be rebuilt).

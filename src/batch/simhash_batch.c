@@ -1,13 +1,12 @@
 /*
- * batch.c — SQL entry points of the batch analytics over the core's
+ * simhash_batch.c — SQL entry points of the batch analytics over the core's
  * batch.h: simhash_find_all and simhash_find_clusters over arrays, and the
  * window function simhash_cluster.
  *
  * The core runs on this backend's thread only (threads = 1: parallelism in
- * PostgreSQL is the planner's business).  It polls interrupt_pending(), which
- * only reads flags; when the core stops on it, CHECK_FOR_INTERRUPTS() runs
- * here, after every C++ frame has returned, and raises the error.  If the
- * pending interrupt turns out to be harmless, the computation starts again.
+ * PostgreSQL is the planner's business) and polls simhash_interrupt_pending;
+ * SH_CHECK_INTERRUPTIBLE (simhash.h) serves the interrupt once the core has
+ * returned.
  *
  * Memory stays within work_mem: the core's working memory is known from the
  * input size (sh_batch_memory), so a call that would need more fails before
@@ -24,7 +23,6 @@
 #include <math.h>
 
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -32,21 +30,6 @@
 #include "windowapi.h"
 
 #include "batch.h"
-
-static int
-interrupt_pending(void *arg)
-{
-	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
-}
-
-#define RUN_INTERRUPTIBLE(status, call) \
-	for (;;) \
-	{ \
-		(status) = (call); \
-		if ((status) != SH_ERR_INTERRUPTED) \
-			break; \
-		CHECK_FOR_INTERRUPTS(); \
-	}
 
 /* Pairs of simhash_find_all per chunk from the core: 64 kB. */
 #define PAIR_CHUNK 8192
@@ -58,33 +41,33 @@ interrupt_pending(void *arg)
 static void
 check_work_mem(const char *what, int64 nfps, size_t need_core, size_t bytes_per_fp)
 {
-	double		need_kb = ((double) need_core + (double) nfps * bytes_per_fp) / 1024.0;
+	double need_kb = ((double) need_core + (double) nfps * (double) bytes_per_fp) / 1024.0;
 
 	if (need_kb > (double) work_mem)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("%s of " INT64_FORMAT " fingerprints needs %.0f kB of memory, more than work_mem (%d kB)",
-						what, nfps, ceil(need_kb), work_mem),
-				 errhint("Raise work_mem to at least %.0f kB, or pass fewer fingerprints.",
-						 ceil(need_kb))));
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+						errmsg("%s of " INT64_FORMAT
+							   " fingerprints needs %.0f kB of memory, more than work_mem (%d kB)",
+							   what, nfps, ceil(need_kb), work_mem),
+						errhint("Raise work_mem to at least %.0f kB, or pass fewer fingerprints.",
+								ceil(need_kb))));
 }
 
+/* ERROR unless max_distance is a number of bits, 0..64. */
 static void
 check_max_distance(int32 max_distance)
 {
 	if (max_distance < 0 || max_distance > 64)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_distance %d is out of range", max_distance),
-				 errhint("max_distance is a number of bits, 0 to 64.")));
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("max_distance %d is out of range", max_distance),
+						errhint("max_distance is a number of bits, 0 to 64.")));
 }
 
 /* The non-NULL elements of a fingerprint array and their 1-based positions. */
 typedef struct Fingerprints
 {
-	int			n;
-	uint64_t   *h;
-	int32	   *pos;
+	int		  n;
+	uint64_t *h;
+	int32	 *pos;
 } Fingerprints;
 
 /* Bytes per element of array_fingerprints: Datum and null flag, hash, position. */
@@ -98,21 +81,20 @@ static void
 array_fingerprints(ArrayType *arr, int32 max_distance, bool clusters, size_t extra,
 				   const char *what, Fingerprints *fps)
 {
-	Datum	   *elems;
-	bool	   *nulls;
-	int			nelems;
+	Datum *elems;
+	bool  *nulls;
+	int	   nelems;
 
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("fingerprint array must have one dimension, not %d", ARR_NDIM(arr))));
 	nelems = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	check_work_mem(what, nelems,
-				   sh_batch_memory(nelems, 0, max_distance, 1, clusters) + extra,
+	check_work_mem(what, nelems, sh_batch_memory(nelems, 0, max_distance, 1, clusters) + extra,
 				   ARRAY_BYTES_PER_FP);
 	/* simhash and bigint are both 8-byte, by-value, double-aligned */
-	deconstruct_array(arr, ARR_ELEMTYPE(arr), 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &elems, &nulls, &nelems);
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls,
+					  &nelems);
 	fps->n = 0;
 	fps->h = palloc(sizeof(uint64_t) * Max(nelems, 1));
 	fps->pos = palloc(sizeof(int32) * Max(nelems, 1));
@@ -134,9 +116,9 @@ array_fingerprints(ArrayType *arr, int32 max_distance, bool clusters, size_t ext
 typedef struct PairOutput
 {
 	ReturnSetInfo *rsinfo;
-	Fingerprints *fps;
-	MemoryContext cxt;			/* where a caught error is copied to */
-	ErrorData  *error;			/* the error that stopped the core, if any */
+	Fingerprints  *fps;
+	MemoryContext  cxt;	  /* where a caught error is copied to */
+	ErrorData	  *error; /* the error that stopped the core, if any */
 } PairOutput;
 
 /* Catches the error of a PG_TRY block below the core: see the top comment. */
@@ -157,11 +139,11 @@ keep_error(PairOutput *out, MemoryContext was)
 static int
 pairs_interrupt(void *arg)
 {
-	PairOutput *out = arg;
+	PairOutput	 *out = arg;
 	MemoryContext was = CurrentMemoryContext;
-	volatile int stop = 0;
+	volatile int  stop = 0;
 
-	if (!(INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED()))
+	if (!simhash_interrupt_pending(NULL))
 		return 0;
 	PG_TRY();
 	{
@@ -180,9 +162,9 @@ pairs_interrupt(void *arg)
 static int
 pairs_emit(const sh_pair *pairs, size_t npairs, void *arg)
 {
-	PairOutput *out = arg;
+	PairOutput	 *out = arg;
 	MemoryContext was = CurrentMemoryContext;
-	volatile int stop = 0;
+	volatile int  stop = 0;
 
 	PG_TRY();
 	{
@@ -190,14 +172,13 @@ pairs_emit(const sh_pair *pairs, size_t npairs, void *arg)
 
 		for (size_t i = 0; i < npairs; i++)
 		{
-			Datum		values[3];
-			bool		isnull[3] = {false, false, false};
-			uint32_t	a = pairs[i].a,
-						b = pairs[i].b;
+			Datum	 values[3];
+			bool	 isnull[3] = {false, false, false};
+			uint32_t a = pairs[i].a, b = pairs[i].b;
 
 			values[0] = Int32GetDatum(fps->pos[a]);
 			values[1] = Int32GetDatum(fps->pos[b]);
-			values[2] = Int32GetDatum(sh_distance(fps->h[a], fps->h[b]));
+			values[2] = Int32GetDatum(simhash_hamming(fps->h[a], fps->h[b]));
 			tuplestore_putvalues(out->rsinfo->setResult, out->rsinfo->setDesc, values, isnull);
 		}
 		CHECK_FOR_INTERRUPTS();
@@ -211,27 +192,28 @@ pairs_emit(const sh_pair *pairs, size_t npairs, void *arg)
 	return stop;
 }
 
+/* simhash_find_all(fps, max_distance): every pair within max_distance bits. */
 PG_FUNCTION_INFO_V1(simhash_find_all_array);
 Datum
 simhash_find_all_array(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	int32		max_distance = PG_GETARG_INT32(1);
-	Fingerprints fps;
-	PairOutput	out;
-	sh_status	status;
+	ArrayType	  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	int32		   max_distance = PG_GETARG_INT32(1);
+	Fingerprints   fps;
+	PairOutput	   out;
+	sh_status	   status;
 
 	check_max_distance(max_distance);
 	InitMaterializedSRF(fcinfo, 0);
-	array_fingerprints(arr, max_distance, false, PAIR_CHUNK * sizeof(sh_pair),
-					   "simhash_find_all", &fps);
+	array_fingerprints(arr, max_distance, false, PAIR_CHUNK * sizeof(sh_pair), "simhash_find_all",
+					   &fps);
 	out.rsinfo = rsinfo;
 	out.fps = &fps;
 	out.cxt = CurrentMemoryContext;
 	out.error = NULL;
-	status = sh_find_all_each(fps.h, fps.n, 0, max_distance, 1, pairs_interrupt, &out,
-							  PAIR_CHUNK, pairs_emit, &out);
+	status = sh_find_all_each(fps.h, fps.n, 0, max_distance, 1, pairs_interrupt, &out, PAIR_CHUNK,
+							  pairs_emit, &out);
 	if (out.error != NULL)
 		ReThrowError(out.error);
 	SH_CHECK(status, "simhash_find_all");
@@ -240,33 +222,33 @@ simhash_find_all_array(PG_FUNCTION_ARGS)
 
 /* ---- simhash_find_clusters(fps, max_distance) -> (cluster, member) ---------- */
 
+/* simhash_find_clusters(fps, max_distance): connected components of two or more. */
 PG_FUNCTION_INFO_V1(simhash_find_clusters_array);
 Datum
 simhash_find_clusters_array(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	int32		max_distance = PG_GETARG_INT32(1);
-	Fingerprints fps;
-	uint32_t   *members;
-	size_t	   *bounds;
-	size_t		nclusters;
-	sh_status	status;
+	ArrayType	  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	int32		   max_distance = PG_GETARG_INT32(1);
+	Fingerprints   fps;
+	uint32_t	  *members;
+	size_t		  *bounds;
+	size_t		   nclusters;
 
 	check_max_distance(max_distance);
 	InitMaterializedSRF(fcinfo, 0);
 	array_fingerprints(arr, max_distance, true, 0, "simhash_find_clusters", &fps);
-	RUN_INTERRUPTIBLE(status, sh_find_clusters(fps.h, fps.n, 0, max_distance, 1,
-											   interrupt_pending, NULL,
-											   &members, &bounds, &nclusters));
-	SH_CHECK(status, "simhash_find_clusters");
+	SH_CHECK_INTERRUPTIBLE(sh_find_clusters(fps.h, fps.n, 0, max_distance, 1,
+											simhash_interrupt_pending, NULL, &members, &bounds,
+											&nclusters),
+						   "simhash_find_clusters");
 	PG_TRY();
 	{
 		for (size_t c = 0; c < nclusters; c++)
 		{
 			/* a cluster is named by its smallest member's position */
-			Datum		values[2];
-			bool		isnull[2] = {false, false};
+			Datum values[2];
+			bool  isnull[2] = {false, false};
 
 			values[0] = Int32GetDatum(fps.pos[members[bounds[c]]]);
 			for (size_t k = bounds[c]; k < bounds[c + 1]; k++)
@@ -279,8 +261,8 @@ simhash_find_clusters_array(PG_FUNCTION_ARGS)
 	}
 	PG_FINALLY();
 	{
-		sh_batch_free(members);
-		sh_batch_free(bounds);
+		sh_free(members);
+		sh_free(bounds);
 	}
 	PG_END_TRY();
 	return (Datum) 0;
@@ -295,35 +277,34 @@ simhash_find_clusters_array(PG_FUNCTION_ARGS)
  */
 typedef struct ClusterPartition
 {
-	bool		done;
-	bool		null_distance;
-	uint32	   *label;
+	bool	done;
+	bool	null_distance;
+	uint32 *label;
 } ClusterPartition;
 
+/* Labels every row of the window partition with its cluster (see ClusterPartition). */
 static void
 cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_constant)
 {
 	MemoryContext partctx = GetMemoryChunkContext(part);
-	int64		nrows = WinGetPartitionRowCount(winobj);
-	bool		isnull,
-				isout;
-	int32		max_distance;
-	uint64_t   *h;
-	uint32	   *rowpos,
-			   *lab;
-	size_t		n = 0;
-	sh_status	status;
+	int64		  nrows = WinGetPartitionRowCount(winobj);
+	bool		  isnull, isout;
+	int32		  max_distance;
+	uint64_t	 *h;
+	uint32		 *rowpos, *lab;
+	size_t		  n = 0;
 
 	part->done = true;
-	max_distance = DatumGetInt32(WinGetFuncArgInPartition(winobj, 1, 0, WINDOW_SEEK_HEAD,
-														  false, &part->null_distance, &isout));
+	max_distance = DatumGetInt32(WinGetFuncArgInPartition(winobj, 1, 0, WINDOW_SEEK_HEAD, false,
+														  &part->null_distance, &isout));
 	if (!part->null_distance)
 		check_max_distance(max_distance);
-	if (nrows >= (int64) PG_UINT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("window partition of " INT64_FORMAT " rows is too large for simhash_cluster",
-						nrows)));
+	/* WinGetFuncArgInPartition takes an int row position */
+	if (nrows > (int64) PG_INT32_MAX)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("window partition of " INT64_FORMAT
+							   " rows is too large for simhash_cluster",
+							   nrows)));
 	/* label, h, rowpos and lab: 20 bytes a row */
 	check_work_mem("simhash_cluster", nrows,
 				   part->null_distance ? 0 : sh_batch_memory(nrows, 0, max_distance, 1, 1),
@@ -331,19 +312,19 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 	part->label = MemoryContextAllocHuge(partctx, sizeof(uint32) * Max(nrows, 1));
 	h = palloc_extended(sizeof(uint64_t) * Max(nrows, 1), MCXT_ALLOC_HUGE);
 	rowpos = palloc_extended(sizeof(uint32) * Max(nrows, 1), MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < nrows; i++)
+	for (int i = 0; i < (int) nrows; i++)
 	{
-		Datum		fp;
+		Datum fp;
 
 		if (!distance_is_constant)
 		{
-			Datum		d = WinGetFuncArgInPartition(winobj, 1, i, WINDOW_SEEK_HEAD, false,
-													 &isnull, &isout);
+			Datum d =
+				WinGetFuncArgInPartition(winobj, 1, i, WINDOW_SEEK_HEAD, false, &isnull, &isout);
 
 			if (isnull != part->null_distance || (!isnull && DatumGetInt32(d) != max_distance))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("max_distance of simhash_cluster must be the same in every row of a window partition")));
+				ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+								errmsg("max_distance of simhash_cluster must be the same in every "
+									   "row of a window partition")));
 		}
 		fp = WinGetFuncArgInPartition(winobj, 0, i, WINDOW_SEEK_HEAD, false, &isnull, &isout);
 		part->label[i] = 0;
@@ -359,9 +340,9 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 	if (!part->null_distance)
 	{
 		lab = palloc_extended(sizeof(uint32) * Max(n, 1), MCXT_ALLOC_HUGE);
-		RUN_INTERRUPTIBLE(status, sh_cluster_labels(h, n, 0, max_distance, 1,
-													interrupt_pending, NULL, lab));
-		SH_CHECK(status, "simhash_cluster");
+		SH_CHECK_INTERRUPTIBLE(sh_cluster_labels(h, n, 0, max_distance, 1,
+												 simhash_interrupt_pending, NULL, lab),
+							   "simhash_cluster");
 		for (size_t k = 0; k < n; k++)
 			part->label[rowpos[k] - 1] = rowpos[lab[k]];
 		pfree(lab);
@@ -370,13 +351,14 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 	pfree(rowpos);
 }
 
+/* The window function simhash_cluster(fp, max_distance): this row's cluster, or NULL. */
 PG_FUNCTION_INFO_V1(simhash_cluster_window);
 Datum
 simhash_cluster_window(PG_FUNCTION_ARGS)
 {
-	WindowObject winobj = PG_WINDOW_OBJECT();
+	WindowObject	  winobj = PG_WINDOW_OBJECT();
 	ClusterPartition *part;
-	int64		row;
+	int64			  row;
 
 	part = (ClusterPartition *) WinGetPartitionLocalMemory(winobj, sizeof(ClusterPartition));
 	if (!part->done)

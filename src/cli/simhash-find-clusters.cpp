@@ -27,8 +27,8 @@ void find_clusters(const batch_cli::Options &o)
             values.push_back(h[members[k]]);
         out.array(values.data(), values.size());
     }
-    sh_batch_free(members);
-    sh_batch_free(bounds);
+    sh_free(members);
+    sh_free(bounds);
     out.commit();
 }
 

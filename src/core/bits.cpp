@@ -1,7 +1,9 @@
-// bits.cpp — Hamming distance, hex text form and bit voting.
+// bits.cpp — Hamming distance, hex text form, bit voting, and the helpers every
+// part of the core shares (status messages, sh_free, sh_binomial).
 #include "simhash_core.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -42,11 +44,31 @@ extern "C"
         return "unknown status";
     }
 
+    void sh_free(void *p) noexcept
+    {
+        std::free(p);
+    }
+
+    int64_t sh_binomial(int n, int k) noexcept
+    {
+        if (n < 0 || n > 64)
+            return -1;
+        if (k < 0 || k > n)
+            return 0;
+        // r = C(n - k + i, i) after step i, exact; the product before the
+        // division can exceed 64 bits (C(63, 31) * 64), the result cannot.
+        unsigned __int128 r = 1;
+        for (int i = 1; i <= k; i++)
+            r = r * static_cast<unsigned>(n - k + i) / static_cast<unsigned>(i);
+        return static_cast<int64_t>(r);
+    }
+
     int sh_distance(uint64_t a, uint64_t b) noexcept
     {
         return __builtin_popcountll(a ^ b);
     }
 
+    // The value of a hex digit, -1 for any other character.
     static int hex_value(unsigned char c) noexcept
     {
         if (c >= '0' && c <= '9')
@@ -58,6 +80,7 @@ extern "C"
         return -1;
     }
 
+    // C locale white space, which sh_parse_hex skips around the digits.
     static bool is_space(unsigned char c) noexcept
     {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';

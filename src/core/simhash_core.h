@@ -32,6 +32,25 @@ typedef enum sh_status
 /* A short English description of a status, for error messages. */
 const char *sh_status_message(sh_status status) SH_NOEXCEPT;
 
+/*
+ * The one interrupt protocol of the core.  A long computation polls this
+ * callback now and then (with the caller's arg) on the caller's thread only;
+ * when it returns nonzero the computation stops and returns
+ * SH_ERR_INTERRUPTED with no output.  The callback must only read state (the
+ * shim reads PostgreSQL's interrupt flags); the caller serves the interrupt
+ * after the call returned.  May be NULL: never stop.
+ */
+typedef int (*sh_interrupt_fn) (void *arg);
+
+/* Releases a buffer the core returned (every one is malloc'ed); NULL is fine. */
+void		sh_free(void *p) SH_NOEXCEPT;
+
+/*
+ * The binomial coefficient C(n, k) for 0 <= n <= 64 (exact: C(64, 32) fits
+ * in 63 bits); 0 when k < 0 or k > n, -1 when n is outside 0..64.
+ */
+int64_t		sh_binomial(int n, int k) SH_NOEXCEPT;
+
 /* ---- bits ---------------------------------------------------------------- */
 
 /* Hamming distance: popcount(a ^ b). */

@@ -1,7 +1,7 @@
 /*
  * fingerprint_html.c — html_text(html) and simhash_html(html, options...):
  * the visible text of a web page and its simhash(text) fingerprint (core:
- * src/core/html.cpp).
+ * src/core/fingerprint/html.cpp).
  *
  * The page is converted from the server encoding to UTF-8 for the parser;
  * html_text converts its result back, and a character the server encoding
@@ -21,28 +21,10 @@
 #include "html.h"
 
 /*
- * The parser polls this: a pending cancel or termination stops it, so a
- * pathological page (deep nesting is quadratic in gumbo) obeys
- * statement_timeout.  Reads flags only; never calls into PostgreSQL.
+ * The parser polls simhash_interrupt_pending: a pending cancel or termination
+ * stops it, so a pathological page (deep nesting is quadratic in gumbo) obeys
+ * statement_timeout.
  */
-static int
-html_stop(void)
-{
-	return InterruptPending && INTERRUPTS_CAN_BE_PROCESSED();
-}
-
-/*
- * Runs a core call, and when it stopped for an interrupt, serves the
- * interrupt (which normally raises the cancel or termination error) and runs
- * it again if that did not end the query.
- */
-#define HTML_CALL(call, what) \
-	do { \
-		sh_status html_status_; \
-		while ((html_status_ = (call)) == SH_ERR_INTERRUPTED) \
-			CHECK_FOR_INTERRUPTS(); \
-		SH_CHECK(html_status_, (what)); \
-	} while (0)
 
 /*
  * UTF-8 text in the server encoding, each character the server encoding
@@ -52,17 +34,17 @@ html_stop(void)
 static text *
 utf8_to_server_text(const char *utf8, size_t len)
 {
-	int			enc = GetDatabaseEncoding();
-	Oid			proc;
-	StringInfoData out;
-	unsigned char buf[65536];
+	int					 enc = GetDatabaseEncoding();
+	Oid					 proc;
+	StringInfoData		 out;
+	unsigned char		 buf[65536];
 	const unsigned char *src = (const unsigned char *) utf8;
-	size_t		left = len;
-	text	   *result;
+	size_t				 left = len;
+	text				*result;
 
 	if (enc == PG_UTF8 || enc == PG_SQL_ASCII)
 	{
-		char	   *server = pg_any_to_server(utf8, (int) len, PG_UTF8);
+		char *server = pg_any_to_server(utf8, (int) len, PG_UTF8);
 
 		return cstring_to_text_with_len(server, server == utf8 ? (int) len : (int) strlen(server));
 	}
@@ -75,10 +57,9 @@ utf8_to_server_text(const char *utf8, size_t len)
 	initStringInfo(&out);
 	while (left > 0)
 	{
-		int			window = (int) Min(left, (size_t) 16384);
-		int			done = pg_do_encoding_conversion_buf(proc, PG_UTF8, enc,
-														 (unsigned char *) src, window,
-														 buf, sizeof(buf), true);
+		int window = (int) Min(left, (size_t) 16384);
+		int done = pg_do_encoding_conversion_buf(proc, PG_UTF8, enc, (unsigned char *) src, window,
+												 buf, sizeof(buf), true);
 
 		appendStringInfoString(&out, (const char *) buf);
 		if (done == 0)
@@ -95,43 +76,46 @@ utf8_to_server_text(const char *utf8, size_t len)
 	return result;
 }
 
+/* html_text(html): the visible text of a page, in the server encoding. */
 PG_FUNCTION_INFO_V1(simhash_html_text);
 Datum
 simhash_html_text(PG_FUNCTION_ARGS)
 {
-	size_t		len,
-				out_len = 0;
-	char	   *utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
-	char	   *core_text = NULL;
-	char	   *copy;
+	size_t len, out_len = 0;
+	char  *utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
+	char  *core_text = NULL;
+	char  *copy;
 
-	HTML_CALL(sh_html_text(utf8, len, html_stop, &core_text, &out_len), "html_text(text)");
+	SH_CHECK_INTERRUPTIBLE(sh_html_text(utf8, len, simhash_interrupt_pending, NULL, &core_text,
+										&out_len),
+						   "html_text(text)");
 
 	/* core_text is malloc'ed: copy it out before anything can ereport. */
-	copy = out_len < MaxAllocSize - VARHDRSZ ?
-		palloc_extended(out_len + 1, MCXT_ALLOC_NO_OOM) : NULL;
+	copy =
+		out_len < MaxAllocSize - VARHDRSZ ? palloc_extended(out_len + 1, MCXT_ALLOC_NO_OOM) : NULL;
 	if (copy != NULL)
 		memcpy(copy, core_text, out_len + 1);
-	sh_html_free(core_text);
+	sh_free(core_text);
 	if (copy == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("html_text(text): out of memory for %zu bytes of text", out_len)));
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+						errmsg("html_text(text): out of memory for %zu bytes of text", out_len)));
 
 	PG_RETURN_TEXT_P(utf8_to_server_text(copy, out_len));
 }
 
+/* simhash_html(html, shingle, tokens, casefold) = simhash(html_text(html), ...) */
 PG_FUNCTION_INFO_V1(simhash_html);
 Datum
 simhash_html(PG_FUNCTION_ARGS)
 {
 	sh_text_options opts;
-	size_t		len;
-	char	   *utf8;
-	uint64_t	fp;
+	size_t			len;
+	char		   *utf8;
+	uint64_t		fp;
 
-	simhash_parse_text_options(fcinfo, 1, &opts);
-	utf8 = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &len);
-	HTML_CALL(sh_fingerprint_html(utf8, len, &opts, html_stop, &fp), "simhash_html(text)");
+	utf8 = simhash_text_arguments(fcinfo, &opts, &len);
+	SH_CHECK_INTERRUPTIBLE(sh_fingerprint_html(utf8, len, &opts, simhash_interrupt_pending, NULL,
+											   &fp),
+						   "simhash_html(text)");
 	PG_RETURN_SIMHASH(fp);
 }

@@ -27,6 +27,10 @@ COMMENT ON TYPE simhash IS '64-bit SimHash fingerprint; text form is 16 hex digi
 -- Casts ----------------------------------------------------------------------
 CREATE FUNCTION simhash(bigint) RETURNS simhash
     AS 'MODULE_PATHNAME', 'simhash_from_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash(integer) RETURNS simhash
+    AS 'MODULE_PATHNAME', 'simhash_from_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash(smallint) RETURNS simhash
+    AS 'MODULE_PATHNAME', 'simhash_from_int2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION simhash_to_bigint(simhash) RETURNS bigint
     AS 'MODULE_PATHNAME', 'simhash_to_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION simhash(bit) RETURNS simhash
@@ -39,6 +43,8 @@ CREATE FUNCTION simhash_to_numeric(simhash) RETURNS numeric
     AS 'MODULE_PATHNAME', 'simhash_to_numeric' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE CAST (bigint AS simhash) WITH FUNCTION simhash(bigint);
+CREATE CAST (integer AS simhash) WITH FUNCTION simhash(integer);
+CREATE CAST (smallint AS simhash) WITH FUNCTION simhash(smallint);
 CREATE CAST (simhash AS bigint) WITH FUNCTION simhash_to_bigint(simhash);
 CREATE CAST (bit AS simhash) WITH FUNCTION simhash(bit);
 CREATE CAST (simhash AS bit) WITH FUNCTION simhash_to_bit(simhash);
@@ -46,6 +52,8 @@ CREATE CAST (numeric AS simhash) WITH FUNCTION simhash(numeric);
 CREATE CAST (simhash AS numeric) WITH FUNCTION simhash_to_numeric(simhash);
 
 COMMENT ON FUNCTION simhash(bigint) IS 'the simhash with the same 64 bits as a bigint (two''s complement)';
+COMMENT ON FUNCTION simhash(integer) IS 'the simhash of an integer widened to bigint: same bits as integer::bigint::simhash';
+COMMENT ON FUNCTION simhash(smallint) IS 'the simhash of a smallint widened to bigint: same bits as smallint::bigint::simhash';
 COMMENT ON FUNCTION simhash_to_bigint(simhash) IS 'the bigint with the same 64 bits (two''s complement)';
 COMMENT ON FUNCTION simhash(bit) IS 'the simhash of a bit(64), most significant bit first';
 COMMENT ON FUNCTION simhash_to_bit(simhash) IS 'the 64 bits as bit(64), most significant bit first';

@@ -1,6 +1,8 @@
 // html.cpp — visible text of HTML pages through gumbo (see html.h).
 #include "html.h"
 
+#include "boundary.hpp"
+
 #include <gumbo.h>
 #include <unicode/utf8.h>
 
@@ -26,7 +28,10 @@ namespace
 class Arena
 {
 public:
-    Arena(size_t limit, sh_html_stop_fn stop) : limit_(limit), stop_(stop) {}
+    Arena(size_t limit, sh_interrupt_fn interrupt, void *interrupt_arg)
+        : limit_(limit), interrupt_(interrupt), interrupt_arg_(interrupt_arg)
+    {
+    }
     Arena(const Arena &) = delete;
     Arena &operator=(const Arena &) = delete;
 
@@ -40,15 +45,12 @@ public:
         }
     }
 
-    struct Stopped
-    {
-    };
-
+    // n bytes, aligned for any type; polls the interrupt callback first.
     void *allocate(size_t n)
     {
         // gumbo allocates for every token: a fine-grained place to poll.
-        if (stop_ != nullptr && stop_() != 0)
-            throw Stopped();
+        if (interrupt_ != nullptr && interrupt_(interrupt_arg_) != 0)
+            throw sh::Interrupted();
         n = (n + kAlign - 1) & ~(kAlign - 1);
         if (n > static_cast<size_t>(end_ - next_))
             grow(n);
@@ -64,6 +66,7 @@ private:
         Chunk *next;
     };
 
+    // A new chunk of at least n bytes; std::bad_alloc past the budget or when malloc fails.
     void grow(size_t n)
     {
         if (chunk_size_ < (size_t{4} << 20))
@@ -82,7 +85,8 @@ private:
     }
 
     size_t limit_;
-    sh_html_stop_fn stop_;
+    sh_interrupt_fn interrupt_;
+    void *interrupt_arg_;
     size_t used_ = 0;
     size_t chunk_size_ = size_t{32} * 1024;
     Chunk *head_ = nullptr;
@@ -90,6 +94,7 @@ private:
     char *end_ = nullptr;
 };
 
+// gumbo's allocator callbacks; release is a no-op, the arena frees everything at once.
 void *arena_allocate(void *arena, size_t n)
 {
     return static_cast<Arena *>(arena)->allocate(n);
@@ -147,6 +152,7 @@ struct RoleTable
     }
 };
 
+// What an element does to the text (see RoleTable); foreign (svg, MathML) elements apart.
 Role role_of(const GumboElement &e)
 {
     static const RoleTable table;
@@ -170,6 +176,7 @@ Role role_of(const GumboElement &e)
 
 // ---- writing the text ----------------------------------------------------------
 
+// HTML's ASCII white space.
 inline bool html_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
@@ -182,17 +189,20 @@ class TextWriter
 public:
     explicit TextWriter(std::string &out) : out_(out) {}
 
+    // A word separator before the next visible text.
     void space()
     {
         if (pending_ < kSpace)
             pending_ = kSpace;
     }
 
+    // A line break before the next visible text.
     void line()
     {
         pending_ = kLine;
     }
 
+    // A text node: white space runs collapse to one separator unless preformatted.
     void text(const char *s, size_t n, bool preformatted)
     {
         if (preformatted)
@@ -225,6 +235,7 @@ private:
         kLine
     };
 
+    // Visible characters, after the pending separator (none at the very start).
     void emit(const char *s, size_t n)
     {
         if (pending_ != kNone && !out_.empty())
@@ -270,6 +281,7 @@ std::string_view well_formed(const char *t, std::string &scratch)
     return std::string_view(t, static_cast<size_t>(n));
 }
 
+// Whether the element has the `hidden` attribute.
 bool hidden(const GumboElement &e)
 {
     return e.attributes.length > 0 && gumbo_get_attribute(&e.attributes, "hidden") != nullptr;
@@ -377,101 +389,74 @@ void visible_text(const GumboNode *root, std::string &out)
     }
 }
 
-sh_status guarded(const char *html, size_t len, size_t memory_limit, sh_html_stop_fn stop,
-                  std::string &out) noexcept
+// The visible text of html into out, within memory_limit bytes of parser memory.
+sh_status parse_visible_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
+                             void *interrupt_arg, std::string &out)
 {
-    try
-    {
-        out.clear();
-        Arena arena(memory_limit, stop);
-        GumboOptions options = kGumboDefaultOptions;
-        options.allocator = arena_allocate;
-        options.deallocator = arena_release;
-        options.userdata = &arena;
-        options.max_errors = 0;  // parse errors are not recorded: nobody reads them
-        GumboOutput *parsed = gumbo_parse_with_options(&options, html, len);
-        out.reserve(len / 4);
-        visible_text(parsed->document, out);
-        return SH_OK;  // the arena frees the tree
-    }
-    catch (const Arena::Stopped &)
-    {
-        return SH_ERR_INTERRUPTED;
-    }
-    catch (const std::bad_alloc &)
-    {
-        return SH_ERR_NOMEM;
-    }
-    catch (...)
-    {
-        return SH_ERR_INTERNAL;
-    }
+    out.clear();
+    Arena arena(memory_limit, interrupt, interrupt_arg);
+    GumboOptions options = kGumboDefaultOptions;
+    options.allocator = arena_allocate;
+    options.deallocator = arena_release;
+    options.userdata = &arena;
+    options.max_errors = 0;  // parse errors are not recorded: nobody reads them
+    GumboOutput *parsed = gumbo_parse_with_options(&options, html, len);
+    out.reserve(len / 4);
+    visible_text(parsed->document, out);
+    return SH_OK;  // the arena frees the tree
+}
+
+// Runs use(text) on the visible text of html, parsed within the default
+// memory budget; the status of the parse when it fails, else use's.
+template <class Use>
+sh_status with_visible_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
+                            Use &&use) noexcept
+{
+    return sh::guard(
+        [&]
+        {
+            std::string text;
+            sh_status st =
+                parse_visible_text(html, len, SH_HTML_MEMORY_LIMIT(len), interrupt, interrupt_arg, text);
+            return st != SH_OK ? st : use(text);
+        });
 }
 
 }  // namespace
 
 namespace sh
 {
-sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_html_stop_fn stop,
-                    std::string &out) noexcept
+sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
+                    void *interrupt_arg, std::string &out) noexcept
 {
-    return guarded(html, len, memory_limit, stop, out);
+    return guard([&] { return parse_visible_text(html, len, memory_limit, interrupt, interrupt_arg, out); });
 }
 }  // namespace sh
 
 extern "C"
 {
-    sh_status sh_html_text(const char *html, size_t len, sh_html_stop_fn stop, char **out,
-                           size_t *out_len) noexcept
+    sh_status sh_html_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
+                           char **out, size_t *out_len) noexcept
     {
-        try
-        {
-            std::string text;
-            sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
-            if (st != SH_OK)
-                return st;
-            auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
-            if (buf == nullptr)
-                return SH_ERR_NOMEM;
-            std::memcpy(buf, text.c_str(), text.size() + 1);
-            *out = buf;
-            *out_len = text.size();
-            return SH_OK;
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
-    }
-
-    void sh_html_free(char *text) noexcept
-    {
-        std::free(text);
+        return with_visible_text(html, len, interrupt, interrupt_arg,
+                                 [&](const std::string &text)
+                                 {
+                                     auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
+                                     if (buf == nullptr)
+                                         return SH_ERR_NOMEM;
+                                     std::memcpy(buf, text.c_str(), text.size() + 1);
+                                     *out = buf;
+                                     *out_len = text.size();
+                                     return SH_OK;
+                                 });
     }
 
     sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
-                                  sh_html_stop_fn stop, uint64_t *out) noexcept
+                                  sh_interrupt_fn interrupt, void *interrupt_arg, uint64_t *out) noexcept
     {
-        try
-        {
-            std::string text;
-            sh_status st = guarded(html, len, SH_HTML_MEMORY_LIMIT(len), stop, text);
-            if (st != SH_OK)
-                return st;
-            return sh_fingerprint_text(text.data(), text.size(), opts, out);
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+        return with_visible_text(html, len, interrupt, interrupt_arg,
+                                 [&](const std::string &text)
+                                 { return sh_fingerprint_text(text.data(), text.size(), opts, out); });
     }
 
 }  // extern "C"

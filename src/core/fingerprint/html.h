@@ -29,24 +29,22 @@ extern "C" {
 #endif
 
 /*
- * Polled while parsing (gumbo's worst cases, such as thousands of nested
- * elements, take time quadratic in the nesting depth); returning non-zero
- * abandons the parse with SH_ERR_INTERRUPTED.  May be NULL.
- */
-typedef int (*sh_html_stop_fn) (void);
-
-/*
+ * The interrupt callback (simhash_core.h) is polled while parsing: gumbo's
+ * worst cases, such as thousands of nested elements, take time quadratic in
+ * the nesting depth.
+ *
  * The visible text of `html`.  On SH_OK, *out is a malloc'ed buffer of
- * *out_len bytes plus a NUL, released with sh_html_free.  SH_ERR_NOMEM when
+ * *out_len bytes plus a NUL, released with sh_free.  SH_ERR_NOMEM when
  * the parse needs more than SH_HTML_MEMORY_LIMIT(len) bytes.
  */
-sh_status	sh_html_text(const char *html, size_t len, sh_html_stop_fn stop,
+sh_status	sh_html_text(const char *html, size_t len,
+						 sh_interrupt_fn interrupt, void *interrupt_arg,
 						 char **out, size_t *out_len) SH_NOEXCEPT;
-void		sh_html_free(char *text) SH_NOEXCEPT;
 
 /* sh_fingerprint_text of the visible text: simhash_html(h) = simhash(html_text(h)). */
 sh_status	sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
-								sh_html_stop_fn stop, uint64_t *out) SH_NOEXCEPT;
+								sh_interrupt_fn interrupt, void *interrupt_arg,
+								uint64_t *out) SH_NOEXCEPT;
 
 /* The parser's memory budget for a page of n bytes. */
 #define SH_HTML_MEMORY_LIMIT(n) ((size_t) 256 * 1024 * 1024 + (size_t) 32 * (n))
@@ -58,8 +56,8 @@ namespace sh
 {
 // sh_html_text into a std::string with an explicit parser memory budget
 // (tests use a small one to exercise the out-of-memory path).
-sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_html_stop_fn stop,
-                    std::string &out) noexcept;
+sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
+                    void *interrupt_arg, std::string &out) noexcept;
 }  // namespace sh
 #endif
 

@@ -12,6 +12,8 @@
 // real and random documents against a straightforward reference.
 #include "text.h"
 
+#include "boundary.hpp"
+
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
 // XXH3 inlined from Debian's libxxhash-dev header: token hashes are short,
@@ -34,6 +36,7 @@ constexpr uint32_t kTokenMask = U_GC_L_MASK | U_GC_N_MASK;
 constexpr uint32_t kMarkMask = U_GC_M_MASK;
 constexpr int kBlock = 64;  // bytes classified at once: one bit each in a uint64_t
 
+// The index of x's lowest set bit; x != 0.
 int lowest_bit(uint64_t x)  // x != 0
 {
     return __builtin_ctzll(x);
@@ -48,6 +51,7 @@ int lowest_bit(uint64_t x)  // x != 0
 class BitVote
 {
 public:
+    // One feature's vote; features are absorbed sixteen at a time.
     void add(uint64_t feature)
     {
         batch_[batched_++] = feature;
@@ -58,6 +62,7 @@ public:
         }
     }
 
+    // True when no feature waits for its batch of sixteen (add16 may be used).
     bool between_batches() const
     {
         return batched_ == 0;
@@ -69,6 +74,7 @@ public:
         absorb(f);
     }
 
+    // Bit i set when more than half of the features have it.
     uint64_t result()
     {
         flush_lanes();
@@ -95,6 +101,7 @@ private:
         sum = u ^ c;
     }
 
+    // Adds sixteen features to the carry-save counters and the byte lanes.
     void absorb(const uint64_t *f)
     {
         uint64_t ones = ones_, twos = twos_, fours = fours_, eights = eights_;
@@ -124,6 +131,7 @@ private:
         absorbed_++;
     }
 
+    // table[b]: byte b's bit j moved to the low bit of byte lane j.
     static const uint64_t *spread()
     {
         static const auto table = []
@@ -141,6 +149,7 @@ private:
         return table.v;
     }
 
+    // Moves the byte lanes into the per-bit counters before a lane overflows.
     void flush_lanes()
     {
         for (int k = 0; k < 8; k++)
@@ -196,6 +205,7 @@ class Shingler
 public:
     Shingler(int k, BitVote &vote) : k_(k), vote_(vote) {}
 
+    // The next token's hash.
     void token(uint64_t h)
     {
         if (n_ == kCapacity)
@@ -215,6 +225,7 @@ public:
 private:
     static constexpr int kCapacity = SH_MAX_SHINGLE + 512;
 
+    // Votes for every window ending at a hash gathered since the last drain.
     void drain()
     {
         // The windows that end at a new hash: kept_ <= k - 1 always.
@@ -243,6 +254,7 @@ private:
         n_ = kept_ = keep;
     }
 
+    // The feature of the K hashes ending at h_[end].
     template <int K>
     uint64_t window(int end) const
     {
@@ -310,6 +322,7 @@ BlockClass classify(const uint8_t *p, uint8_t *out, bool fold)
     return c;
 }
 #else
+// The portable classify (see the SSE2 one above).
 BlockClass classify(const uint8_t *p, uint8_t *out, bool fold)
 {
     BlockClass c{0, 0};
@@ -389,6 +402,7 @@ public:
     {
     }
 
+    // Tokenizes the whole text: ASCII a block at a time, other code points one by one.
     void run(const uint8_t *s, size_t n)
     {
         alignas(16) uint8_t folded[kBlock];
@@ -425,6 +439,7 @@ public:
     }
 
 private:
+    // A complete token, hashed for the shingler.
     void emit(const uint8_t *token, size_t len)
     {
         out_.token(XXH3_64bits(token, len));
@@ -449,6 +464,7 @@ private:
         return table.v[b];
     }
 
+    // Ends the pending token, if any.
     void flush()
     {
         if (!pending_.empty())
@@ -458,6 +474,7 @@ private:
         }
     }
 
+    // Adds bytes to the pending token.
     void hold(const uint8_t *bytes, size_t len)
     {
         pending_.append(bytes, len);
@@ -558,6 +575,7 @@ private:
         kMark     // combining mark: part of a token it follows
     };
 
+    // The role of a code point by its general category (ill-formed: a separator).
     static Role role_of(UChar32 c)
     {
         uint32_t gc = c < 0 ? 0 : U_GET_GC_MASK(c);
@@ -647,6 +665,7 @@ private:
     TokenBuffer pending_;
 };
 
+// sh_fingerprint_text for valid options: tokens -> shingles -> vote.
 uint64_t fingerprint(const char *utf8, size_t len, const sh_text_options &opts)
 {
     BitVote vote;
@@ -676,19 +695,12 @@ extern "C"
             return SH_ERR_ARGUMENT;
         if (len > static_cast<size_t>(INT32_MAX))
             return SH_ERR_RANGE;
-        try
-        {
-            *out = fingerprint(utf8, len, *opts);
-            return SH_OK;
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+        return sh::guard(
+            [&]
+            {
+                *out = fingerprint(utf8, len, *opts);
+                return SH_OK;
+            });
     }
 
     uint64_t sh_feature_hash(const void *data, size_t len) noexcept

@@ -1,13 +1,13 @@
 /*
- * fingerprint.h — the text fingerprint pipeline of simhash(text) (C API of
+ * text.h — the text fingerprint pipeline of simhash(text) (C API of
  * the core; see simhash_core.h for conventions).
  *
  * tokenize -> normalize -> shingle -> hash -> vote.  Input is UTF-8 (the shim
  * converts from the server encoding); invalid sequences are replaced, never
  * trusted.
  */
-#ifndef SIMHASH_FINGERPRINT_H
-#define SIMHASH_FINGERPRINT_H
+#ifndef SIMHASH_TEXT_H
+#define SIMHASH_TEXT_H
 
 #include "simhash_core.h"
 
@@ -52,4 +52,4 @@ void		sh_vote_add_many(double *sums, const uint64_t *features,
 }
 #endif
 
-#endif							/* SIMHASH_FINGERPRINT_H */
+#endif							/* SIMHASH_TEXT_H */

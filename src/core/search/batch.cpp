@@ -2,6 +2,7 @@
 // radix-sorted permuted tables (see batch.h).
 #include "batch.h"
 
+#include "boundary.hpp"
 #include "tables.h"
 
 #include <pthread.h>
@@ -27,6 +28,7 @@ constexpr unsigned kPollWork = 1u << 16;  // work units (records or pair tests) 
 constexpr int kMaxTables = 20000;         // layouts with more tables are never worth it
 constexpr int kMaxThreads = 256;
 
+// The number of bits needed to write v (0 for 0).
 int bit_width(uint64_t v)
 {
     int w = 0;
@@ -51,17 +53,6 @@ sh_table whole_key_table(int prefix_bits)
     return t;
 }
 
-// The narrowest prefix among the tables of a layout (tables.h: the first
-// 64 % blocks blocks are one bit wider).
-int min_prefix_bits(int blocks, int bits)
-{
-    if (blocks < 1 || bits >= blocks)
-        return 0;
-    int kept = blocks - bits;
-    int narrow = blocks - 64 % blocks;
-    return kept * (64 / blocks) + std::max(0, kept - narrow);
-}
-
 // Relative cost of scanning ntables tables: building, sorting and scanning
 // records, plus the pair tests in groups sharing a prefix (random input).
 double layout_cost(double n, double ntables, int prefix_bits)
@@ -73,27 +64,20 @@ double layout_cost(double n, double ntables, int prefix_bits)
     return ntables * (n * (passes + 3) * 4 + pairs);
 }
 
-long long binomial(int n, int k)
+// sh_batch_auto_blocks for a valid radius: the cheapest block count by layout_cost, 0 for one group.
+int auto_blocks(size_t n, int radius)
 {
-    long long r = 1;
-    for (int i = 1; i <= k; i++)
-        r = r * (n - k + i) / i;
-    return r;
-}
-
-int auto_blocks(size_t n, int distance)
-{
-    if (distance == 0)
+    if (radius == 0)
         return 0;
     double dn = static_cast<double>(n);
     double best = dn * (dn - 1) / 2;  // one group, every pair tested
     int choice = 0;
-    for (int b = distance + 1; b <= SH_MAX_BLOCKS; b++)
+    for (int b = radius + 1; b <= SH_MAX_BLOCKS; b++)
     {
-        long long nt = binomial(b, distance);
+        int64_t nt = sh_binomial(b, radius);
         if (nt > kMaxTables)
             continue;
-        double c = layout_cost(dn, static_cast<double>(nt), min_prefix_bits(b, distance));
+        double c = layout_cost(dn, static_cast<double>(nt), sh_table_min_prefix_bits(b, radius));
         if (c < best)
         {
             best = c;
@@ -103,31 +87,35 @@ int auto_blocks(size_t n, int distance)
     return choice;
 }
 
-sh_status make_plan(size_t n, int blocks, int distance, std::vector<sh_table> &tables)
+// The tables one call scans: the layout of (blocks, radius), or one whole-key table (radius 0,
+// or no layout cheaper than comparing all pairs); SH_ERR_ARGUMENT or SH_ERR_RANGE (over 2^32 - 1
+// hashes) for what a call cannot take.
+sh_status make_plan(size_t n, int blocks, int radius, std::vector<sh_table> &tables)
 {
-    if (distance < 0 || distance > 64 || blocks < 0)
+    if (radius < 0 || radius > 64 || blocks < 0)
         return SH_ERR_ARGUMENT;
     if (n > UINT32_MAX)
         return SH_ERR_RANGE;
-    if (distance == 0)
+    if (radius == 0)
     {
         tables.assign(1, whole_key_table(64));
         return SH_OK;
     }
     if (blocks == 0)
-        blocks = auto_blocks(n, distance);
+        blocks = auto_blocks(n, radius);
     if (blocks == 0)
     {
         tables.assign(1, whole_key_table(0));
         return SH_OK;
     }
-    int nt = sh_table_count(blocks, distance);
+    int nt = sh_table_count(blocks, radius);
     if (nt <= 0)
         return SH_ERR_ARGUMENT;
     tables.resize(nt);
-    return sh_table_layout(blocks, distance, tables.data(), nt);
+    return sh_table_layout(blocks, radius, tables.data(), nt);
 }
 
+// Order of find_all's output: by a, then b.
 bool pair_less(const sh_pair &x, const sh_pair &y)
 {
     return x.a != y.a ? x.a < y.a : x.b < y.b;
@@ -138,7 +126,7 @@ struct Shared
 {
     const uint64_t *h;
     size_t n;
-    int distance;
+    int radius;
     int pos_bits;
     const std::vector<sh_table> *tables;
     sh_interrupt_fn interrupt;
@@ -152,6 +140,7 @@ struct Shared
     void *emit_arg = nullptr;
     std::mutex emit_lock;
 
+    // Records the first failure and asks every worker to stop.
     void fail(sh_status s)
     {
         int ok = SH_OK;
@@ -167,6 +156,7 @@ class Poll
 public:
     Poll(Shared &s, bool caller) : s_(s), caller_(caller) {}
 
+    // Counts `work` units; true when the call should stop (checked every kPollWork units).
     bool tick(size_t work)
     {
         count_ += work;
@@ -176,6 +166,7 @@ public:
         return stopped();
     }
 
+    // True when the call should stop; on the caller's thread, asks the interrupt callback first.
     bool stopped()
     {
         if (caller_ && s_.interrupt && s_.interrupt(s_.interrupt_arg))
@@ -237,6 +228,7 @@ struct UnionFind
             parent[i] = static_cast<uint32_t>(i);
     }
 
+    // The root of x's component, halving the path on the way.
     uint32_t find(uint32_t x)
     {
         while (parent[x] != x)
@@ -405,7 +397,7 @@ private:
         vals_.resize(g);
         for (size_t x = 0; x < g; x++)
             vals_[x] = s_.h[p[x]];
-        const int d = s_.distance;
+        const int d = s_.radius;
         for (size_t x = 0; x + 1 < g; x++)
         {
             const uint64_t hx = vals_[x];
@@ -433,31 +425,29 @@ private:
     std::vector<std::pair<uint64_t, uint32_t>> keyed_, copies_;
 };
 
+// One thread's share: takes tables from s.next_table until none is left or the call stops;
+// a failure (an exception included) is recorded in s.
 template <class Sink>
 void work(Shared &s, Sink &sink, bool caller)
 {
     Poll poll(s, caller);
-    try
-    {
-        TableScan<Sink> scan(s, sink, poll);
-        const int ntables = static_cast<int>(s.tables->size());
-        for (;;)
+    sh_status st = sh::guard(
+        [&]
         {
-            if (s.stop.load())
-                break;
-            int t = s.next_table.fetch_add(1);
-            if (t >= ntables || !scan.scan(t))
-                break;
-        }
-    }
-    catch (const std::bad_alloc &)
-    {
-        s.fail(SH_ERR_NOMEM);
-    }
-    catch (...)
-    {
-        s.fail(SH_ERR_INTERNAL);
-    }
+            TableScan<Sink> scan(s, sink, poll);
+            const int ntables = static_cast<int>(s.tables->size());
+            for (;;)
+            {
+                if (s.stop.load())
+                    break;
+                int t = s.next_table.fetch_add(1);
+                if (t >= ntables || !scan.scan(t))
+                    break;
+            }
+            return SH_OK;
+        });
+    if (st != SH_OK)
+        s.fail(st);
 }
 
 // Runs the scan on the caller's thread and up to threads - 1 more.  Workers
@@ -509,23 +499,23 @@ sh_status run(Shared &s, int threads, std::vector<Sink> &sinks)
     return static_cast<sh_status>(s.error.load());
 }
 
-void init_shared(Shared &s, const uint64_t *hashes, size_t n, int distance,
-                 const std::vector<sh_table> &tables, sh_interrupt_fn interrupt, void *arg)
+void init_shared(Shared &s, const uint64_t *hashes, size_t n, int radius, const std::vector<sh_table> &tables,
+                 sh_interrupt_fn interrupt, void *arg)
 {
     s.h = hashes;
     s.n = n;
-    s.distance = distance;
+    s.radius = radius;
     s.pos_bits = std::max(1, bit_width(n - 1));
     s.tables = &tables;
     s.interrupt = interrupt;
     s.interrupt_arg = arg;
 }
 
-sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                       sh_interrupt_fn interrupt, void *arg, uint32_t *labels)
 {
     std::vector<sh_table> tables;
-    sh_status st = make_plan(n, blocks, distance, tables);
+    sh_status st = make_plan(n, blocks, radius, tables);
     if (st != SH_OK)
         return st;
     for (size_t i = 0; i < n; i++)
@@ -533,7 +523,7 @@ sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int distance
     if (n < 2)
         return SH_OK;
     Shared s;
-    init_shared(s, hashes, n, distance, tables, interrupt, arg);
+    init_shared(s, hashes, n, radius, tables, interrupt, arg);
     std::vector<UnionFind> sinks;
     st = run(s, threads, sinks);
     if (st != SH_OK)
@@ -604,104 +594,90 @@ sh_status group_by_label(const std::vector<uint32_t> &label, uint32_t **members,
 
 extern "C"
 {
-    int sh_batch_auto_blocks(size_t n, int distance) noexcept
+    int sh_batch_auto_blocks(size_t n, int radius) noexcept
     {
-        if (distance < 0 || distance > 64)
+        if (radius < 0 || radius > 64)
             return -1;
-        return auto_blocks(n, distance);
+        return auto_blocks(n, radius);
     }
 
-    sh_status sh_find_all_each(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+    sh_status sh_find_all_each(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                                sh_interrupt_fn interrupt, void *interrupt_arg, size_t chunk, sh_pairs_fn emit,
                                void *emit_arg) noexcept
     {
-        try
-        {
-            std::vector<sh_table> tables;
-            sh_status st = make_plan(n, blocks, distance, tables);
-            if (st != SH_OK || n < 2)
+        return sh::guard(
+            [&]
+            {
+                std::vector<sh_table> tables;
+                sh_status st = make_plan(n, blocks, radius, tables);
+                if (st != SH_OK || n < 2)
+                    return st;
+                if (chunk == 0 || emit == nullptr)
+                    return SH_ERR_ARGUMENT;
+                Shared s;
+                init_shared(s, hashes, n, radius, tables, interrupt, interrupt_arg);
+                s.chunk = chunk;
+                s.emit = emit;
+                s.emit_arg = emit_arg;
+                std::vector<PairSink> sinks;
+                st = run(s, threads, sinks);
+                for (PairSink &k : sinks)
+                    if (st == SH_OK)
+                    {
+                        k.flush();
+                        st = static_cast<sh_status>(s.error.load());
+                    }
                 return st;
-            if (chunk == 0 || emit == nullptr)
-                return SH_ERR_ARGUMENT;
-            Shared s;
-            init_shared(s, hashes, n, distance, tables, interrupt, interrupt_arg);
-            s.chunk = chunk;
-            s.emit = emit;
-            s.emit_arg = emit_arg;
-            std::vector<PairSink> sinks;
-            st = run(s, threads, sinks);
-            for (PairSink &k : sinks)
-                if (st == SH_OK)
-                {
-                    k.flush();
-                    st = static_cast<sh_status>(s.error.load());
-                }
-            return st;
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+            });
     }
 
-    sh_status sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+    sh_status sh_find_all(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                           sh_interrupt_fn interrupt, void *interrupt_arg, sh_pair **pairs,
                           size_t *npairs) noexcept
     {
         *pairs = nullptr;
         *npairs = 0;
-        try
-        {
-            struct Collect
+        return sh::guard(
+            [&]
             {
-                std::vector<sh_pair> all;
-                bool failed = false;
-            } c;
-            auto collect = [](const sh_pair *p, size_t np, void *arg) -> int
-            {
-                auto *to = static_cast<Collect *>(arg);
-                try
+                struct Collect
                 {
-                    to->all.insert(to->all.end(), p, p + np);
-                    return 0;
-                }
-                catch (...)
+                    std::vector<sh_pair> all;
+                    bool failed = false;
+                } c;
+                auto collect = [](const sh_pair *p, size_t np, void *arg) -> int
                 {
-                    to->failed = true;
-                    return 1;
-                }
-            };
-            sh_status st = sh_find_all_each(hashes, n, blocks, distance, threads, interrupt, interrupt_arg,
-                                            1 << 16, collect, &c);
-            if (c.failed)
-                st = SH_ERR_NOMEM;
-            std::vector<sh_pair> &all = c.all;
-            if (st != SH_OK || all.empty())
-                return st;
-            auto *out = static_cast<sh_pair *>(std::malloc(all.size() * sizeof(sh_pair)));
-            if (!out)
-                return SH_ERR_NOMEM;
-            std::memcpy(out, all.data(), all.size() * sizeof(sh_pair));
-            std::sort(out, out + all.size(), pair_less);
-            *pairs = out;
-            *npairs = all.size();
-            return SH_OK;
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+                    auto *to = static_cast<Collect *>(arg);
+                    try
+                    {
+                        to->all.insert(to->all.end(), p, p + np);
+                        return 0;
+                    }
+                    catch (...)
+                    {
+                        to->failed = true;
+                        return 1;
+                    }
+                };
+                sh_status st = sh_find_all_each(hashes, n, blocks, radius, threads, interrupt, interrupt_arg,
+                                                1 << 16, collect, &c);
+                if (c.failed)
+                    st = SH_ERR_NOMEM;
+                std::vector<sh_pair> &all = c.all;
+                if (st != SH_OK || all.empty())
+                    return st;
+                auto *out = static_cast<sh_pair *>(std::malloc(all.size() * sizeof(sh_pair)));
+                if (!out)
+                    return SH_ERR_NOMEM;
+                std::memcpy(out, all.data(), all.size() * sizeof(sh_pair));
+                std::sort(out, out + all.size(), pair_less);
+                *pairs = out;
+                *npairs = all.size();
+                return SH_OK;
+            });
     }
 
-    size_t sh_batch_memory(size_t n, int blocks, int distance, int threads, int clusters) noexcept
+    size_t sh_batch_memory(size_t n, int blocks, int radius, int threads, int clusters) noexcept
     {
         // Per thread: the records and their sort copy (16 bytes per hash),
         // and scratch vectors of at most n entries each (make_room): group,
@@ -713,7 +689,7 @@ extern "C"
         try
         {
             std::vector<sh_table> tables;
-            if (make_plan(n, blocks, distance, tables) != SH_OK)
+            if (make_plan(n, blocks, radius, tables) != SH_OK)
                 return SIZE_MAX;
             const size_t per_thread = clusters ? 16 + 32 + 24 : 16 + 32;
             const size_t once = clusters ? 16 : 0;
@@ -728,52 +704,31 @@ extern "C"
         }
     }
 
-    sh_status sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+    sh_status sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                                 sh_interrupt_fn interrupt, void *interrupt_arg, uint32_t *labels) noexcept
     {
-        try
-        {
-            return labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, labels);
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
+        return sh::guard(
+            [&]
+            { return labels_impl(hashes, n, blocks, radius, threads, interrupt, interrupt_arg, labels); });
     }
 
-    sh_status sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance, int threads,
+    sh_status sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                                sh_interrupt_fn interrupt, void *interrupt_arg, uint32_t **members,
                                size_t **bounds, size_t *nclusters) noexcept
     {
         *members = nullptr;
         *bounds = nullptr;
         *nclusters = 0;
-        try
-        {
-            std::vector<uint32_t> label(n);
-            sh_status st =
-                labels_impl(hashes, n, blocks, distance, threads, interrupt, interrupt_arg, label.data());
-            if (st != SH_OK)
-                return st;
-            return group_by_label(label, members, bounds, nclusters);
-        }
-        catch (const std::bad_alloc &)
-        {
-            return SH_ERR_NOMEM;
-        }
-        catch (...)
-        {
-            return SH_ERR_INTERNAL;
-        }
-    }
-
-    void sh_batch_free(void *p) noexcept
-    {
-        std::free(p);
+        return sh::guard(
+            [&]
+            {
+                std::vector<uint32_t> label(n);
+                sh_status st =
+                    labels_impl(hashes, n, blocks, radius, threads, interrupt, interrupt_arg, label.data());
+                if (st != SH_OK)
+                    return st;
+                return group_by_label(label, members, bounds, nclusters);
+            });
     }
 
 }  // extern "C"

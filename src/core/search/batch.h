@@ -1,13 +1,14 @@
 /*
- * batch.h — all pairs within k bits, and their connected components, over an
- * in-memory array of fingerprints (C API of the core; see simhash_core.h).
+ * batch.h — all pairs within a radius of k bits, and their connected
+ * components, over an in-memory array of fingerprints (C API of the core; see
+ * simhash_core.h).
  *
  * Method: for each permuted table of tables.h, build (prefix, position)
  * records, radix-sort them on the prefix, and compare every pair of records
  * that share the whole prefix.  A pair is reported only from the first table
  * whose prefix blocks it agrees on (sh_table_first_match), so no global set
- * of pairs is needed.  Two special layouts complete the range: distance 0 uses
- * one table whose prefix is the whole fingerprint, and a distance with no
+ * of pairs is needed.  Two special layouts complete the range: radius 0 uses
+ * one table whose prefix is the whole fingerprint, and a radius with no
  * useful layout (or a small input) compares all pairs in one group.
  *
  * Positions are 0-based indexes into the input; equal fingerprints at two
@@ -37,9 +38,6 @@
 extern "C" {
 #endif
 
-/* Nonzero asks a long computation to stop. */
-typedef int (*sh_interrupt_fn)(void *arg);
-
 typedef struct sh_pair
 {
 	uint32_t	a;				/* a < b, 0-based positions */
@@ -48,19 +46,19 @@ typedef struct sh_pair
 
 /*
  * The block count the automatic choice (blocks = 0) would use for n hashes
- * and this distance, from a cost model of sorting versus comparing; 0 means
- * one group of all pairs (no tables), which is also the choice for distance
- * 0, where the blocks play no part.  -1 for an invalid distance.
+ * and this radius, from a cost model of sorting versus comparing; 0 means
+ * one group of all pairs (no tables), which is also the choice for radius
+ * 0, where the blocks play no part.  -1 for an invalid radius.
  */
-int			sh_batch_auto_blocks(size_t n, int distance) SH_NOEXCEPT;
+int			sh_batch_auto_blocks(size_t n, int radius) SH_NOEXCEPT;
 
 /*
- * Every pair of positions within `distance` (0..64) differing bits, sorted by
- * (a, b), in a malloc'd array released with sh_batch_free.  blocks is 0
- * (automatic) or distance < blocks <= SH_MAX_BLOCKS (ignored for distance 0);
+ * Every pair of positions within `radius` (0..64) differing bits, sorted by
+ * (a, b), in a malloc'd array released with sh_free.  blocks is 0
+ * (automatic) or radius < blocks <= SH_MAX_BLOCKS (ignored for radius 0);
  * it changes only the speed.  *pairs is NULL when *npairs is 0.
  */
-sh_status	sh_find_all(const uint64_t *hashes, size_t n, int blocks, int distance,
+sh_status	sh_find_all(const uint64_t *hashes, size_t n, int blocks, int radius,
 						int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 						sh_pair **pairs, size_t *npairs) SH_NOEXCEPT;
 
@@ -76,7 +74,7 @@ typedef int (*sh_pairs_fn)(const sh_pair *pairs, size_t npairs, void *arg);
  * The pairs of sh_find_all, streamed: every pair once, handed to emit in
  * chunks of at most `chunk` pairs (held per thread: 8 bytes a pair).
  */
-sh_status	sh_find_all_each(const uint64_t *hashes, size_t n, int blocks, int distance,
+sh_status	sh_find_all_each(const uint64_t *hashes, size_t n, int blocks, int radius,
 							 int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 							 size_t chunk, sh_pairs_fn emit, void *emit_arg) SH_NOEXCEPT;
 
@@ -86,30 +84,28 @@ sh_status	sh_find_all_each(const uint64_t *hashes, size_t n, int blocks, int dis
  * sh_cluster_labels / sh_find_clusters (clusters = 1).  SIZE_MAX for invalid
  * arguments.
  */
-size_t		sh_batch_memory(size_t n, int blocks, int distance, int threads,
+size_t		sh_batch_memory(size_t n, int blocks, int radius, int threads,
 							int clusters) SH_NOEXCEPT;
 
 /*
  * labels[i] (caller-provided, n entries) := the smallest position of the
- * connected component of position i in the graph of pairs within distance;
+ * connected component of position i in the graph of pairs within radius;
  * a position with no neighbour is its own label.
  */
-sh_status	sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int distance,
+sh_status	sh_cluster_labels(const uint64_t *hashes, size_t n, int blocks, int radius,
 							  int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 							  uint32_t *labels) SH_NOEXCEPT;
 
 /*
  * The components of two or more positions: cluster c is members[bounds[c]
  * .. bounds[c + 1]), ascending; clusters are ordered by their smallest member.
- * Both arrays are malloc'd (release with sh_batch_free); bounds has
+ * Both arrays are malloc'd (release with sh_free); bounds has
  * *nclusters + 1 entries.
  */
-sh_status	sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int distance,
+sh_status	sh_find_clusters(const uint64_t *hashes, size_t n, int blocks, int radius,
 							 int threads, sh_interrupt_fn interrupt, void *interrupt_arg,
 							 uint32_t **members, size_t **bounds,
 							 size_t *nclusters) SH_NOEXCEPT;
-
-void		sh_batch_free(void *p) SH_NOEXCEPT;
 
 #ifdef __cplusplus
 }

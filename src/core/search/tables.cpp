@@ -1,28 +1,22 @@
 // tables.cpp — permuted-table layout (see tables.h).
 #include "tables.h"
 
+#include "boundary.hpp"
+
 #include <vector>
 
 namespace
 {
 
-long long binomial(int n, int k)
-{
-    if (k < 0 || k > n)
-        return 0;
-    long long r = 1;
-    for (int i = 1; i <= k; i++)
-        r = r * (n - k + i) / i;
-    return r;
-}
-
 static_assert(SH_MAX_BLOCKS <= 64, "a block has at least one bit");
 
+// Whether (blocks, bits) is a layout sh_table_layout accepts.
 bool valid(int blocks, int bits)
 {
     return bits >= 1 && bits < blocks && blocks >= 2 && blocks <= SH_MAX_BLOCKS;
 }
 
+// The `width` low-order bits set (0 <= width <= 64).
 uint64_t low_ones(int width)
 {
     if (width <= 0)
@@ -53,62 +47,68 @@ extern "C"
 {
     int sh_table_count(int blocks, int bits) noexcept
     {
-        return valid(blocks, bits) ? static_cast<int>(binomial(blocks, bits)) : 0;
+        return valid(blocks, bits) ? static_cast<int>(sh_binomial(blocks, bits)) : 0;
     }
 
     sh_status sh_table_layout(int blocks, int bits, sh_table *tables, int ntables) noexcept
     {
         if (!valid(blocks, bits) || ntables != sh_table_count(blocks, bits))
             return SH_ERR_ARGUMENT;
-        try
-        {
-            // Block b covers bits [lo[b], lo[b] + width[b]) counted from bit 0;
-            // block 0 is the most significant.
-            int width[SH_MAX_BLOCKS], lo[SH_MAX_BLOCKS];
-            int top = 64;
-            for (int b = 0; b < blocks; b++)
+        return sh::guard(
+            [&]
             {
-                width[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
-                top -= width[b];
-                lo[b] = top;
-            }
-            std::vector<int> prefix(blocks - bits);
-            for (int i = 0; i < blocks - bits; i++)
-                prefix[i] = i;
-            int t = 0;
-            do
-            {
-                sh_table &tab = tables[t++];
-                tab = sh_table{};
-                tab.nblocks = blocks;
-                std::vector<bool> in_prefix(blocks, false);
-                for (int b : prefix)
-                    in_prefix[b] = true;
-                // Destination order: prefix blocks, then the rest, each in order.
-                int dst_top = 64;
-                for (int pass = 0; pass < 2; pass++)
-                    for (int b = 0; b < blocks; b++)
-                    {
-                        if (in_prefix[b] != (pass == 0))
-                            continue;
-                        dst_top -= width[b];
-                        tab.src_shift[b] = static_cast<uint8_t>(lo[b]);
-                        tab.dst_shift[b] = static_cast<uint8_t>(dst_top);
-                        tab.width_mask[b] = low_ones(width[b]);
-                        if (pass == 0)
+                // Block b covers bits [lo[b], lo[b] + width[b]) counted from bit 0;
+                // block 0 is the most significant.
+                int width[SH_MAX_BLOCKS], lo[SH_MAX_BLOCKS];
+                int top = 64;
+                for (int b = 0; b < blocks; b++)
+                {
+                    width[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
+                    top -= width[b];
+                    lo[b] = top;
+                }
+                std::vector<int> prefix(blocks - bits);
+                for (int i = 0; i < blocks - bits; i++)
+                    prefix[i] = i;
+                int t = 0;
+                do
+                {
+                    sh_table &tab = tables[t++];
+                    tab = sh_table{};
+                    tab.nblocks = blocks;
+                    std::vector<bool> in_prefix(blocks, false);
+                    for (int b : prefix)
+                        in_prefix[b] = true;
+                    // Destination order: prefix blocks, then the rest, each in order.
+                    int dst_top = 64;
+                    for (int pass = 0; pass < 2; pass++)
+                        for (int b = 0; b < blocks; b++)
                         {
-                            tab.prefix_bits += width[b];
-                            tab.prefix_orig_mask |= tab.width_mask[b] << (lo[b] & 63);
+                            if (in_prefix[b] != (pass == 0))
+                                continue;
+                            dst_top -= width[b];
+                            tab.src_shift[b] = static_cast<uint8_t>(lo[b]);
+                            tab.dst_shift[b] = static_cast<uint8_t>(dst_top);
+                            tab.width_mask[b] = low_ones(width[b]);
+                            if (pass == 0)
+                            {
+                                tab.prefix_bits += width[b];
+                                tab.prefix_orig_mask |= tab.width_mask[b] << (lo[b] & 63);
+                            }
                         }
-                    }
-                tab.prefix_key_mask = ~low_ones(64 - tab.prefix_bits);
-            } while (next_subset(prefix, blocks));
-            return SH_OK;
-        }
-        catch (...)
-        {
-            return SH_ERR_NOMEM;
-        }
+                    tab.prefix_key_mask = ~low_ones(64 - tab.prefix_bits);
+                } while (next_subset(prefix, blocks));
+                return SH_OK;
+            });
+    }
+
+    int sh_table_min_prefix_bits(int blocks, int bits) noexcept
+    {
+        if (bits < 1 || bits >= blocks || blocks > 64)
+            return 0;
+        int kept = blocks - bits;
+        int narrow = blocks - 64 % blocks;
+        return kept * (64 / blocks) + (kept > narrow ? kept - narrow : 0);
     }
 
     uint64_t sh_table_permute(const sh_table *table, uint64_t fingerprint) noexcept

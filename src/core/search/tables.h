@@ -43,6 +43,13 @@ int			sh_table_count(int blocks, int bits) SH_NOEXCEPT;
  */
 sh_status	sh_table_layout(int blocks, int bits, sh_table *tables, int ntables) SH_NOEXCEPT;
 
+/*
+ * The width of the narrowest prefix among the tables of (blocks, bits): the
+ * narrow blocks (64 / blocks bits, the last ones) chosen first; 0 unless
+ * 1 <= bits < blocks.
+ */
+int			sh_table_min_prefix_bits(int blocks, int bits) SH_NOEXCEPT;
+
 /* Fingerprint -> table key, and back. */
 uint64_t	sh_table_permute(const sh_table *table, uint64_t fingerprint) SH_NOEXCEPT;
 uint64_t	sh_table_unpermute(const sh_table *table, uint64_t key) SH_NOEXCEPT;

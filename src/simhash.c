@@ -1,0 +1,73 @@
+/*
+ * simhash.c — the module: what PostgreSQL sees of the library as a whole
+ * (PG_MODULE_MAGIC, _PG_init, the simhash.* settings), and the two halves of
+ * the boundary to the C++ core that every part of the shim shares: a core
+ * status becomes an ERROR, and the core's interrupt callback reads
+ * PostgreSQL's interrupt flags.
+ */
+#include "simhash.h"
+
+#include "utils/guc.h"
+
+#include "am/simhash_am.h"
+
+PG_MODULE_MAGIC;
+
+/* simhash.max_distance: the radius of the % and ~% operators. */
+int simhash_max_distance = 3;
+
+void _PG_init(void);
+
+/* Defines the simhash.* settings and the index's reloptions. */
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("simhash.max_distance",
+							"Radius of the % and ~% operators (Hamming distance).",
+							"Rows within this many differing bits are similar.",
+							&simhash_max_distance, 3, 0, 64, PGC_USERSET, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("simhash");
+	simhash_init_reloptions();
+}
+
+/*
+ * Raise the ERROR of a non-OK core status (SQLSTATE by kind of failure);
+ * "what" names the failing call in the message.  Returns only for SH_OK.
+ */
+void
+simhash_report_status(sh_status status, const char *what)
+{
+	int code;
+
+	switch (status)
+	{
+		case SH_OK:
+			return;
+		case SH_ERR_SYNTAX:
+			code = ERRCODE_INVALID_TEXT_REPRESENTATION;
+			break;
+		case SH_ERR_RANGE:
+			code = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+			break;
+		case SH_ERR_ARGUMENT:
+			code = ERRCODE_INVALID_PARAMETER_VALUE;
+			break;
+		case SH_ERR_NOMEM:
+			code = ERRCODE_OUT_OF_MEMORY;
+			break;
+		case SH_ERR_INTERRUPTED:
+			code = ERRCODE_QUERY_CANCELED;
+			break;
+		default:
+			code = ERRCODE_INTERNAL_ERROR;
+			break;
+	}
+	ereport(ERROR, (errcode(code), errmsg("%s: %s", what, sh_status_message(status))));
+}
+
+/* The shim's sh_interrupt_fn (see simhash.h). */
+int
+simhash_interrupt_pending(void *arg)
+{
+	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
+}
