@@ -139,9 +139,11 @@ simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost)
 }
 
 /*
- * KNN's probe levels: is probing level `flips` (all flip counts <= flips
- * again) cheaper than finishing with linear passes?  knn.c asks before each
- * level above 0; the cost model below follows the same rule.
+ * KNN's probe levels: is probing level `flips` cheaper than finishing with
+ * linear passes?  The level is costed as probing all flip counts <= flips
+ * again, what knn.c does once its carry of rows is lost (otherwise it probes
+ * only the flip count `flips`).  knn.c asks before each level above 0; the
+ * cost model below follows the same rule.
  */
 bool
 simhash_knn_level_worth(const SimhashReadModel *m, int flips)

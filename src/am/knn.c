@@ -3,11 +3,15 @@
  * levels, in the manner of multi-index hashing (Norouzi, Punjani and Fleet,
  * "Fast Exact Search in Hamming Space with Multi-Index Hashing", 2014).
  *
- * Level f probes every table with the prefixes within f flipped bits of the
- * query's.  Every row within simhash_covered_radius(f) of the query is then
- * reached (tables.h has the bound), so level f returns, complete and sorted,
- * the rows at distances (covered(f - 1), covered(f)]; the rows it meets
- * farther away come again, complete, at a later level.  The executor stops
+ * Levels 0 to f probe every table with the prefixes within f flipped bits of
+ * the query's.  Every row within simhash_covered_radius(f) of the query is
+ * then reached (tables.h has the bound), so level f returns, complete and
+ * sorted, the rows at distances (covered(f - 1), covered(f)].  Level f probes
+ * only the prefixes exactly f bits away and meets each row at one level
+ * (scan.c, simhash_probe_exact); the rows it meets beyond its band are kept
+ * (the carry) for the level whose band holds them.  Should the carry outgrow
+ * half of work_mem, it is dropped and the later levels probe every prefix
+ * within f bits again, keeping only their band.  The executor stops
  * asking once it has its LIMIT: at the first level whose covered radius
  * reaches the k-th distance.  When the next level would cost more than a
  * linear pass (cost.c), linear passes finish the order: each keeps the
@@ -33,6 +37,52 @@ visit_level(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 		simhash_add_hit(so, fp, tid, d, false);
 }
 
+/* Keep a row for a later level's band, while the carry fits its memory. */
+static void
+carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
+{
+	SimhashHit *h;
+
+	if (so->carry_lost)
+		return;
+	if (so->ncarry == so->maxcarry)
+	{
+		int64		cap = (int64) work_mem * 1024 / 2 / (int64) sizeof(SimhashHit);
+
+		if (so->maxcarry >= cap)
+		{
+			so->carry_lost = true;
+			if (so->carry)
+				pfree(so->carry);
+			so->carry = NULL;
+			so->ncarry = so->maxcarry = 0;
+			return;
+		}
+		so->maxcarry = Min(Max(1024, so->maxcarry * 2), cap);
+		if (so->carry == NULL)
+			so->carry = MemoryContextAllocHuge(so->cxt, so->maxcarry * sizeof(SimhashHit));
+		else
+			so->carry = repalloc_huge(so->carry, so->maxcarry * sizeof(SimhashHit));
+	}
+	h = &so->carry[so->ncarry++];
+	h->tid = *tid;
+	h->fp = fp;
+	h->dist = d;
+	h->isnull = false;
+}
+
+/* Rows of the runs met once over the levels: this band's, or carried. */
+static void
+visit_level_once(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+{
+	int			d = simhash_hamming(fp, so->order_q);
+
+	if (d > so->band_hi)
+		carry_add(so, fp, tid, d);
+	else if (d >= so->band_lo)
+		simhash_add_hit(so, fp, tid, d, false);
+}
+
 static void
 probe_level(IndexScanDesc scan)
 {
@@ -40,7 +90,28 @@ probe_level(IndexScanDesc scan)
 	int			f = so->level;
 
 	so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
-	simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
+	if (!so->carry_lost)
+	{
+		int64		i,
+					kept = 0;
+
+		/* the rows met by earlier levels that fall in this band */
+		for (i = 0; i < so->ncarry; i++)
+		{
+			SimhashHit *h = &so->carry[i];
+
+			if (h->dist <= so->band_hi)
+				simhash_add_hit(so, h->fp, &h->tid, h->dist, false);
+			else
+				so->carry[kept++] = *h;
+		}
+		so->ncarry = kept;
+		/* a carry lost during this level loses only later levels' rows */
+		simhash_probe_exact(scan, so->order_q, so->last_radius, f, visit_level_once,
+							visit_level);
+	}
+	else
+		simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
 	simhash_sort_hits(so);
 	so->band_lo = so->band_hi + 1;
 	so->level = f + 1;
@@ -145,11 +216,19 @@ void
 simhash_knn_start(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			f;
 
 	so->model = palloc(sizeof(SimhashReadModel));
 	simhash_read_model(&so->meta, so->model);
 	so->level = 0;
 	so->band_lo = 0;
+	so->carry = NULL;
+	so->ncarry = so->maxcarry = 0;
+	so->carry_lost = false;
+	/* the levels to probe (see simhash_knn_next): no farther row is carried */
+	for (f = 1; simhash_knn_level_worth(so->model, f); f++)
+		;
+	so->last_radius = simhash_covered_radius(so->meta.bits, so->meta.blocks, f - 1);
 	so->phase = SIMHASH_PHASE_LEVELS;
 	probe_level(scan);
 }
@@ -168,6 +247,11 @@ simhash_knn_next(IndexScanDesc scan)
 			return;
 		}
 		/* everything nearer than band_lo has been returned */
+		if (so->carry)
+			pfree(so->carry);
+		so->carry = NULL;
+		so->ncarry = so->maxcarry = 0;
+		so->carry_lost = true;
 		so->phase = SIMHASH_PHASE_LINEAR;
 		so->after_dist = so->band_lo - 1;
 		ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);

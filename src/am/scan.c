@@ -15,6 +15,8 @@
 #include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
+static void dir_cache_reset(SimhashScanOpaque so);
+
 IndexScanDesc
 simhash_beginscan(Relation index, int nkeys, int norderbys)
 {
@@ -48,6 +50,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 
 	MemoryContextReset(so->cxt);
 	old = MemoryContextSwitchTo(so->cxt);
+	dir_cache_reset(so);
 	so->started = false;
 	so->hits = NULL;
 	so->nhits = so->maxhits = so->next = 0;
@@ -265,43 +268,137 @@ typedef struct ProbeCtx
 	uint64		qkey;			/* the query, permuted for this table */
 	int			radius;
 	int			flips;			/* prefix bits allowed to differ */
+	bool		exact;			/* only the prefixes `flips` bits away */
 	SimhashVisit visit;
 	void	   *arg;
+	/* the run page last read, kept pinned for the next range on it */
+	Buffer		buf;
+	BlockNumber blkno;
 } ProbeCtx;
+
+/*
+ * The first of the n entries of a run page whose key is >= lo, searched from
+ * entry `guess` outwards by doubling steps, then by halving the bracket.
+ * Keys are near uniform between two hikeys, so a guess by interpolation
+ * lands a few entries away, and the search touches a few cache lines of the
+ * page where a plain binary search touches a dozen.
+ */
+static int
+first_at_least(Page page, int n, uint64 lo, int guess)
+{
+	int			l,
+				r,
+				step;
+
+	if (guess <= 0 || simhash_entry_key(SimhashPageEntry(page, guess - 1)) < lo)
+	{
+		/* the answer is >= guess: find r with key[r] >= lo (or r = n) */
+		l = guess;
+		step = 1;
+		r = Min(guess, n);
+		while (r < n && simhash_entry_key(SimhashPageEntry(page, r)) < lo)
+		{
+			l = r + 1;
+			r = Min(r + step, n);
+			step *= 2;
+		}
+	}
+	else
+	{
+		/* key[guess - 1] >= lo: the answer is < guess */
+		r = guess - 1;
+		step = 1;
+		l = Max(r - step, 0);
+		while (l > 0 && simhash_entry_key(SimhashPageEntry(page, l - 1)) >= lo)
+		{
+			r = l - 1;
+			step *= 2;
+			l = Max(r - step, 0);
+		}
+	}
+	/* key[l - 1] < lo (or l = 0), key[r] >= lo (or r = n): bisect [l, r] */
+	while (l < r)
+	{
+		int			mid = l + (r - l) / 2;
+
+		if (simhash_entry_key(SimhashPageEntry(page, mid)) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	return l;
+}
+
+/*
+ * Is table t the one that reports, among exact probes (those of the prefixes
+ * exactly `flips` bits away from the query's), a row differing from the query
+ * by diff, met in table t's probes?  Each row belongs to the level of the
+ * fewest flipped prefix bits over all tables, and there to the first table
+ * with that few: so every row is met once over all levels.
+ */
+static inline bool
+owned_at(SimhashScanOpaque so, int t, uint64 diff, int flips)
+{
+	int			e;
+
+	for (e = 0; e < so->ntables; e++)
+	{
+		int			k;
+
+		if (e == t)
+			continue;
+		k = pg_popcount64(diff & so->tables[e].prefix_orig_mask);
+		if (k < flips || (k == flips && e < t))
+			return false;
+	}
+	return true;
+}
 
 /*
  * Visit the matches on one run page: entries in [lo, hi] within radius and
  * not reachable from an earlier table (there, the prefix differs from the
  * query's in more than `flips` bits), so each match is emitted once.
+ * `where` in [0, 1] is where lo is expected among the page's keys (its
+ * position between the previous page's hikey and this one's), -1 if unknown.
  * Returns false when the range ends on this page.
  */
 static bool
-scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi)
+scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi,
+			  double where)
 {
 	const SimhashRun *run = &((SimhashScanOpaque) c->scan->opaque)->meta.list.runs[c->r];
 	uint32		gen = run->gen;
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	Buffer		buf = ReadBuffer(c->scan->indexRelation, blkno);
+	Buffer		buf;
 	Page		page;
 	bool		more = true;
 	int			n,
 				i;
 
+	if (BufferIsValid(c->buf) && c->blkno == blkno)
+		buf = c->buf;
+	else
+	{
+		if (BufferIsValid(c->buf))
+			ReleaseBuffer(c->buf);
+		c->buf = buf = ReadBuffer(c->scan->indexRelation, blkno);
+		c->blkno = blkno;
+	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	n = page_current(so, buf, SIMHASH_RUN, gen, c->t) ?
 		run_page_nentries(c->scan->indexRelation, buf, run, p) : 0;
 	if (n == 0)
 		more = false;
-	for (i = 0; i < n; i++)
+	/* the first entry >= lo: (key, TID) order holds on a run page */
+	i = first_at_least(page, n, lo, where < 0 ? n / 2 : Min((int) (where * n), n));
+	for (; i < n; i++)
 	{
 		const char *ent = SimhashPageEntry(page, i);
 		uint64		key = simhash_entry_key(ent);
 		uint64		fp;
 		ItemPointerData tid;
 
-		if (key < lo)
-			continue;
 		if (key > hi)
 		{
 			more = false;
@@ -310,25 +407,104 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 		if (simhash_hamming(key, c->qkey) > c->radius)
 			continue;
 		fp = sh_table_unpermute(c->tab, key);
-		if (!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
+		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips) :
+			!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
 			continue;
 		simhash_entry_tid(ent, &tid);
 		c->visit(so, fp, &tid, c->arg);
 	}
 	if (n > 0 && SimhashPageGetOpaque(page)->hikey > hi)
 		more = false;
-	UnlockReleaseBuffer(buf);
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	return more;
 }
 
 /*
+ * The directory of run c->r, table c->t, copied into scan memory by its
+ * second probe (a scan that probes it once, as a radius query up to `bits`
+ * does, reads the pages it needs); NULL before that, when it does not fit in what is left of the cache's budget (a
+ * quarter of work_mem) or a page of it was recycled (then so->stale is set:
+ * the scan starts over from a fresh metapage with an empty cache, or fails).
+ * The copy stays good for the scan: a run page is only read after checking
+ * its generation and table, as the pages of the directory were.
+ */
+static SimhashDirCache *
+dir_cache_get(ProbeCtx *c)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Relation	index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber ndir = SimhashDirPages(run->npages);
+	SimhashDirCache *d;
+	Size		bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
+	BlockNumber p;
+	int			n = 0;
+
+	if (so->dirs == NULL)
+		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) *
+										  so->meta.list.nruns * so->ntables);
+	d = &so->dirs[c->r * so->ntables + c->t];
+	if (d->loaded)
+		return d->n >= 0 ? d : NULL;
+	if (d->probes++ == 0)
+		return NULL;
+	d->loaded = true;
+	d->n = -1;
+	if (bytes > so->dir_budget)
+		return NULL;
+	d->hikeys = MemoryContextAlloc(so->cxt, sizeof(uint64) * Max(run->npages, 1));
+	d->blocks = MemoryContextAlloc(so->cxt, sizeof(BlockNumber) * Max(run->npages, 1));
+	for (p = 0; p < ndir; p++)
+	{
+		Buffer		buf = ReadBuffer(index, dstart + p);
+		Page		page;
+		int			k,
+					e;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!page_current(so, buf, SIMHASH_DIR, run->gen, c->t))
+		{
+			UnlockReleaseBuffer(buf);
+			pfree(d->hikeys);
+			pfree(d->blocks);
+			return NULL;
+		}
+		k = Min(page_nentries(index, buf, SIMHASH_DIR_ENTRY_SIZE), (int) run->npages - n);
+		for (e = 0; e < k; e++)
+		{
+			const char *ent = SimhashDirEntry(page, e);
+
+			d->hikeys[n] = simhash_entry_key(ent);
+			d->blocks[n] = simhash_dir_block(ent);
+			n++;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	d->n = n;
+	so->dir_budget -= bytes;
+	return d;
+}
+
+/* Forget the cached directories (they belong to the metapage copy). */
+static void
+dir_cache_reset(SimhashScanOpaque so)
+{
+	so->dirs = NULL;
+	so->dir_budget = (Size) work_mem * 1024 / 4;
+}
+
+/*
  * Entries of run c->r whose key lies in [lo, hi] (one prefix value): a
- * binary search over the run's directory pages, then within the page, then
- * the run pages it lists, in order, while they can hold keys <= hi.
+ * binary search over the run's directory (cached, or its pages), then the
+ * run pages it lists, in order, while they can hold keys <= hi.
  */
 static void
 range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 {
+	SimhashDirCache *cache = dir_cache_get(c);
+
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	Relation	index = c->scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[c->r];
@@ -339,6 +515,35 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	bool		more = true;
 	int			i;
 
+	if (cache != NULL)
+	{
+		int			a = 0,
+					b = cache->n;
+
+		/* the first run page whose hikey is >= lo */
+		while (a < b)
+		{
+			int			mid = a + (b - a) / 2;
+
+			if (cache->hikeys[mid] < lo)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (; more && a < cache->n; a++)
+		{
+			uint64		below = a > 0 ? cache->hikeys[a - 1] : 0;
+			double		where = 0;
+
+			if (lo > below && cache->hikeys[a] > below)
+				where = Min((double) (lo - below) / (double) (cache->hikeys[a] - below), 1.0);
+			more = scan_run_page(c, cache->blocks[a], a, lo, hi, where);
+			lo = 0;				/* the next page: from its first entry */
+		}
+		return;
+	}
+	if (so->stale)
+		return;
 	while (l < r)
 	{
 		BlockNumber mid = l + (r - l) / 2;
@@ -385,7 +590,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 			/* read the run page without holding the directory page's lock */
 			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
-			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi);
+			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi, -1);
 			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 			if (!page_current(so, dbuf, SIMHASH_DIR, run->gen, c->t))
 				more = false;
@@ -413,11 +618,47 @@ probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 }
 
 /*
- * Table t's matches within radius in every run: every key whose prefix
- * differs from the query's in at most `flips` bits (0 when radius <= bits).
+ * Run c->r's keys whose prefix is exactly `left` bits away from the query's
+ * in its bits from b on, the bits before b being lo's: in increasing order of
+ * prefix, so that the ranges come in page order and those sharing a run page
+ * read it once (kept pinned).
  */
 static void
-probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+probe_exact_sorted(ProbeCtx *c, int b, int left, uint64 lo)
+{
+	uint64		bit;
+
+	if (left == 0)
+	{
+		/* the remaining bits are the query's */
+		lo |= c->qkey & c->tab->prefix_key_mask & (PG_UINT64_MAX >> b);
+		CHECK_FOR_INTERRUPTS();
+		range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
+		return;
+	}
+	if (left > c->tab->prefix_bits - b)
+		return;
+	bit = UINT64CONST(1) << (63 - b);
+	/* the prefixes with a 0 at bit b first */
+	if (c->qkey & bit)
+	{
+		probe_exact_sorted(c, b + 1, left - 1, lo);
+		probe_exact_sorted(c, b + 1, left, lo | bit);
+	}
+	else
+	{
+		probe_exact_sorted(c, b + 1, left, lo);
+		probe_exact_sorted(c, b + 1, left - 1, lo | bit);
+	}
+}
+
+/*
+ * Table t's matches within radius in every run: every key whose prefix
+ * differs from the query's in at most `flips` bits (0 when radius <= bits),
+ * or with `exact`, in exactly `flips` bits (see owned_at).
+ */
+static void
+probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exact,
 			SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
@@ -433,9 +674,20 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 	c.qkey = sh_table_permute(c.tab, q);
 	c.radius = radius;
 	c.flips = flips;
+	c.exact = exact;
 	c.visit = visit;
 	c.arg = arg;
-	probe_variants(&c, 0, flips, 0);
+	c.buf = InvalidBuffer;
+	c.blkno = InvalidBlockNumber;
+	if (exact)
+	{
+		for (c.r = 0; c.r < so->meta.list.nruns; c.r++)
+			probe_exact_sorted(&c, 0, flips, 0);
+	}
+	else
+		probe_variants(&c, 0, flips, 0);
+	if (BufferIsValid(c.buf))
+		ReleaseBuffer(c.buf);
 }
 
 /* Every entry of a chain (pending, sealed or NULLs) starting at blkno. */
@@ -611,7 +863,7 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visi
 	for (t = 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		probe_table(scan, t, q, radius, flips, visit, NULL);
+		probe_table(scan, t, q, radius, flips, false, visit, NULL);
 	}
 	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
@@ -622,6 +874,27 @@ void
 simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
 {
 	probe_all(scan, q, radius, flips, visit);
+}
+
+/*
+ * KNN's levels: the rows of the runs within radius whose fewest flipped
+ * prefix bits over the tables is exactly `flips` (each row at one level
+ * only), to visit_runs; the pending rows, all of them again, to visit_pending.
+ */
+void
+simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
+					SimhashVisit visit_runs, SimhashVisit visit_pending)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int			t;
+
+	for (t = 0; t < so->ntables; t++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		probe_table(scan, t, q, radius, flips, true, visit_runs, NULL);
+	}
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit_pending, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit_pending, NULL);
 }
 
 void
@@ -688,6 +961,7 @@ collect(IndexScanDesc scan)
 	simhash_read_meta(scan->indexRelation, &so->meta);
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
 	check_meta(scan);
+	dir_cache_reset(so);
 
 	if (so->never)
 		so->phase = SIMHASH_PHASE_DONE;

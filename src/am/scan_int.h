@@ -32,6 +32,21 @@ typedef enum SimhashScanPhase
 	SIMHASH_PHASE_DONE
 } SimhashScanPhase;
 
+/*
+ * A (run, table) directory copied into scan memory the first time a probe
+ * needs it: the hikey and block of every run page, so that a probe is one
+ * in-memory binary search and the run pages it reads.  The run pages still
+ * carry their generation, checked on every read.
+ */
+typedef struct SimhashDirCache
+{
+	bool		loaded;			/* tried: hikeys/blocks valid when n >= 0 */
+	int			probes;			/* probes before it was loaded */
+	int			n;				/* run pages listed; -1: not cached */
+	uint64	   *hikeys;
+	BlockNumber *blocks;
+} SimhashDirCache;
+
 typedef struct SimhashScanOpaqueData
 {
 	SimhashMetaPageData meta;
@@ -58,12 +73,21 @@ typedef struct SimhashScanOpaqueData
 	int			level;			/* next probe level: prefix bits flipped */
 	int			band_lo;
 	int			band_hi;
+	/* KNN: rows met by an earlier level beyond its band, for later levels */
+	SimhashHit *carry;
+	int64		ncarry;
+	int64		maxcarry;
+	bool		carry_lost;		/* outgrew its memory: levels probe all again */
+	int			last_radius;	/* covered radius of the last level to probe */
 	/* KNN's linear passes return the rows after (after_dist, after_tid) */
 	int			after_dist;
 	ItemPointerData after_tid;
 	int64		batch;			/* rows per linear pass */
 	bool		stale;			/* met a page recycled since the metapage copy */
 	BlockNumber stale_blkno;	/* the last such page */
+	/* directories cached by probes, [run * ntables + table]; NULL: none yet */
+	SimhashDirCache *dirs;
+	Size		dir_budget;		/* bytes the cache may still take */
 } SimhashScanOpaqueData;
 
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
@@ -73,6 +97,8 @@ typedef void (*SimhashVisit) (SimhashScanOpaque so, uint64 fp, ItemPointer tid, 
 /* Probing primitives (scan.c) */
 extern void simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips,
 							  SimhashVisit visit);
+extern void simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
+								SimhashVisit visit_runs, SimhashVisit visit_pending);
 extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist,
 							bool isnull);

@@ -58,9 +58,12 @@
  * maintenance_work_mem.  A bulk build writes one run.
  *
  * A scan copies the metapage once, then for a radius query probes every run
- * of every table (binary search in the run's directory, then the chain) and
- * reads the pending buffer; its cost grows with the number of runs, which
- * is logarithmic in the rows.
+ * of every table (binary search in the run's directory, then the run pages
+ * it lists) and reads the pending buffer; its cost grows with the number of
+ * runs, which is logarithmic in the rows.  A scan copies each directory it
+ * probes more than once into its memory (while they fit in a quarter of
+ * work_mem; a larger one is read from its pages); the run pages it then
+ * reads are checked for their run's generation as always.
  *
  * Locking protocol
  * ----------------
