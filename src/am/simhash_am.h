@@ -401,13 +401,17 @@ extern void simhash_sort_items(SimhashItem *items, size_t n);
 /* Callback of a merge: true when the heap TID is dead (VACUUM). */
 typedef bool (*SimhashDeadCallback) (ItemPointer tid, void *state);
 
-/* Options and layout (utils.c) */
+/* Reloptions and layout (options.c) */
 extern relopt_kind simhash_relopt_kind;
 extern void simhash_init_reloptions(void);
 extern void simhash_options_resolve(Relation index, int *bits, int *blocks);
 extern int	simhash_pending_pages(Relation index);
 extern sh_table *simhash_layout(int blocks, int bits, int *ntables);
+
+/* Indexed values (handler.c) */
 extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
+
+/* The metapage and run list, read and checked (meta.c) */
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
 
