@@ -854,8 +854,14 @@ hit_cmp(const void *a, const void *b)
 	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
 }
 
+/*
+ * Every table's probes (the prefixes up to `flips` bits away, or with
+ * `exact` exactly that many) to visit_runs, then every pending row, sealed
+ * chain first, to visit_pending.
+ */
 static void
-probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
+probe_tables(IndexScanDesc scan, uint64 q, int radius, int flips, bool exact,
+			 SimhashVisit visit_runs, SimhashVisit visit_pending)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int			t;
@@ -863,10 +869,16 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visi
 	for (t = 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		probe_table(scan, t, q, radius, flips, false, visit, NULL);
+		probe_table(scan, t, q, radius, flips, exact, visit_runs, NULL);
 	}
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit_pending, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit_pending, NULL);
+}
+
+static void
+probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
+{
+	probe_tables(scan, q, radius, flips, false, visit, visit);
 }
 
 /* The primitives knn.c builds on (scan_int.h). */
@@ -885,16 +897,7 @@ void
 simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
 					SimhashVisit visit_runs, SimhashVisit visit_pending)
 {
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			t;
-
-	for (t = 0; t < so->ntables; t++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		probe_table(scan, t, q, radius, flips, true, visit_runs, NULL);
-	}
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit_pending, NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit_pending, NULL);
+	probe_tables(scan, q, radius, flips, true, visit_runs, visit_pending);
 }
 
 void
