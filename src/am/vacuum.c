@@ -13,13 +13,13 @@
 typedef struct DeadState
 {
 	IndexBulkDeleteCallback callback;
-	void	   *state;
+	void				   *state;
 } DeadState;
 
 static bool
 is_dead(ItemPointer tid, void *arg)
 {
-	DeadState  *ds = (DeadState *) arg;
+	DeadState *ds = (DeadState *) arg;
 
 	return ds->callback(tid, ds->state);
 }
@@ -29,20 +29,17 @@ is_dead(ItemPointer tid, void *arg)
  * how many were removed.
  */
 static uint64
-vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
-			 IndexBulkDeleteResult *stats)
+vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkDeleteResult *stats)
 {
-	uint64		removed = 0;
+	uint64 removed = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-											 info->strategy);
+		Buffer buf =
+			ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		GenericXLogState *state;
-		Page		page;
-		int			n,
-					i,
-					kept = 0;
+		Page			  page;
+		int				  n, i, kept = 0;
 
 		vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -51,7 +48,7 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
 		n = SimhashPageEntries(page);
 		for (i = 0; i < n; i++)
 		{
-			char	   *ent = SimhashPageEntry(page, i);
+			char		   *ent = SimhashPageEntry(page, i);
 			ItemPointerData tid;
 
 			simhash_entry_tid(ent, &tid);
@@ -68,7 +65,8 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
 		blkno = SimhashPageGetOpaque(page)->next;
 		if (kept != n)
 		{
-			((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
+			((PageHeader) page)->pd_lower =
+				MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
 			GenericXLogFinish(state);
 		}
 		else
@@ -82,9 +80,9 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
 static void
 uncount(Relation index, uint64 pending, uint64 sealed, uint64 nulls)
 {
-	Buffer		metabuf;
+	Buffer			  metabuf;
 	GenericXLogState *state;
-	SimhashMetaPage m;
+	SimhashMetaPage	  m;
 
 	if (pending + sealed + nulls == 0)
 		return;
@@ -112,13 +110,11 @@ IndexBulkDeleteResult *
 simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				   IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Relation	index = info->index;
-	Relation	heap = simhash_open_heap(index);
-	DeadState	ds = {callback, callback_state};
+	Relation			index = info->index;
+	Relation			heap = simhash_open_heap(index);
+	DeadState			ds = {callback, callback_state};
 	SimhashMetaPageData meta;
-	uint64		pending = 0,
-				sealed = 0,
-				nulls;
+	uint64				pending = 0, sealed = 0, nulls;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
@@ -155,8 +151,8 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 IndexBulkDeleteResult *
 simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	Relation	index = info->index;
-	Relation	heap;
+	Relation index = info->index;
+	Relation heap;
 
 	if (info->analyze_only)
 		return stats;
