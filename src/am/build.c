@@ -86,10 +86,10 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, boo
 		bs->nulls[bs->nnulls++] = *tid;
 		return;
 	}
-	if (bs->spill == NULL && bs->n >= bs->mem_limit)
-		start_spill(bs);
-	if (bs->spill)
+	if (bs->spill != NULL || bs->n >= bs->mem_limit)
 	{
+		if (bs->spill == NULL)
+			start_spill(bs);
 		spill_put(bs, fp, tid);
 		bs->n++;
 		return;
@@ -289,7 +289,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	MemoryContextSwitchTo(old);
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = bs.heap_tuples;
-	result->index_tuples = bs.n + bs.nnulls;
+	result->index_tuples = (double) (bs.n + bs.nnulls);
 	MemoryContextDelete(cxt);
 	return result;
 }

@@ -71,7 +71,7 @@ append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npen
 		meta->nnulls++;
 	else
 		meta->npending++;
-	*npending = meta->npending;
+	*npending = (int64) meta->npending;
 	GenericXLogFinish(state);
 
 	if (BufferIsValid(newbuf))

@@ -67,7 +67,7 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 	h = &so->carry[so->ncarry++];
 	h->tid = *tid;
 	h->fp = fp;
-	h->dist = d;
+	h->dist = (int16) d;
 	h->isnull = false;
 }
 
@@ -182,7 +182,7 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 		return;
 	root->tid = *tid;
 	root->fp = fp;
-	root->dist = d;
+	root->dist = (int16) d;
 	sift_down(so->hits, so->nhits, 0);
 }
 

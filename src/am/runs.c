@@ -695,7 +695,7 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 	ch.ninputs = k;
 	change_meta(index, META_END_MERGE, &ch, NULL);
 	if (stats)
-		stats->tuples_removed += removed;
+		stats->tuples_removed += (double) removed;
 
 	safexid = ReadNextFullTransactionId();
 	for (j = 0; j < k; j++)

@@ -803,7 +803,7 @@ add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
 	h = &so->hits[so->nhits++];
 	h->tid = *tid;
 	h->fp = fp;
-	h->dist = dist;
+	h->dist = (int16) dist;
 	h->isnull = isnull;
 }
 

@@ -103,7 +103,7 @@ count_tuples(Relation index, IndexBulkDeleteResult *stats)
 	SimhashMetaPageData meta;
 
 	simhash_read_meta(index, &meta);
-	stats->num_index_tuples = simhash_meta_rows(&meta) + meta.nnulls;
+	stats->num_index_tuples = simhash_meta_rows(&meta) + (double) meta.nnulls;
 }
 
 IndexBulkDeleteResult *
