@@ -42,6 +42,7 @@ typedef struct BuildState
 	TupleDesc		 desc;
 } BuildState;
 
+/* One (key, TID) into the build's spill tuplestore. */
 static void
 spill_put(BuildState *bs, uint64 fp, ItemPointer tid)
 {
@@ -53,6 +54,10 @@ spill_put(BuildState *bs, uint64 fp, ItemPointer tid)
 	tuplestore_putvalues(bs->spill, bs->desc, values, nulls);
 }
 
+/*
+ * The build outgrew maintenance_work_mem: move the entries gathered so far
+ * into a tuplestore (which spills to disk) and free the array.
+ */
 static void
 start_spill(BuildState *bs)
 {
@@ -68,6 +73,10 @@ start_spill(BuildState *bs)
 	bs->items = NULL;
 }
 
+/*
+ * table_index_build_scan's callback: NULL or unindexable values go to the
+ * NULLs list, fingerprints to the array (or the spill once it is full).
+ */
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive,
 			   void *arg)
@@ -205,6 +214,10 @@ write_nulls(Relation index, ItemPointerData *tids, int64 n, BlockNumber *tail)
 	return head;
 }
 
+/*
+ * ambuild: scan the heap, then write one sorted run per permuted table (each
+ * with its directory), the NULLs chain, the run list and the metapage.
+ */
 IndexBuildResult *
 simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {

@@ -29,6 +29,10 @@
 #define FIRST_ARG(f, ...) f
 #define REST_ARGS(f, ...) , ##__VA_ARGS__
 
+/*
+ * A private copy of block blkno, checked to be an initialised page of this
+ * index (bounds, page id); reports corruption otherwise.
+ */
 static Page
 read_page(Relation index, BlockNumber blkno, PGAlignedBlock *copy, BlockNumber nblocks)
 {
@@ -217,6 +221,7 @@ check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const s
 				t, r, count, run->count);
 }
 
+/* Heap scan callback of the check: every indexed fingerprint and its TID. */
 static void
 check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive,
 			   void *arg)

@@ -78,6 +78,11 @@ checkable_heap(Oid indexoid)
 	return heapoid;
 }
 
+/*
+ * simhash_index_check(regclass): the structural check of a simhash index,
+ * as the table's owner under a restricted security context, both relations
+ * ShareLocked (the permission was checked before any lock was taken).
+ */
 PG_FUNCTION_INFO_V1(simhash_index_check);
 Datum
 simhash_index_check(PG_FUNCTION_ARGS)

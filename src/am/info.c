@@ -33,6 +33,7 @@ chain_pages(Relation index, BlockNumber blkno)
 	return n;
 }
 
+/* One row of simhash_index_runs(); a negative gen or level is NULL. */
 static void
 put_row(ReturnSetInfo *rsinfo, const char *kind, int64 gen, int level, int64 entries, int64 pages)
 {
@@ -47,6 +48,7 @@ put_row(ReturnSetInfo *rsinfo, const char *kind, int64 gen, int level, int64 ent
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/* qsort order of runs: most entries first, then by generation. */
 static int
 run_entries_desc(const void *a, const void *b)
 {
@@ -59,6 +61,10 @@ run_entries_desc(const void *a, const void *b)
 													  : 0);
 }
 
+/*
+ * simhash_index_runs(regclass): the index's pending buffer and its runs, a
+ * row each (kind, generation, level, entries, pages), largest run first.
+ */
 PG_FUNCTION_INFO_V1(simhash_index_runs);
 Datum
 simhash_index_runs(PG_FUNCTION_ARGS)

@@ -81,6 +81,10 @@ append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npen
 	UnlockReleaseBuffer(metabuf);
 }
 
+/*
+ * aminsert: append to the pending buffer; the INSERT that fills it flushes
+ * it into a run and may merge runs of one level (see simhash_am.h).
+ */
 bool
 simhash_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid, Relation heapRel,
 			   IndexUniqueCheck checkUnique, bool indexUnchanged, IndexInfo *indexInfo)

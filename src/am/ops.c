@@ -19,6 +19,7 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
+/* A negative radius is an error, not an empty result. */
 static void
 check_radius(int radius)
 {
@@ -38,6 +39,7 @@ simhash_similar(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(simhash_hamming(a, b) <= simhash_max_distance);
 }
 
+/* simhash_within(a, b, radius): Hamming distance at most radius. */
 PG_FUNCTION_INFO_V1(simhash_within);
 Datum
 simhash_within(PG_FUNCTION_ARGS)
@@ -157,12 +159,20 @@ estimate_radius(Node *arg, int fallback)
 	return fallback;
 }
 
+/*
+ * The radius an index clause asks for: simhash_query's, or the setting
+ * simhash.max_distance for %.
+ */
 int
 simhash_clause_radius(Node *rightop, bool is_query)
 {
 	return is_query ? estimate_radius(rightop, 3) : simhash_max_distance;
 }
 
+/*
+ * Restriction selectivity of %: the share of random pairs within
+ * simhash.max_distance.
+ */
 PG_FUNCTION_INFO_V1(simhash_similar_sel);
 Datum
 simhash_similar_sel(PG_FUNCTION_ARGS)
@@ -170,6 +180,7 @@ simhash_similar_sel(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(within_selectivity(simhash_max_distance));
 }
 
+/* Join selectivity of %, as its restriction selectivity. */
 PG_FUNCTION_INFO_V1(simhash_similar_joinsel);
 Datum
 simhash_similar_joinsel(PG_FUNCTION_ARGS)
@@ -177,6 +188,10 @@ simhash_similar_joinsel(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(within_selectivity(simhash_max_distance));
 }
 
+/*
+ * Restriction selectivity of %@: from the radius of a constant
+ * simhash_query, or of radius 3 when it is not known at plan time.
+ */
 PG_FUNCTION_INFO_V1(simhash_query_sel);
 Datum
 simhash_query_sel(PG_FUNCTION_ARGS)
@@ -231,6 +246,11 @@ within_index_condition(SupportRequestIndexCondition *req)
 								  (Expr *) query, InvalidOid, InvalidOid);
 }
 
+/*
+ * Planner support of simhash_within(): turns it into an index condition
+ * (column %@ simhash_query(other, radius)) and estimates its selectivity
+ * from the radius.
+ */
 PG_FUNCTION_INFO_V1(simhash_within_support);
 Datum
 simhash_within_support(PG_FUNCTION_ARGS)
@@ -275,5 +295,5 @@ simhash_query_pair_within(PG_FUNCTION_ARGS)
 
 	if (ra < 0 || rb < 0)
 		PG_RETURN_NULL();
-	PG_RETURN_BOOL(pg_popcount64(a ^ b) <= Min(ra, rb));
+	PG_RETURN_BOOL(simhash_hamming(a, b) <= Min(ra, rb));
 }

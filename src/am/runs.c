@@ -255,6 +255,7 @@ typedef struct RunCursor
 	PGAlignedBlock		 page;
 } RunCursor;
 
+/* A private copy of block blkno, read through the strategy. */
 static void
 read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page copy)
 {
@@ -265,6 +266,10 @@ read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page
 	UnlockReleaseBuffer(buf);
 }
 
+/*
+ * Reports corruption unless page is a live page of the given kind, run
+ * generation and table.
+ */
 static void
 expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags, uint32 gen, int table)
 {
@@ -278,6 +283,7 @@ expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags, uint32 g
 						errhint("REINDEX the index.")));
 }
 
+/* A cursor at the start of table t of run r; nothing is read yet. */
 static void
 cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
 			const SimhashMetaPageData *meta, int r, int t)

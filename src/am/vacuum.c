@@ -16,6 +16,7 @@ typedef struct DeadState
 	void				   *state;
 } DeadState;
 
+/* VACUUM's dead-TID callback, in the shape the run merge takes. */
 static bool
 is_dead(ItemPointer tid, void *arg)
 {
@@ -97,6 +98,7 @@ uncount(Relation index, uint64 pending, uint64 sealed, uint64 nulls)
 	UnlockReleaseBuffer(metabuf);
 }
 
+/* The index's entry count (runs, pending buffer and NULLs) into stats. */
 static void
 count_tuples(Relation index, IndexBulkDeleteResult *stats)
 {
@@ -106,6 +108,10 @@ count_tuples(Relation index, IndexBulkDeleteResult *stats)
 	stats->num_index_tuples = simhash_meta_rows(&meta) + (double) meta.nnulls;
 }
 
+/*
+ * ambulkdelete: remove the dead TIDs from the pending buffer (by flushing it
+ * without them), the NULLs chain and every run that holds one.
+ */
 IndexBulkDeleteResult *
 simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				   IndexBulkDeleteCallback callback, void *callback_state)
@@ -148,6 +154,11 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
+/*
+ * amvacuumcleanup: flush the pending buffer, forget a flush or merge a crash
+ * interrupted, compact the runs (simhash_compact) and recycle the pages no
+ * scan can still read.
+ */
 IndexBulkDeleteResult *
 simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {

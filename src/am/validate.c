@@ -25,6 +25,10 @@ strategy_of_kind(int strategy, bool pair)
 					  strategy != SIMHASH_PAIR_STRATEGY;
 }
 
+/*
+ * amvalidate: the operator class's operators, strategies and types are
+ * those the access method knows; reports each problem found as an INFO.
+ */
 bool
 simhash_validate(Oid opclassoid)
 {
