@@ -730,19 +730,6 @@ run_has_dead(Relation index, const SimhashMetaPageData *meta, int r, SimhashDead
 	return found;
 }
 
-/* Runs by size, largest first. */
-static int
-run_cmp_desc(const void *a, const void *b)
-{
-	const SimhashRun *x = a, *y = b;
-
-	return x->count > y->count	 ? -1
-		   : x->count < y->count ? 1
-								 : (x->gen < y->gen	  ? -1
-									: x->gen > y->gen ? 1
-													  : 0);
-}
-
 /*
  * The tier merges an INSERT may do after a flush: while SIMHASH_TIER_RATIO
  * runs share a level and together stay within SIMHASH_INSERT_MERGE_PAGES
@@ -766,7 +753,7 @@ simhash_insert_merges(Relation index, Relation heap)
 
 		simhash_read_meta(index, &meta);
 		memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
-		qsort(runs, meta.list.nruns, sizeof(SimhashRun), run_cmp_desc);
+		qsort(runs, meta.list.nruns, sizeof(SimhashRun), simhash_run_cmp_desc);
 		if (meta.list.nruns >= simhash_max_runs(meta.ntables))
 		{
 			/* full list: the smallest runs, at least two */
@@ -821,7 +808,7 @@ simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead, void *d
 
 	simhash_read_meta(index, &meta);
 	memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
-	qsort(runs, meta.list.nruns, sizeof(SimhashRun), run_cmp_desc);
+	qsort(runs, meta.list.nruns, sizeof(SimhashRun), simhash_run_cmp_desc);
 
 	/* the first run (largest first) that does not dominate the smaller ones */
 	first_merged = meta.list.nruns;
