@@ -216,3 +216,23 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		stats->num_pages = nblocks;
 	IndexFreeSpaceMapVacuum(index);
 }
+
+/*
+ * Reports index_corrupted unless blkno, a link read from block `from` of the
+ * index (a chain's next page, a directory entry), is a block of the index,
+ * and unless `steps`, the pages of a chain walked so far, stays within the
+ * relation's size, which only a loop could exceed.  The size is read afresh:
+ * a page linked after the caller started was allocated before its link.
+ */
+void
+simhash_check_link(Relation index, BlockNumber from, BlockNumber blkno, BlockNumber steps)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	if (blkno >= nblocks || steps > nblocks)
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": block %u links to block %u, %s",
+							   RelationGetRelationName(index), from, blkno,
+							   blkno >= nblocks ? "beyond the end of the index" : "closing a loop"),
+						errhint("REINDEX the index.")));
+}

@@ -310,6 +310,7 @@ cursor_next_page(RunCursor *c)
 			return false;
 		if (c->dir_i >= c->dir_n)
 		{
+			simhash_check_link(c->index, SIMHASH_RUNLIST_BLKNO, c->next_dir, 0);
 			read_copy(c->index, c->next_dir, c->strategy, c->dirpage.data);
 			expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen, c->table);
 			c->next_dir++;
@@ -321,6 +322,7 @@ cursor_next_page(RunCursor *c)
 		blkno = simhash_dir_block(SimhashDirEntry(c->dirpage.data, c->dir_i));
 		c->dir_i++;
 		c->pages_left--;
+		simhash_check_link(c->index, c->next_dir - 1, blkno, 0);
 		read_copy(c->index, blkno, c->strategy, c->page.data);
 		expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->gen, c->table);
 		c->i = 0;
@@ -592,6 +594,8 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 			chain = repalloc(chain, sizeof(BlockNumber) * chaincap);
 		}
 		chain[nchain++] = blkno;
+		if (BlockNumberIsValid(SimhashPageGetOpaque(copy.data)->next))
+			simhash_check_link(index, blkno, SimhashPageGetOpaque(copy.data)->next, nchain);
 		blkno = SimhashPageGetOpaque(copy.data)->next;
 	}
 

@@ -689,12 +689,17 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 	BlockNumber		  nblocks =
 		  BlockNumberIsValid(blkno) ? RelationGetNumberOfBlocks(scan->indexRelation) : 0;
 	BlockNumber steps = 0;
+	BlockNumber prev = SIMHASH_METAPAGE_BLKNO;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer buf = ReadBuffer(scan->indexRelation, blkno);
+		Buffer buf;
 		Page   page;
 		int	   n, i;
+
+		if (blkno >= nblocks)
+			simhash_check_link(scan->indexRelation, prev, blkno, steps);
+		buf = ReadBuffer(scan->indexRelation, blkno);
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -715,6 +720,7 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 			simhash_entry_tid(ent, &tid);
 			visit(so, simhash_entry_key(ent), &tid, arg);
 		}
+		prev = blkno;
 		blkno = SimhashPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}

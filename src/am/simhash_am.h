@@ -426,6 +426,8 @@ extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *
 extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
+extern void
+simhash_check_link(Relation index, BlockNumber from, BlockNumber blkno, BlockNumber steps);
 extern void		simhash_init_page(Page page, uint16 flags);
 extern void		simhash_init_metapage(Page page, int bits, int blocks, int ntables);
 extern void		simhash_init_runlist(Page page);

@@ -32,7 +32,8 @@ is_dead(ItemPointer tid, void *arg)
 static uint64
 vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkDeleteResult *stats)
 {
-	uint64 removed = 0;
+	uint64		removed = 0;
+	BlockNumber steps = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
@@ -63,6 +64,8 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 				memmove(SimhashPageEntry(page, kept), ent, SIMHASH_ENTRY_SIZE);
 			kept++;
 		}
+		if (BlockNumberIsValid(SimhashPageGetOpaque(page)->next))
+			simhash_check_link(info->index, blkno, SimhashPageGetOpaque(page)->next, ++steps);
 		blkno = SimhashPageGetOpaque(page)->next;
 		if (kept != n)
 		{
