@@ -315,7 +315,7 @@ cursor_next_page(RunCursor *c)
 			expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen, c->table);
 			c->next_dir++;
 			c->dir_i = 0;
-			c->dir_n = SimhashDirEntries(c->dirpage.data);
+			c->dir_n = SimhashDirEntries(c->index, c->next_dir - 1, c->dirpage.data);
 			if (c->dir_n == 0)
 				return false;
 		}
@@ -326,7 +326,7 @@ cursor_next_page(RunCursor *c)
 		read_copy(c->index, blkno, c->strategy, c->page.data);
 		expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->gen, c->table);
 		c->i = 0;
-		c->n = SimhashPageEntries(c->page.data);
+		c->n = SimhashPageEntries(c->index, blkno, c->page.data);
 		vacuum_delay_point();
 	}
 	return true;
@@ -508,7 +508,7 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 
 			read_copy(index, dir + d, strategy, dirpage.data);
 			expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
-			n = SimhashDirEntries(dirpage.data);
+			n = SimhashDirEntries(index, dir + d, dirpage.data);
 			for (i = 0; i < n; i++)
 			{
 				vacuum_delay_point();
@@ -573,7 +573,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 		CHECK_FOR_INTERRUPTS();
 		read_copy(index, blkno, NULL, copy.data);
 		expect_page(index, copy.data, blkno, SIMHASH_PENDING, meta.sealed_chain, 0);
-		n = SimhashPageEntries(copy.data);
+		n = SimhashPageEntries(index, blkno, copy.data);
 		for (i = 0; i < n; i++)
 		{
 			const char	   *e = SimhashPageEntry(copy.data, i);

@@ -157,14 +157,7 @@ corrupt_block(Relation index, BlockNumber blkno, const char *detail)
 static int
 page_nentries(Relation index, Buffer buf, Size size)
 {
-	PageHeader ph = (PageHeader) BufferGetPage(buf);
-	Size	   first = MAXALIGN(SizeOfPageHeaderData);
-
-	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
-		ph->pd_lower < first || ph->pd_lower > ph->pd_special || (ph->pd_lower - first) % size != 0)
-		corrupt_block(index, BufferGetBlockNumber(buf),
-					  "The page's bounds (pd_lower, pd_special) are invalid.");
-	return (int) ((ph->pd_lower - first) / size);
+	return simhash_page_nentries(index, BufferGetBlockNumber(buf), BufferGetPage(buf), size);
 }
 
 /*

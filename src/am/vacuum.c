@@ -45,9 +45,18 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 
 		vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
+			(SimhashPageGetOpaque(page)->flags != SIMHASH_PENDING &&
+			 SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
+			ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+							errmsg("simhash index \"%s\": block %u of a chain is not a pending or "
+								   "NULLs page",
+								   RelationGetRelationName(info->index), blkno),
+							errhint("REINDEX the index.")));
 		state = GenericXLogStart(info->index);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
-		n = SimhashPageEntries(page);
+		n = SimhashPageEntries(info->index, blkno, page);
 		for (i = 0; i < n; i++)
 		{
 			char		   *ent = SimhashPageEntry(page, i);
