@@ -855,13 +855,11 @@ hit_cmp(const void *a, const void *b)
 }
 
 /*
- * Every table's probes (the prefixes up to `flips` bits away, or with
- * `exact` exactly that many) to visit_runs, then every pending row, sealed
- * chain first, to visit_pending.
+ * Every table's probes (the prefixes up to `flips` bits away), then every
+ * pending row, sealed chain first.
  */
 static void
-probe_tables(IndexScanDesc scan, uint64 q, int radius, int flips, bool exact,
-			 SimhashVisit visit_runs, SimhashVisit visit_pending)
+probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int			t;
@@ -869,16 +867,10 @@ probe_tables(IndexScanDesc scan, uint64 q, int radius, int flips, bool exact,
 	for (t = 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		probe_table(scan, t, q, radius, flips, exact, visit_runs, NULL);
+		probe_table(scan, t, q, radius, flips, false, visit, NULL);
 	}
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit_pending, NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit_pending, NULL);
-}
-
-static void
-probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
-{
-	probe_tables(scan, q, radius, flips, false, visit, visit);
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }
 
 /* The primitives knn.c builds on (scan_int.h). */
@@ -889,15 +881,26 @@ simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVi
 }
 
 /*
- * KNN's levels: the rows of the runs within radius whose fewest flipped
- * prefix bits over the tables is exactly `flips` (each row at one level
- * only), to visit_runs; the pending rows, all of them again, to visit_pending.
+ * A step of KNN's levels: the rows of table t's runs within radius whose
+ * fewest flipped prefix bits over the tables is exactly `flips`, table t
+ * being the first with that few (see owned_at: each row is met at one step).
  */
 void
-simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
-					SimhashVisit visit_runs, SimhashVisit visit_pending)
+simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+						  SimhashVisit visit)
 {
-	probe_tables(scan, q, radius, flips, true, visit_runs, visit_pending);
+	CHECK_FOR_INTERRUPTS();
+	probe_table(scan, t, q, radius, flips, true, visit, NULL);
+}
+
+/* Every pending row, sealed chain first. */
+void
+simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }
 
 void
