@@ -30,13 +30,13 @@
 #include "port/pg_bitutils.h"
 
 #define KNN_FIRST_BATCH 1000
-#define KNN_CARRY_ROWS 100
+#define KNN_CARRY_ROWS	100
 
 /* Rows of the current band [band_lo, band_hi] (once the carry was lost). */
 static void
 visit_level(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = simhash_hamming(fp, so->order_q);
+	int d = simhash_hamming(fp, so->order_q);
 
 	if (d >= so->band_lo && d <= so->band_hi)
 		simhash_add_hit(so, fp, tid, d, false);
@@ -67,8 +67,8 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 		return;
 	if (so->ncarry[d] == so->maxcarry[d])
 	{
-		int64		cap = Max(64, so->maxcarry[d] * 2);
-		Size		more = (Size) (cap - so->maxcarry[d]) * sizeof(SimhashHit);
+		int64 cap = Max(64, so->maxcarry[d] * 2);
+		Size  more = (Size) (cap - so->maxcarry[d]) * sizeof(SimhashHit);
 
 		if (so->carry_bytes + more > (Size) work_mem * 1024 / 2)
 		{
@@ -85,7 +85,7 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 	h = &so->carry[d][so->ncarry[d]++];
 	h->tid = *tid;
 	h->fp = fp;
-	h->dist = d;
+	h->dist = (int16) d;
 	h->isnull = false;
 }
 
@@ -93,7 +93,7 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 static void
 visit_step(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = simhash_hamming(fp, so->order_q);
+	int d = simhash_hamming(fp, so->order_q);
 
 	if (d > so->band_hi)
 	{
@@ -121,8 +121,7 @@ static void
 probe_step(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			f = so->level,
-				t = so->step_table;
+	int				  f = so->level, t = so->step_table;
 
 	if (!so->carry_lost && step_radius(so) > so->carry_radius)
 		carry_drop(so);
@@ -173,9 +172,8 @@ sift_down(SimhashHit *h, int64 n, int64 i)
 {
 	for (;;)
 	{
-		int64		l = 2 * i + 1,
-					worst = i;
-		SimhashHit	tmp;
+		int64	   l = 2 * i + 1, worst = i;
+		SimhashHit tmp;
 
 		if (l < n && hit_after(h[l].dist, &h[l].tid, h[worst].dist, &h[worst].tid))
 			worst = l;
@@ -195,8 +193,8 @@ sift_up(SimhashHit *h, int64 i)
 {
 	while (i > 0)
 	{
-		int64		p = (i - 1) / 2;
-		SimhashHit	tmp;
+		int64	   p = (i - 1) / 2;
+		SimhashHit tmp;
 
 		if (!hit_after(h[i].dist, &h[i].tid, h[p].dist, &h[p].tid))
 			return;
@@ -227,7 +225,7 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 		return;
 	root->tid = *tid;
 	root->fp = fp;
-	root->dist = d;
+	root->dist = (int16) d;
 	sift_down(so->hits, so->nhits, 0);
 }
 
@@ -235,8 +233,8 @@ static void
 linear_pass(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	SimhashHit *last;
-	int64		cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit);
+	SimhashHit		 *last;
+	int64			  cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit);
 
 	simhash_scan_all(scan, visit_linear);
 	simhash_sort_hits(so);
@@ -264,8 +262,7 @@ void
 simhash_knn_start(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			f,
-				last;
+	int				  f, last;
 
 	so->model = palloc(sizeof(SimhashReadModel));
 	simhash_read_model(&so->meta, so->model);
@@ -282,10 +279,9 @@ simhash_knn_start(IndexScanDesc scan)
 	for (f = 1; simhash_knn_level_worth(so->model, f); f++)
 		;
 	last = simhash_covered_radius(so->meta.bits, so->meta.blocks, f - 1);
-	f = simhash_flips_for(so->model,
-						  simhash_knn_expected_radius(so->model, KNN_CARRY_ROWS));
-	so->carry_radius = f < 0 ? last :
-		Min(last, simhash_covered_radius(so->meta.bits, so->meta.blocks, f));
+	f = simhash_flips_for(so->model, simhash_knn_expected_radius(so->model, KNN_CARRY_ROWS));
+	so->carry_radius =
+		f < 0 ? last : Min(last, simhash_covered_radius(so->meta.bits, so->meta.blocks, f));
 	so->phase = SIMHASH_PHASE_LEVELS;
 	probe_step(scan);
 }

@@ -53,7 +53,7 @@ void
 simhash_init_runlist(Page page)
 {
 	SimhashRunList *list;
-	int			i;
+	int				i;
 
 	simhash_init_page(page, SIMHASH_RUNLIST);
 	list = SimhashPageGetRunList(page);
@@ -88,14 +88,14 @@ simhash_page_recyclable(Relation heap, Page page)
 		return true;
 	opaque = SimhashPageGetOpaque(page);
 	return (opaque->flags & SIMHASH_DELETED) != 0 &&
-		GlobalVisCheckRemovableFullXid(heap, opaque->safexid);
+		   GlobalVisCheckRemovableFullXid(heap, opaque->safexid);
 }
 
 /* A new page at the end of the relation, exclusively locked. */
 Buffer
 simhash_extend_buffer(Relation index)
 {
-	Buffer		buf;
+	Buffer buf;
 
 	LockRelationForExtension(index, ExclusiveLock);
 	buf = ReadBuffer(index, P_NEW);
@@ -140,7 +140,7 @@ void
 simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
 					BufferAccessStrategy strategy)
 {
-	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	Buffer			  buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	GenericXLogState *state;
 	SimhashPageOpaque opaque;
 
@@ -157,7 +157,7 @@ simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid
 static bool
 gen_in_use(const SimhashMetaPageData *meta, uint16 flags, uint32 gen)
 {
-	int			r;
+	int r;
 
 	if (gen > meta->gen_seq || gen == meta->flush_gen || gen == meta->merge_gen)
 		return true;
@@ -181,18 +181,18 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 					  IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	BlockNumber blkno;
+	BlockNumber			nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber			blkno;
 
 	simhash_read_meta(index, &meta);
 	if (stats)
 		stats->pages_free = 0;
 	for (blkno = SIMHASH_RUNLIST_BLKNO + 1; blkno < nblocks; blkno++)
 	{
-		Buffer		buf;
-		Page		page;
+		Buffer			  buf;
+		Page			  page;
 		SimhashPageOpaque opaque;
-		bool		orphan = false;
+		bool			  orphan = false;
 
 		vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);

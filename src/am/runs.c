@@ -14,11 +14,13 @@
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 
-#define ST_SORT simhash_sort_items
+#define ST_SORT			simhash_sort_items
 #define ST_ELEMENT_TYPE SimhashItem
 #define ST_COMPARE(a, b) \
-	((a)->key < (b)->key ? -1 : (a)->key > (b)->key ? 1 : \
-	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
+	((a)->key < (b)->key ? -1 \
+	 : (a)->key > (b)->key \
+		 ? 1 \
+		 : ItemPointerCompare((ItemPointer) & (a)->tid, (ItemPointer) & (b)->tid))
 #define ST_SCOPE
 #define ST_DEFINE
 #include "lib/sort_template.h"
@@ -30,8 +32,9 @@ simhash_items_push(SimhashItemArray *a, uint64 key, ItemPointer tid)
 	if (a->n == a->cap)
 	{
 		a->cap = Max(1024, a->cap * 2);
-		a->items = a->items ? repalloc_huge(a->items, a->cap * sizeof(SimhashItem))
-			: MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
+		a->items = a->items
+					   ? repalloc_huge(a->items, a->cap * sizeof(SimhashItem))
+					   : MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
 	}
 	a->items[a->n].key = key;
 	a->items[a->n].tid = *tid;
@@ -49,8 +52,8 @@ simhash_pending_limit(Relation index)
 int
 simhash_run_level(uint64 count, int64 pending_rows)
 {
-	uint64		x = count / (uint64) Max(pending_rows, 1);
-	int			level = 0;
+	uint64 x = count / (uint64) Max(pending_rows, 1);
+	int	   level = 0;
 
 	while (x >= SIMHASH_TIER_RATIO)
 	{
@@ -69,7 +72,7 @@ put_page(Relation index, Buffer buf, Page image, bool wal)
 	if (wal)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
-		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		Page			  page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 
 		memcpy(page, image, BLCKSZ);
 		GenericXLogFinish(state);
@@ -88,8 +91,8 @@ put_page(Relation index, Buffer buf, Page image, bool wal)
  * relation and logs it whole at the end.
  */
 void
-simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent,
-				  int table, uint32 gen)
+simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent, int table,
+				  uint32 gen)
 {
 	w->index = index;
 	w->heap = heap;
@@ -108,7 +111,7 @@ static void
 write_current(SimhashRunWriter *w)
 {
 	SimhashPageOpaque opaque = SimhashPageGetOpaque(w->image.data);
-	Buffer		buf = simhash_alloc_buffer(w->index, w->heap, w->concurrent);
+	Buffer			  buf = simhash_alloc_buffer(w->index, w->heap, w->concurrent);
 
 	if (w->npages == w->dircap)
 	{
@@ -154,9 +157,7 @@ simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid)
 BlockNumber
 simhash_run_finish(SimhashRunWriter *w)
 {
-	BlockNumber ndir,
-				d,
-				first = InvalidBlockNumber;
+	BlockNumber	   ndir, d, first = InvalidBlockNumber;
 	PGAlignedBlock image;
 
 	if (w->n > 0)
@@ -166,11 +167,11 @@ simhash_run_finish(SimhashRunWriter *w)
 		LockRelationForExtension(w->index, ExclusiveLock);
 	for (d = 0; d < ndir; d++)
 	{
-		BlockNumber d0 = d * SIMHASH_DIR_CAPACITY;
-		int			nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, w->npages - d0);
-		const char *src = w->dir + (Size) d0 * SIMHASH_DIR_ENTRY_SIZE;
+		BlockNumber		  d0 = d * SIMHASH_DIR_CAPACITY;
+		int				  nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, w->npages - d0);
+		const char		 *src = w->dir + (Size) d0 * SIMHASH_DIR_ENTRY_SIZE;
 		SimhashPageOpaque opaque;
-		Buffer		buf = ReadBuffer(w->index, P_NEW);
+		Buffer			  buf = ReadBuffer(w->index, P_NEW);
 
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		if (d == 0)
@@ -202,15 +203,15 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 						  const sh_table *tables, int ntables, bool concurrent, uint32 gen,
 						  BlockNumber *dir, BlockNumber *npages, bool progress)
 {
-	SimhashItem *keys = MemoryContextAllocHuge(CurrentMemoryContext,
-											   Max(nitems, 1) * sizeof(SimhashItem));
-	int			t;
+	SimhashItem *keys =
+		MemoryContextAllocHuge(CurrentMemoryContext, Max(nitems, 1) * sizeof(SimhashItem));
+	int t;
 
 	*npages = 0;
 	for (t = 0; t < ntables; t++)
 	{
 		SimhashRunWriter w;
-		int64		i;
+		int64			 i;
 
 		CHECK_FOR_INTERRUPTS();
 		for (i = 0; i < nitems; i++)
@@ -228,7 +229,8 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 		{
 			simhash_run_add(&w, keys[i].key, &keys[i].tid);
 			if (progress && (i & 65535) == 0)
-				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) t * nitems + i);
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+											 (int64) t * nitems + i);
 		}
 		dir[t] = simhash_run_finish(&w);
 		*npages = w.npages;
@@ -241,44 +243,47 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 /* Reads one (run, table) page by page: a copy of a directory page and of a run page. */
 typedef struct RunCursor
 {
-	Relation	index;
+	Relation			 index;
 	BufferAccessStrategy strategy;
-	uint32		gen;
-	int			table;
-	BlockNumber next_dir;		/* next directory block to read */
-	BlockNumber pages_left;		/* run pages not read yet */
-	int			dir_i,
-				dir_n;
-	int			i,
-				n;
-	PGAlignedBlock dirpage;
-	PGAlignedBlock page;
+	uint32				 gen;
+	int					 table;
+	BlockNumber			 next_dir;	 /* next directory block to read */
+	BlockNumber			 pages_left; /* run pages not read yet */
+	int					 dir_i, dir_n;
+	int					 i, n;
+	PGAlignedBlock		 dirpage;
+	PGAlignedBlock		 page;
 } RunCursor;
 
+/* A private copy of block blkno, read through the strategy. */
 static void
 read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page copy)
 {
-	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	Buffer buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	memcpy(copy, BufferGetPage(buf), BLCKSZ);
 	UnlockReleaseBuffer(buf);
 }
 
+/*
+ * Reports corruption unless page is a live page of the given kind, run
+ * generation and table.
+ */
 static void
 expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags, uint32 gen, int table)
 {
 	SimhashPageOpaque o = SimhashPageGetOpaque(page);
 
-	if (PageIsNew(page) || o->page_id != SIMHASH_PAGE_ID || o->flags != flags ||
-		o->gen != gen || o->table != table)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": block %u is not a page of table %d of run %u",
-						RelationGetRelationName(index), blkno, table, gen),
-				 errhint("REINDEX the index.")));
+	if (PageIsNew(page) || o->page_id != SIMHASH_PAGE_ID || o->flags != flags || o->gen != gen ||
+		o->table != table)
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": block %u is not a page of table %d of run %u",
+							   RelationGetRelationName(index), blkno, table, gen),
+						errhint("REINDEX the index.")));
 }
 
+/* A cursor at the start of table t of run r; nothing is read yet. */
 static void
 cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
 			const SimhashMetaPageData *meta, int r, int t)
@@ -343,22 +348,22 @@ cursor_peek(RunCursor *c, uint64 *key, ItemPointer tid)
 
 typedef enum MetaOp
 {
-	META_START_FLUSH,			/* seal the pending chain, hand out a generation */
-	META_START_MERGE,			/* hand out a generation */
-	META_END_FLUSH,				/* add the run, drop the sealed chain */
-	META_END_MERGE,				/* replace the input runs by the output run */
-	META_CLEAR_FLUSH,			/* forget a flush a crash interrupted */
-	META_CLEAR_MERGE			/* forget a merge a crash interrupted */
+	META_START_FLUSH, /* seal the pending chain, hand out a generation */
+	META_START_MERGE, /* hand out a generation */
+	META_END_FLUSH,	  /* add the run, drop the sealed chain */
+	META_END_MERGE,	  /* replace the input runs by the output run */
+	META_CLEAR_FLUSH, /* forget a flush a crash interrupted */
+	META_CLEAR_MERGE  /* forget a merge a crash interrupted */
 } MetaOp;
 
 typedef struct MetaChange
 {
-	uint32		gen;			/* the new run's generation */
-	uint64		count;
-	BlockNumber npages;
-	BlockNumber *dir;			/* per table; NULL: no run to add */
-	const uint32 *inputs;		/* META_END_MERGE: generations it replaces */
-	int			ninputs;
+	uint32		  gen; /* the new run's generation */
+	uint64		  count;
+	BlockNumber	  npages;
+	BlockNumber	 *dir;	  /* per table; NULL: no run to add */
+	const uint32 *inputs; /* META_END_MERGE: generations it replaces */
+	int			  ninputs;
 } MetaChange;
 
 /*
@@ -369,16 +374,13 @@ typedef struct MetaChange
 static bool
 change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy)
 {
-	Buffer		metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-	Buffer		listbuf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
+	Buffer			  metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	Buffer			  listbuf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
 	GenericXLogState *state;
-	SimhashMetaPage m;
-	SimhashRunList *l;
-	bool		done = true;
-	int			r,
-				t,
-				j,
-				kept;
+	SimhashMetaPage	  m;
+	SimhashRunList	 *l;
+	bool			  done = true;
+	int				  r, t, j, kept;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
@@ -430,7 +432,7 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 				kept = 0;
 				for (r = 0; r < l->nruns; r++)
 				{
-					bool		input = false;
+					bool input = false;
 
 					for (j = 0; j < ch->ninputs; j++)
 						input |= l->runs[r].gen == ch->inputs[j];
@@ -490,7 +492,7 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 		   BufferAccessStrategy strategy)
 {
 	PGAlignedBlock dirpage;
-	int			t;
+	int			   t;
 
 	for (t = 0; t < meta->ntables; t++)
 	{
@@ -500,8 +502,7 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 
 		for (d = 0; d < ndir; d++)
 		{
-			int			i,
-						n;
+			int i, n;
 
 			read_copy(index, dir + d, strategy, dirpage.data);
 			expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
@@ -526,7 +527,7 @@ retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransacti
 void
 simhash_clear_interrupted(Relation index, bool flush)
 {
-	MetaChange	ch = {0};
+	MetaChange ch = {0};
 
 	change_meta(index, flush ? META_CLEAR_FLUSH : META_CLEAR_MERGE, &ch, NULL);
 }
@@ -543,19 +544,16 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 			  IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
-	MetaChange	ch = {0};
-	SimhashItemArray a = {0};
-	BlockNumber *chain;
-	int			nchain = 0,
-				chaincap = 16,
-				ntables,
-				i;
-	BlockNumber blkno;
-	BlockNumber dir[SIMHASH_MAX_TABLES];
-	sh_table   *tables;
-	FullTransactionId safexid;
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash flush",
-											  SIMHASH_CONTEXT_SIZES);
+	MetaChange			ch = {0};
+	SimhashItemArray	a = {0};
+	BlockNumber		   *chain;
+	int					nchain = 0, chaincap = 16, ntables, i;
+	BlockNumber			blkno;
+	BlockNumber			dir[SIMHASH_MAX_TABLES];
+	sh_table		   *tables;
+	FullTransactionId	safexid;
+	MemoryContext		cxt =
+		AllocSetContextCreate(CurrentMemoryContext, "simhash flush", SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	if (!change_meta(index, META_START_FLUSH, &ch, &meta))
@@ -568,7 +566,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 	for (blkno = meta.sealed_head; BlockNumberIsValid(blkno);)
 	{
 		PGAlignedBlock copy;
-		int			n;
+		int			   n;
 
 		CHECK_FOR_INTERRUPTS();
 		read_copy(index, blkno, NULL, copy.data);
@@ -576,7 +574,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 		n = SimhashPageEntries(copy.data);
 		for (i = 0; i < n; i++)
 		{
-			const char *e = SimhashPageEntry(copy.data, i);
+			const char	   *e = SimhashPageEntry(copy.data, i);
 			ItemPointerData tid;
 
 			simhash_entry_tid(e, &tid);
@@ -598,8 +596,8 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 	}
 
 	tables = simhash_layout(meta.blocks, meta.bits, &ntables);
-	simhash_write_sorted_runs(index, heap, a.items, a.n, tables, ntables, true, ch.gen,
-							  dir, &ch.npages, false);
+	simhash_write_sorted_runs(index, heap, a.items, a.n, tables, ntables, true, ch.gen, dir,
+							  &ch.npages, false);
 	ch.count = a.n;
 	ch.dir = dir;
 	change_meta(index, META_END_FLUSH, &ch, NULL);
@@ -624,17 +622,15 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 		   void *dead_state, BufferAccessStrategy strategy, IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
-	MetaChange	ch = {0};
-	BlockNumber dir[SIMHASH_MAX_TABLES];
-	RunCursor  *cur;
-	int		   *idx;
-	int			t,
-				j,
-				r;
-	int64		removed = 0;
-	FullTransactionId safexid;
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash merge",
-											  SIMHASH_CONTEXT_SIZES);
+	MetaChange			ch = {0};
+	BlockNumber			dir[SIMHASH_MAX_TABLES];
+	RunCursor		   *cur;
+	int				   *idx;
+	int					t, j, r;
+	int64				removed = 0;
+	FullTransactionId	safexid;
+	MemoryContext		cxt =
+		AllocSetContextCreate(CurrentMemoryContext, "simhash merge", SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	change_meta(index, META_START_MERGE, &ch, &meta);
@@ -660,11 +656,9 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 		simhash_run_begin(&w, index, heap, true, t, ch.gen);
 		for (;;)
 		{
-			int			best = -1;
-			uint64		bkey = 0,
-						key;
-			ItemPointerData btid,
-						tid;
+			int				best = -1;
+			uint64			bkey = 0, key;
+			ItemPointerData btid, tid;
 
 			for (j = 0; j < k; j++)
 			{
@@ -697,7 +691,8 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 		else if (w.count != ch.count)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("simhash index \"%s\": table %d of the merged runs holds " UINT64_FORMAT " entries, table 0 " UINT64_FORMAT,
+					 errmsg("simhash index \"%s\": table %d of the merged runs holds " UINT64_FORMAT
+							" entries, table 0 " UINT64_FORMAT,
 							RelationGetRelationName(index), t, w.count, ch.count),
 					 errhint("REINDEX the index.")));
 	}
@@ -706,7 +701,7 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 	ch.ninputs = k;
 	change_meta(index, META_END_MERGE, &ch, NULL);
 	if (stats)
-		stats->tuples_removed += removed;
+		stats->tuples_removed += (double) removed;
 
 	safexid = ReadNextFullTransactionId();
 	for (j = 0; j < k; j++)
@@ -720,10 +715,10 @@ static bool
 run_has_dead(Relation index, const SimhashMetaPageData *meta, int r, SimhashDeadCallback dead,
 			 void *dead_state, BufferAccessStrategy strategy)
 {
-	RunCursor  *c = palloc(sizeof(RunCursor));
-	uint64		key;
+	RunCursor	   *c = palloc(sizeof(RunCursor));
+	uint64			key;
 	ItemPointerData tid;
-	bool		found = false;
+	bool			found = false;
 
 	cursor_open(c, index, strategy, meta, r, 0);
 	while (!found && cursor_peek(c, &key, &tid))
@@ -739,11 +734,13 @@ run_has_dead(Relation index, const SimhashMetaPageData *meta, int r, SimhashDead
 static int
 run_cmp_desc(const void *a, const void *b)
 {
-	const SimhashRun *x = a,
-			   *y = b;
+	const SimhashRun *x = a, *y = b;
 
-	return x->count > y->count ? -1 : x->count < y->count ? 1 :
-		(x->gen < y->gen ? -1 : x->gen > y->gen ? 1 : 0);
+	return x->count > y->count	 ? -1
+		   : x->count < y->count ? 1
+								 : (x->gen < y->gen	  ? -1
+									: x->gen > y->gen ? 1
+													  : 0);
 }
 
 /*
@@ -756,19 +753,16 @@ run_cmp_desc(const void *a, const void *b)
 void
 simhash_insert_merges(Relation index, Relation heap)
 {
-	int64		prows = simhash_pending_limit(index);
+	int64 prows = simhash_pending_limit(index);
 
 	if (!ConditionalLockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock))
 		return;
 	for (;;)
 	{
 		SimhashMetaPageData meta;
-		SimhashRun	runs[SIMHASH_MAX_RUNS];
-		uint32		gens[SIMHASH_MAX_RUNS];
-		int			k = 0,
-					r,
-					level,
-					found = -1;
+		SimhashRun			runs[SIMHASH_MAX_RUNS];
+		uint32				gens[SIMHASH_MAX_RUNS];
+		int					k = 0, r, level, found = -1;
 
 		simhash_read_meta(index, &meta);
 		memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
@@ -783,7 +777,7 @@ simhash_insert_merges(Relation index, Relation heap)
 		{
 			for (level = 0; level < 64 && found < 0; level++)
 			{
-				uint64		pages = 0;
+				uint64 pages = 0;
 
 				k = 0;
 				for (r = meta.list.nruns - 1; r >= 0; r--)
@@ -820,12 +814,10 @@ simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead, void *d
 				BufferAccessStrategy strategy, IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
-	SimhashRun	runs[SIMHASH_MAX_RUNS];
-	uint32		gens[SIMHASH_MAX_RUNS];
-	uint64		smaller = 0;
-	int			first_merged,
-				r,
-				k = 0;
+	SimhashRun			runs[SIMHASH_MAX_RUNS];
+	uint32				gens[SIMHASH_MAX_RUNS];
+	uint64				smaller = 0;
+	int					first_merged, r, k = 0;
 
 	simhash_read_meta(index, &meta);
 	memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
@@ -848,7 +840,7 @@ simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead, void *d
 		return;
 	for (r = 0; r < meta.list.nruns; r++)
 	{
-		int			m;
+		int m;
 
 		if (k >= 2 && r >= first_merged)
 			break;

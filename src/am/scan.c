@@ -20,11 +20,10 @@ static void dir_cache_reset(SimhashScanOpaque so);
 IndexScanDesc
 simhash_beginscan(Relation index, int nkeys, int norderbys)
 {
-	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	IndexScanDesc	  scan = RelationGetIndexScan(index, nkeys, norderbys);
 	SimhashScanOpaque so = palloc0(sizeof(SimhashScanOpaqueData));
 
-	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
-									SIMHASH_CONTEXT_SIZES);
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan", SIMHASH_CONTEXT_SIZES);
 	scan->opaque = so;
 	if (norderbys > 0)
 	{
@@ -36,12 +35,11 @@ simhash_beginscan(Relation index, int nkeys, int norderbys)
 }
 
 void
-simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
-			   ScanKey orderbys, int norderbys)
+simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	MemoryContext old;
-	int			i;
+	MemoryContext	  old;
+	int				  i;
 
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
@@ -61,7 +59,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->conds = palloc(sizeof(SimhashCond) * Max(scan->numberOfKeys, 1));
 	for (i = 0; i < scan->numberOfKeys; i++)
 	{
-		ScanKey		key = &scan->keyData[i];
+		ScanKey		 key = &scan->keyData[i];
 		SimhashCond *c = &so->conds[so->nconds];
 
 		if (key->sk_flags & SK_ISNULL)
@@ -94,7 +92,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->order_null = false;
 	if (so->has_order)
 	{
-		ScanKey		ob = &scan->orderByData[0];
+		ScanKey ob = &scan->orderByData[0];
 
 		if (ob->sk_flags & SK_ISNULL)
 			so->order_null = true;
@@ -128,7 +126,7 @@ so_nruns(IndexScanDesc scan)
 static bool
 page_current(SimhashScanOpaque so, Buffer buf, uint16 kind, uint32 gen, int table)
 {
-	Page		page = BufferGetPage(buf);
+	Page			  page = BufferGetPage(buf);
 	SimhashPageOpaque o = SimhashPageGetOpaque(page);
 
 	if (!PageIsNew(page) && o->page_id == SIMHASH_PAGE_ID &&
@@ -145,12 +143,11 @@ page_current(SimhashScanOpaque so, Buffer buf, uint16 kind, uint32 gen, int tabl
 static void
 corrupt_block(Relation index, BlockNumber blkno, const char *detail)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("simhash index \"%s\" is corrupted at block %u",
-					RelationGetRelationName(index), blkno),
-			 errdetail_internal("%s", detail),
-			 errhint("REINDEX the index; simhash_index_check() describes the damage.")));
+	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+					errmsg("simhash index \"%s\" is corrupted at block %u",
+						   RelationGetRelationName(index), blkno),
+					errdetail_internal("%s", detail),
+					errhint("REINDEX the index; simhash_index_check() describes the damage.")));
 }
 
 /*
@@ -160,13 +157,13 @@ corrupt_block(Relation index, BlockNumber blkno, const char *detail)
 static int
 page_nentries(Relation index, Buffer buf, Size size)
 {
-	PageHeader	ph = (PageHeader) BufferGetPage(buf);
-	Size		first = MAXALIGN(SizeOfPageHeaderData);
+	PageHeader ph = (PageHeader) BufferGetPage(buf);
+	Size	   first = MAXALIGN(SizeOfPageHeaderData);
 
 	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
-		ph->pd_lower < first || ph->pd_lower > ph->pd_special ||
-		(ph->pd_lower - first) % size != 0)
-		corrupt_block(index, BufferGetBlockNumber(buf), "The page's bounds (pd_lower, pd_special) are invalid.");
+		ph->pd_lower < first || ph->pd_lower > ph->pd_special || (ph->pd_lower - first) % size != 0)
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  "The page's bounds (pd_lower, pd_special) are invalid.");
 	return (int) ((ph->pd_lower - first) / size);
 }
 
@@ -177,9 +174,9 @@ page_nentries(Relation index, Buffer buf, Size size)
 static int
 run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p)
 {
-	int			n = page_nentries(index, buf, SIMHASH_ENTRY_SIZE);
-	int			want = p + 1 < run->npages ? SIMHASH_PAGE_CAPACITY :
-		(int) (run->count - (uint64) p * SIMHASH_PAGE_CAPACITY);
+	int n = page_nentries(index, buf, SIMHASH_ENTRY_SIZE);
+	int want = p + 1 < run->npages ? SIMHASH_PAGE_CAPACITY
+								   : (int) (run->count - (uint64) p * SIMHASH_PAGE_CAPACITY);
 
 	if (n != want)
 		corrupt_block(index, BufferGetBlockNumber(buf),
@@ -195,9 +192,9 @@ run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber
 static void
 check_stale(IndexScanDesc scan)
 {
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	SimhashScanOpaque	so = (SimhashScanOpaque) scan->opaque;
 	SimhashMetaPageData now;
-	int			r;
+	int					r;
 
 	simhash_read_meta(scan->indexRelation, &now);
 	if (now.pending_chain != so->meta.pending_chain || now.sealed_chain != so->meta.sealed_chain ||
@@ -215,7 +212,7 @@ static void
 check_meta(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			r;
+	int				  r;
 
 	if (so->meta.ntables != so->ntables)
 		corrupt_block(scan->indexRelation, SIMHASH_METAPAGE_BLKNO,
@@ -234,11 +231,12 @@ check_meta(IndexScanDesc scan)
 static void
 check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, BlockNumber nblocks)
 {
-	Page		page = BufferGetPage(buf);
+	Page page = BufferGetPage(buf);
 
 	if (chain == 0 && (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
 					   SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
-		corrupt_block(index, BufferGetBlockNumber(buf), "The page is not the NULLs page its chain points to.");
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  "The page is not the NULLs page its chain points to.");
 	if (steps > nblocks)
 		corrupt_block(index, BufferGetBlockNumber(buf), "The chain of pages loops.");
 }
@@ -247,8 +245,8 @@ check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, Bl
 static uint64
 dir_page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, uint32 gen, int t)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
-	uint64		hikey = PG_UINT64_MAX;
+	Buffer buf = ReadBuffer(index, blkno);
+	uint64 hikey = PG_UINT64_MAX;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	if (page_current(so, buf, SIMHASH_DIR, gen, t))
@@ -260,17 +258,17 @@ dir_page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, uint32 g
 /* One table's probes: the context shared by its range scans. */
 typedef struct ProbeCtx
 {
-	IndexScanDesc scan;
+	IndexScanDesc	scan;
 	const sh_table *tab;
-	int			t;
-	int			r;				/* the run probed */
-	uint64		q;				/* the query */
-	uint64		qkey;			/* the query, permuted for this table */
-	int			radius;
-	int			flips;			/* prefix bits allowed to differ */
-	bool		exact;			/* only the prefixes `flips` bits away */
-	SimhashVisit visit;
-	void	   *arg;
+	int				t;
+	int				r;	  /* the run probed */
+	uint64			q;	  /* the query */
+	uint64			qkey; /* the query, permuted for this table */
+	int				radius;
+	int				flips; /* prefix bits allowed to differ */
+	bool			exact; /* only the prefixes `flips` bits away */
+	SimhashVisit	visit;
+	void		   *arg;
 	/* the run page last read, kept pinned for the next range on it */
 	Buffer		buf;
 	BlockNumber blkno;
@@ -286,9 +284,7 @@ typedef struct ProbeCtx
 static int
 first_at_least(Page page, int n, uint64 lo, int guess)
 {
-	int			l,
-				r,
-				step;
+	int l, r, step;
 
 	if (guess <= 0 || simhash_entry_key(SimhashPageEntry(page, guess - 1)) < lo)
 	{
@@ -319,7 +315,7 @@ first_at_least(Page page, int n, uint64 lo, int guess)
 	/* key[l - 1] < lo (or l = 0), key[r] >= lo (or r = n): bisect [l, r] */
 	while (l < r)
 	{
-		int			mid = l + (r - l) / 2;
+		int mid = l + (r - l) / 2;
 
 		if (simhash_entry_key(SimhashPageEntry(page, mid)) < lo)
 			l = mid + 1;
@@ -339,11 +335,11 @@ first_at_least(Page page, int n, uint64 lo, int guess)
 static inline bool
 owned_at(SimhashScanOpaque so, int t, uint64 diff, int flips)
 {
-	int			e;
+	int e;
 
 	for (e = 0; e < so->ntables; e++)
 	{
-		int			k;
+		int k;
 
 		if (e == t)
 			continue;
@@ -363,17 +359,15 @@ owned_at(SimhashScanOpaque so, int t, uint64 diff, int flips)
  * Returns false when the range ends on this page.
  */
 static bool
-scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi,
-			  double where)
+scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi, double where)
 {
 	const SimhashRun *run = &((SimhashScanOpaque) c->scan->opaque)->meta.list.runs[c->r];
-	uint32		gen = run->gen;
+	uint32			  gen = run->gen;
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	Buffer		buf;
-	Page		page;
-	bool		more = true;
-	int			n,
-				i;
+	Buffer			  buf;
+	Page			  page;
+	bool			  more = true;
+	int				  n, i;
 
 	if (BufferIsValid(c->buf) && c->blkno == blkno)
 		buf = c->buf;
@@ -386,17 +380,18 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	n = page_current(so, buf, SIMHASH_RUN, gen, c->t) ?
-		run_page_nentries(c->scan->indexRelation, buf, run, p) : 0;
+	n = page_current(so, buf, SIMHASH_RUN, gen, c->t)
+			? run_page_nentries(c->scan->indexRelation, buf, run, p)
+			: 0;
 	if (n == 0)
 		more = false;
 	/* the first entry >= lo: (key, TID) order holds on a run page */
 	i = first_at_least(page, n, lo, where < 0 ? n / 2 : Min((int) (where * n), n));
 	for (; i < n; i++)
 	{
-		const char *ent = SimhashPageEntry(page, i);
-		uint64		key = simhash_entry_key(ent);
-		uint64		fp;
+		const char	   *ent = SimhashPageEntry(page, i);
+		uint64			key = simhash_entry_key(ent);
+		uint64			fp;
 		ItemPointerData tid;
 
 		if (key > hi)
@@ -407,8 +402,8 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 		if (simhash_hamming(key, c->qkey) > c->radius)
 			continue;
 		fp = sh_table_unpermute(c->tab, key);
-		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips) :
-			!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
+		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips)
+					 : !sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
 			continue;
 		simhash_entry_tid(ent, &tid);
 		c->visit(so, fp, &tid, c->arg);
@@ -432,18 +427,18 @@ static SimhashDirCache *
 dir_cache_get(ProbeCtx *c)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	Relation	index = c->scan->indexRelation;
+	Relation		  index = c->scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[c->r];
-	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
-	BlockNumber ndir = SimhashDirPages(run->npages);
-	SimhashDirCache *d;
-	Size		bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
-	BlockNumber p;
-	int			n = 0;
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	SimhashDirCache	 *d;
+	Size			  bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
+	BlockNumber		  p;
+	int				  n = 0;
 
 	if (so->dirs == NULL)
-		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) *
-										  so->meta.list.nruns * so->ntables);
+		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) * so->meta.list.nruns *
+													   so->ntables);
 	d = &so->dirs[c->r * so->ntables + c->t];
 	if (d->loaded)
 		return d->n >= 0 ? d : NULL;
@@ -457,10 +452,9 @@ dir_cache_get(ProbeCtx *c)
 	d->blocks = MemoryContextAlloc(so->cxt, sizeof(BlockNumber) * Max(run->npages, 1));
 	for (p = 0; p < ndir; p++)
 	{
-		Buffer		buf = ReadBuffer(index, dstart + p);
-		Page		page;
-		int			k,
-					e;
+		Buffer buf = ReadBuffer(index, dstart + p);
+		Page   page;
+		int	   k, e;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -506,24 +500,22 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	SimhashDirCache *cache = dir_cache_get(c);
 
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	Relation	index = c->scan->indexRelation;
+	Relation		  index = c->scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[c->r];
-	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
-	BlockNumber ndir = SimhashDirPages(run->npages);
-	BlockNumber l = 0,
-				r = ndir - 1;	/* the last page if no other qualifies */
-	bool		more = true;
-	int			i;
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	BlockNumber		  l = 0, r = ndir - 1; /* the last page if no other qualifies */
+	bool			  more = true;
+	int				  i;
 
 	if (cache != NULL)
 	{
-		int			a = 0,
-					b = cache->n;
+		int a = 0, b = cache->n;
 
 		/* the first run page whose hikey is >= lo */
 		while (a < b)
 		{
-			int			mid = a + (b - a) / 2;
+			int mid = a + (b - a) / 2;
 
 			if (cache->hikeys[mid] < lo)
 				a = mid + 1;
@@ -532,13 +524,13 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 		}
 		for (; more && a < cache->n; a++)
 		{
-			uint64		below = a > 0 ? cache->hikeys[a - 1] : 0;
-			double		where = 0;
+			uint64 below = a > 0 ? cache->hikeys[a - 1] : 0;
+			double where = 0;
 
 			if (lo > below && cache->hikeys[a] > below)
 				where = Min((double) (lo - below) / (double) (cache->hikeys[a] - below), 1.0);
 			more = scan_run_page(c, cache->blocks[a], a, lo, hi, where);
-			lo = 0;				/* the next page: from its first entry */
+			lo = 0; /* the next page: from its first entry */
 		}
 		return;
 	}
@@ -556,9 +548,9 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	/* directory page l is the first whose hikey can be >= lo */
 	for (i = -1; more && l < ndir; l++)
 	{
-		Buffer		dbuf = ReadBuffer(index, dstart + l);
-		Page		dpage;
-		int			n;
+		Buffer dbuf = ReadBuffer(index, dstart + l);
+		Page   dpage;
+		int	   n;
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 		dpage = BufferGetPage(dbuf);
@@ -570,12 +562,11 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 		n = page_nentries(index, dbuf, SIMHASH_DIR_ENTRY_SIZE);
 		if (i < 0)
 		{
-			int			lo_i = 0,
-						hi_i = n;
+			int lo_i = 0, hi_i = n;
 
 			while (lo_i < hi_i)
 			{
-				int			mid = lo_i + (hi_i - lo_i) / 2;
+				int mid = lo_i + (hi_i - lo_i) / 2;
 
 				if (simhash_entry_key(SimhashDirEntry(dpage, mid)) < lo)
 					lo_i = mid + 1;
@@ -605,8 +596,8 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 static void
 probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 {
-	uint64		lo = (c->qkey ^ flip) & c->tab->prefix_key_mask;
-	int			b;
+	uint64 lo = (c->qkey ^ flip) & c->tab->prefix_key_mask;
+	int	   b;
 
 	CHECK_FOR_INTERRUPTS();
 	for (c->r = 0; c->r < so_nruns(c->scan); c->r++)
@@ -626,7 +617,7 @@ probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 static void
 probe_exact_sorted(ProbeCtx *c, int b, int left, uint64 lo)
 {
-	uint64		bit;
+	uint64 bit;
 
 	if (left == 0)
 	{
@@ -662,7 +653,7 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exa
 			SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	ProbeCtx	c;
+	ProbeCtx		  c;
 
 	if (so->meta.list.nruns == 0)
 		return;
@@ -695,16 +686,15 @@ static void
 scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	BlockNumber nblocks = BlockNumberIsValid(blkno) ?
-		RelationGetNumberOfBlocks(scan->indexRelation) : 0;
+	BlockNumber		  nblocks =
+		  BlockNumberIsValid(blkno) ? RelationGetNumberOfBlocks(scan->indexRelation) : 0;
 	BlockNumber steps = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
-		Page		page;
-		int			n,
-					i;
+		Buffer buf = ReadBuffer(scan->indexRelation, blkno);
+		Page   page;
+		int	   n, i;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -719,7 +709,7 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 		n = page_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
 		for (i = 0; i < n; i++)
 		{
-			const char *ent = SimhashPageEntry(page, i);
+			const char	   *ent = SimhashPageEntry(page, i);
 			ItemPointerData tid;
 
 			simhash_entry_tid(ent, &tid);
@@ -736,18 +726,16 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	const SimhashRun *run = &so->meta.list.runs[r];
-	const sh_table *tab = &so->tables[0];
-	BlockNumber dstart = simhash_meta_dir(&so->meta, r, 0);
-	BlockNumber d;
-	BlockNumber blocks[SIMHASH_DIR_CAPACITY];
+	const sh_table	 *tab = &so->tables[0];
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, r, 0);
+	BlockNumber		  d;
+	BlockNumber		  blocks[SIMHASH_DIR_CAPACITY];
 
 	for (d = 0; d < SimhashDirPages(run->npages); d++)
 	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, dstart + d);
-		Page		page;
-		int			n = 0,
-					p,
-					i;
+		Buffer buf = ReadBuffer(scan->indexRelation, dstart + d);
+		Page   page;
+		int	   n = 0, p, i;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -760,17 +748,18 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 			return;
 		for (p = 0; p < n; p++)
 		{
-			int			k;
+			int k;
 
 			CHECK_FOR_INTERRUPTS();
 			buf = ReadBuffer(scan->indexRelation, blocks[p]);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			k = page_current(so, buf, SIMHASH_RUN, run->gen, 0) ?
-				run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p) : 0;
+			k = page_current(so, buf, SIMHASH_RUN, run->gen, 0)
+					? run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p)
+					: 0;
 			for (i = 0; i < k; i++)
 			{
-				const char *ent = SimhashPageEntry(page, i);
+				const char	   *ent = SimhashPageEntry(page, i);
 				ItemPointerData tid;
 
 				simhash_entry_tid(ent, &tid);
@@ -788,7 +777,7 @@ static void
 scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			r;
+	int				  r;
 
 	for (r = 0; r < so->meta.list.nruns; r++)
 		scan_run(scan, r, visit, arg);
@@ -814,14 +803,14 @@ add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
 	h = &so->hits[so->nhits++];
 	h->tid = *tid;
 	h->fp = fp;
-	h->dist = dist;
+	h->dist = (int16) dist;
 	h->isnull = isnull;
 }
 
 static bool
 conds_hold(SimhashScanOpaque so, uint64 fp)
 {
-	int			i;
+	int i;
 
 	for (i = 0; i < so->nconds; i++)
 		if (simhash_hamming(fp, so->conds[i].q) > so->conds[i].radius)
@@ -834,7 +823,8 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	if (!conds_hold(so, fp))
 		return;
-	add_hit(so, fp, tid, so->has_order && !so->order_null ? simhash_hamming(fp, so->order_q) : -1, false);
+	add_hit(so, fp, tid, so->has_order && !so->order_null ? simhash_hamming(fp, so->order_q) : -1,
+			false);
 }
 
 static void
@@ -846,8 +836,7 @@ visit_null(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 static int
 hit_cmp(const void *a, const void *b)
 {
-	const SimhashHit *x = a,
-			   *y = b;
+	const SimhashHit *x = a, *y = b;
 
 	if (x->dist != y->dist)
 		return x->dist < y->dist ? -1 : 1;
@@ -862,7 +851,7 @@ static void
 probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			t;
+	int				  t;
 
 	for (t = 0; t < so->ntables; t++)
 	{
@@ -941,7 +930,7 @@ static void
 start_scan(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			attempt;
+	int				  attempt;
 
 	so->started = true;
 	pgstat_count_index_scan(scan->indexRelation);
@@ -962,7 +951,7 @@ static void
 collect(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	MemoryContext	  old = MemoryContextSwitchTo(so->cxt);
 
 	simhash_read_meta(scan->indexRelation, &so->meta);
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
@@ -974,9 +963,7 @@ collect(IndexScanDesc scan)
 	else if (so->nconds > 0)
 	{
 		SimhashReadModel m;
-		int			driver = 0,
-					i,
-					flips;
+		int				 driver = 0, i, flips;
 
 		for (i = 1; i < so->nconds; i++)
 			if (so->conds[i].radius < so->conds[driver].radius)
@@ -1007,7 +994,7 @@ static void
 next_batch(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	MemoryContext	  old = MemoryContextSwitchTo(so->cxt);
 
 	so->nhits = so->next = 0;
 	while (so->nhits == 0 && so->phase != SIMHASH_PHASE_DONE)
@@ -1032,7 +1019,7 @@ bool
 simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	SimhashHit *h;
+	SimhashHit		 *h;
 
 	if (!so->started)
 		start_scan(scan);
@@ -1055,8 +1042,8 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (scan->xs_want_itup)
 	{
-		Datum		value = Int64GetDatum((int64) h->fp);
-		bool		isnull = h->isnull;
+		Datum value = Int64GetDatum((int64) h->fp);
+		bool  isnull = h->isnull;
 
 		if (scan->xs_itup)
 			pfree(scan->xs_itup);
@@ -1069,7 +1056,7 @@ int64
 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int64		n = 0;
+	int64			  n = 0;
 
 	if (!so->started)
 		start_scan(scan);

@@ -120,90 +120,89 @@
 #include "simhash.h"
 #include "tables.h"
 
-#define SIMHASH_MAGIC			0x53484958	/* "SHIX" */
-#define SIMHASH_VERSION			3
-#define SIMHASH_METAPAGE_BLKNO	0
-#define SIMHASH_RUNLIST_BLKNO	1
-#define SIMHASH_MAX_TABLES		256
-#define SIMHASH_PAGE_ID			0xFF53	/* last two bytes of every page */
+#define SIMHASH_MAGIC		   0x53484958 /* "SHIX" */
+#define SIMHASH_VERSION		   3
+#define SIMHASH_METAPAGE_BLKNO 0
+#define SIMHASH_RUNLIST_BLKNO  1
+#define SIMHASH_MAX_TABLES	   256
+#define SIMHASH_PAGE_ID		   0xFF53 /* last two bytes of every page */
 
 /* Heavyweight lock tags (LockPage on these block numbers). */
-#define SIMHASH_FLUSH_LOCK		0
-#define SIMHASH_MERGE_LOCK		1
+#define SIMHASH_FLUSH_LOCK 0
+#define SIMHASH_MERGE_LOCK 1
 
 /* Runs: size ratio between levels; bounds of the metapage's run list. */
-#define SIMHASH_TIER_RATIO		4
-#define SIMHASH_MAX_RUNS		64
-#define SIMHASH_RUN_SLOTS		1536	/* (run, table) directory heads */
-#define SIMHASH_INSERT_MERGE_PAGES	2048	/* largest merge an INSERT does: pages
-											 * written over all tables (16 MB) */
+#define SIMHASH_TIER_RATIO 4
+#define SIMHASH_MAX_RUNS   64
+#define SIMHASH_RUN_SLOTS  1536 /* (run, table) directory heads */
+/* The largest merge an INSERT does: pages written over all tables (16 MB). */
+#define SIMHASH_INSERT_MERGE_PAGES 2048
 
 /* Strategies and support of the operator classes. */
-#define SIMHASH_WITHIN_GUC_STRATEGY		1	/* a % b: radius simhash.max_distance */
-#define SIMHASH_WITHIN_QUERY_STRATEGY	2	/* a %@ simhash_query(b, radius) */
-#define SIMHASH_DISTANCE_STRATEGY		3	/* ORDER BY a <~> b */
-#define SIMHASH_PAIR_STRATEGY			4	/* simhash_query @%@ simhash_query
-											 * (exclusion constraints) */
-#define SIMHASH_NSTRATEGIES				4
-#define SIMHASH_NPROC					0
+#define SIMHASH_WITHIN_GUC_STRATEGY	  1 /* a % b: radius simhash.max_distance */
+#define SIMHASH_WITHIN_QUERY_STRATEGY 2 /* a %@ simhash_query(b, radius) */
+#define SIMHASH_DISTANCE_STRATEGY	  3 /* ORDER BY a <~> b */
+#define SIMHASH_PAIR_STRATEGY		  4 /* query @%@ query (exclusion) */
+#define SIMHASH_NSTRATEGIES			  4
+#define SIMHASH_NPROC				  0
 
 /* Page flags (opaque->flags). */
-#define SIMHASH_META		(1 << 0)
-#define SIMHASH_RUN			(1 << 1)
-#define SIMHASH_PENDING		(1 << 2)
-#define SIMHASH_NULLS		(1 << 3)
-#define SIMHASH_DELETED		(1 << 4)
-#define SIMHASH_DIR			(1 << 5)
-#define SIMHASH_RUNLIST		(1 << 6)
+#define SIMHASH_META	(1 << 0)
+#define SIMHASH_RUN		(1 << 1)
+#define SIMHASH_PENDING (1 << 2)
+#define SIMHASH_NULLS	(1 << 3)
+#define SIMHASH_DELETED (1 << 4)
+#define SIMHASH_DIR		(1 << 5)
+#define SIMHASH_RUNLIST (1 << 6)
 
 typedef struct SimhashPageOpaqueData
 {
-	uint64		hikey;			/* RUN: last key on the page; DIR: last hikey */
-	FullTransactionId safexid;	/* DELETED: recyclable once all-visible */
-	BlockNumber next;			/* PENDING/NULLS: next page of the chain */
-	uint32		gen;			/* RUN/DIR: its run's generation; PENDING:
-								 * its chain's.  Kept when DELETED, so a scan
-								 * can tell a recycled page. */
-	uint16		table;			/* RUN/DIR: table number */
-	uint16		flags;
-	uint16		unused;
-	uint16		page_id;		/* SIMHASH_PAGE_ID: the page's last 2 bytes */
+	uint64			  hikey;   /* RUN: last key on the page; DIR: last hikey */
+	FullTransactionId safexid; /* DELETED: recyclable once all-visible */
+	BlockNumber		  next;	   /* PENDING/NULLS: next page of the chain */
+	/*
+	 * RUN/DIR: its run's generation; PENDING: its chain's.  Kept when DELETED,
+	 * so a scan can tell a recycled page.
+	 */
+	uint32 gen;
+	uint16 table; /* RUN/DIR: table number */
+	uint16 flags;
+	uint16 unused;
+	uint16 page_id; /* SIMHASH_PAGE_ID: the page's last 2 bytes */
 } SimhashPageOpaqueData;
 
 typedef SimhashPageOpaqueData *SimhashPageOpaque;
 
-#define SimhashPageGetOpaque(page) \
-	((SimhashPageOpaque) PageGetSpecialPointer(page))
+#define SimhashPageGetOpaque(page) ((SimhashPageOpaque) PageGetSpecialPointer(page))
 
 /* Packed entry: key or fingerprint, then the heap TID. */
-#define SIMHASH_ENTRY_SIZE	(sizeof(uint64) + sizeof(ItemPointerData))
+#define SIMHASH_ENTRY_SIZE (sizeof(uint64) + sizeof(ItemPointerData))
 #define SIMHASH_PAGE_CAPACITY \
-	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
-			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / SIMHASH_ENTRY_SIZE))
+	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaqueData))) / \
+			SIMHASH_ENTRY_SIZE))
 
 /* Directory entry: a run page's hikey, then its block number (packed). */
-#define SIMHASH_DIR_ENTRY_SIZE	(sizeof(uint64) + sizeof(BlockNumber))
+#define SIMHASH_DIR_ENTRY_SIZE (sizeof(uint64) + sizeof(BlockNumber))
 #define SIMHASH_DIR_CAPACITY \
-	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
-			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / SIMHASH_DIR_ENTRY_SIZE))
+	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaqueData))) / \
+			SIMHASH_DIR_ENTRY_SIZE))
 #define SimhashDirPages(run_npages) \
 	(((run_npages) + SIMHASH_DIR_CAPACITY - 1) / SIMHASH_DIR_CAPACITY)
 
 #define SimhashPageEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
 			SIMHASH_ENTRY_SIZE))
-#define SimhashPageEntry(page, i) \
-	((char *) PageGetContents(page) + (Size) (i) * SIMHASH_ENTRY_SIZE)
+#define SimhashPageEntry(page, i) ((char *) PageGetContents(page) + (Size) (i) *SIMHASH_ENTRY_SIZE)
 #define SimhashDirEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
 			SIMHASH_DIR_ENTRY_SIZE))
 #define SimhashDirEntry(page, i) \
-	((char *) PageGetContents(page) + (Size) (i) * SIMHASH_DIR_ENTRY_SIZE)
+	((char *) PageGetContents(page) + (Size) (i) *SIMHASH_DIR_ENTRY_SIZE)
 
 static inline uint64
 simhash_entry_key(const char *e)
 {
-	uint64		k;
+	uint64 k;
 
 	memcpy(&k, e, sizeof(k));
 	return k;
@@ -241,9 +240,9 @@ simhash_dir_set(char *e, uint64 hikey, BlockNumber blkno)
 /* One run of the metapage's list. */
 typedef struct SimhashRun
 {
-	uint32		gen;			/* generation of its pages */
-	BlockNumber npages;			/* run pages per table */
-	uint64		count;			/* entries per table */
+	uint32		gen;	/* generation of its pages */
+	BlockNumber npages; /* run pages per table */
+	uint64		count;	/* entries per table */
 } SimhashRun;
 
 /*
@@ -252,9 +251,9 @@ typedef struct SimhashRun
  */
 typedef struct SimhashRunList
 {
-	int32		nruns;
-	int32		unused;
-	SimhashRun	runs[SIMHASH_MAX_RUNS];
+	int32	   nruns;
+	int32	   unused;
+	SimhashRun runs[SIMHASH_MAX_RUNS];
 	/* first directory block of (run r, table t): run_dir[r * ntables + t] */
 	BlockNumber run_dir[SIMHASH_RUN_SLOTS];
 } SimhashRunList;
@@ -265,41 +264,41 @@ typedef struct SimhashRunList
  */
 typedef struct SimhashMetaPageData
 {
-	uint32		magic;
-	uint32		version;
-	int32		bits;
-	int32		blocks;
-	int32		ntables;
-	uint32		gen_seq;		/* last generation handed out (runs, chains) */
-	uint32		flush_gen;		/* run a flush is writing (0: none) */
-	uint32		merge_gen;		/* run a merge is writing (0: none) */
-	BlockNumber pending_head;	/* chain filled by aminsert */
-	BlockNumber pending_tail;
-	uint32		pending_chain;	/* generation of the pending chain */
-	BlockNumber sealed_head;	/* chain being flushed (or left by a crash) */
-	uint32		sealed_chain;
-	BlockNumber nulls_head;
-	BlockNumber nulls_tail;
-	uint32		unused;
-	uint64		npending;
-	uint64		nsealed;
-	uint64		nnulls;
-	uint64		flushes;		/* how many flushes have completed */
-	uint64		merges;			/* how many merges have completed */
-	SimhashRunList list;		/* on disk: block 1 */
+	uint32		   magic;
+	uint32		   version;
+	int32		   bits;
+	int32		   blocks;
+	int32		   ntables;
+	uint32		   gen_seq;		 /* last generation handed out (runs, chains) */
+	uint32		   flush_gen;	 /* run a flush is writing (0: none) */
+	uint32		   merge_gen;	 /* run a merge is writing (0: none) */
+	BlockNumber	   pending_head; /* chain filled by aminsert */
+	BlockNumber	   pending_tail;
+	uint32		   pending_chain; /* generation of the pending chain */
+	BlockNumber	   sealed_head;	  /* chain being flushed (or left by a crash) */
+	uint32		   sealed_chain;
+	BlockNumber	   nulls_head;
+	BlockNumber	   nulls_tail;
+	uint32		   unused;
+	uint64		   npending;
+	uint64		   nsealed;
+	uint64		   nnulls;
+	uint64		   flushes; /* how many flushes have completed */
+	uint64		   merges;	/* how many merges have completed */
+	SimhashRunList list;	/* on disk: block 1 */
 } SimhashMetaPageData;
 
 typedef SimhashMetaPageData *SimhashMetaPage;
 
 /* Bytes of SimhashMetaPageData stored on the metapage. */
-#define SIMHASH_META_SIZE	offsetof(SimhashMetaPageData, list)
+#define SIMHASH_META_SIZE offsetof(SimhashMetaPageData, list)
 
 /* The metapage's fields; never touch ->list through this pointer. */
-#define SimhashPageGetMeta(page) ((SimhashMetaPage) PageGetContents(page))
+#define SimhashPageGetMeta(page)	((SimhashMetaPage) PageGetContents(page))
 #define SimhashPageGetRunList(page) ((SimhashRunList *) PageGetContents(page))
 
 StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + sizeof(SimhashRunList) <=
-				 BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)),
+					 BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)),
 				 "the run list must fit in a page");
 
 static inline BlockNumber
@@ -329,7 +328,7 @@ simhash_meta_pending(const SimhashMetaPageData *meta)
 static inline double
 simhash_meta_rows(const SimhashMetaPageData *meta)
 {
-	double		n = simhash_meta_pending(meta);
+	double n = simhash_meta_pending(meta);
 
 	for (int r = 0; r < meta->list.nruns; r++)
 		n += (double) meta->list.runs[r].count;
@@ -346,7 +345,7 @@ simhash_meta_runs(const SimhashMetaPageData *meta)
 static inline uint64
 simhash_meta_run_pages(const SimhashMetaPageData *meta)
 {
-	uint64		n = 0;
+	uint64 n = 0;
 
 	for (int r = 0; r < meta->list.nruns; r++)
 		n += meta->list.runs[r].npages;
@@ -356,32 +355,32 @@ simhash_meta_run_pages(const SimhashMetaPageData *meta)
 /* The read-cost model of a scan (cost.c), shared by the planner and the scan. */
 typedef struct SimhashReadModel
 {
-	double		rows;
-	double		pending;
-	int			runs;
-	int			bits;
-	int			blocks;
-	int			ntables;
-	int			prefix_bits[SIMHASH_MAX_TABLES];
+	double rows;
+	double pending;
+	int	   runs;
+	int	   bits;
+	int	   blocks;
+	int	   ntables;
+	int	   prefix_bits[SIMHASH_MAX_TABLES];
 } SimhashReadModel;
 
 /* Reloptions. */
 typedef struct SimhashOptions
 {
-	int32		vl_len_;
-	int			bits;
-	int			blocks;			/* 0: bits + 1 */
-	int			pending_pages;	/* pages of the pending buffer */
+	int32 vl_len_;
+	int	  bits;
+	int	  blocks;		 /* 0: bits + 1 */
+	int	  pending_pages; /* pages of the pending buffer */
 } SimhashOptions;
 
-#define SIMHASH_DEFAULT_BITS	3
-#define SIMHASH_DEFAULT_EXTRA_BLOCKS	1	/* blocks = bits + 1: measured best, see README */
-#define SIMHASH_DEFAULT_PENDING_PAGES	4
+#define SIMHASH_DEFAULT_BITS		  3
+#define SIMHASH_DEFAULT_EXTRA_BLOCKS  1 /* blocks = bits + 1: measured best, see README */
+#define SIMHASH_DEFAULT_PENDING_PAGES 4
 
 /* A row to place: its fingerprint, or a table's permuted key, and heap TID. */
 typedef struct SimhashItem
 {
-	uint64		key;
+	uint64			key;
 	ItemPointerData tid;
 } SimhashItem;
 
@@ -389,8 +388,8 @@ typedef struct SimhashItem
 typedef struct SimhashItemArray
 {
 	SimhashItem *items;
-	int64		n;
-	int64		cap;
+	int64		 n;
+	int64		 cap;
 } SimhashItemArray;
 
 extern void simhash_items_push(SimhashItemArray *a, uint64 key, ItemPointer tid);
@@ -399,14 +398,14 @@ extern void simhash_items_push(SimhashItemArray *a, uint64 key, ItemPointer tid)
 extern void simhash_sort_items(SimhashItem *items, size_t n);
 
 /* Callback of a merge: true when the heap TID is dead (VACUUM). */
-typedef bool (*SimhashDeadCallback) (ItemPointer tid, void *state);
+typedef bool (*SimhashDeadCallback)(ItemPointer tid, void *state);
 
 /* Reloptions and layout (options.c) */
 extern relopt_kind simhash_relopt_kind;
-extern void simhash_init_reloptions(void);
-extern void simhash_options_resolve(Relation index, int *bits, int *blocks);
-extern int	simhash_pending_pages(Relation index);
-extern sh_table *simhash_layout(int blocks, int bits, int *ntables);
+extern void		   simhash_init_reloptions(void);
+extern void		   simhash_options_resolve(Relation index, int *bits, int *blocks);
+extern int		   simhash_pending_pages(Relation index);
+extern sh_table	  *simhash_layout(int blocks, int bits, int *ntables);
 
 /* Indexed values (handler.c) */
 extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
@@ -416,105 +415,103 @@ extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
 
 /* Read-cost model (cost.c) */
-extern int	simhash_covered_radius(int bits, int blocks, int flips);
-extern void simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m);
-extern int	simhash_flips_for(const SimhashReadModel *m, int radius);
+extern int	  simhash_covered_radius(int bits, int blocks, int flips);
+extern void	  simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m);
+extern int	  simhash_flips_for(const SimhashReadModel *m, int radius);
 extern double simhash_pending_cost(const SimhashReadModel *m);
 extern double simhash_linear_cost(const SimhashReadModel *m);
 extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
 extern double simhash_step_cost(const SimhashReadModel *m, int t, int flips);
-extern int	simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
-extern bool simhash_knn_level_worth(const SimhashReadModel *m, int flips);
-extern int	simhash_knn_expected_radius(const SimhashReadModel *m, double k);
+extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
+extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
+extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
 
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
-extern void simhash_init_page(Page page, uint16 flags);
-extern void simhash_init_metapage(Page page, int bits, int blocks, int ntables);
-extern void simhash_init_runlist(Page page);
-extern Buffer simhash_extend_buffer(Relation index);
-extern Buffer simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
-extern bool simhash_page_recyclable(Relation heap, Page page);
-extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
-								BufferAccessStrategy strategy);
-extern void simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
-								  IndexBulkDeleteResult *stats);
+extern void		simhash_init_page(Page page, uint16 flags);
+extern void		simhash_init_metapage(Page page, int bits, int blocks, int ntables);
+extern void		simhash_init_runlist(Page page);
+extern Buffer	simhash_extend_buffer(Relation index);
+extern Buffer	simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
+extern bool		simhash_page_recyclable(Relation heap, Page page);
+extern void		simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
+									BufferAccessStrategy strategy);
+extern void		simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
+									  IndexBulkDeleteResult *stats);
 extern Relation simhash_open_heap(Relation index);
 
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
 {
-	Relation	index;
-	Relation	heap;
-	bool		concurrent;		/* WAL-log each page, take free pages */
-	int			table;
-	uint32		gen;
-	PGAlignedBlock image;		/* the page being filled */
-	int			n;				/* entries on it */
-	uint64		count;
-	char	   *dir;			/* directory entries, one per page */
-	BlockNumber npages;
-	BlockNumber dircap;
+	Relation	   index;
+	Relation	   heap;
+	bool		   concurrent; /* WAL-log each page, take free pages */
+	int			   table;
+	uint32		   gen;
+	PGAlignedBlock image; /* the page being filled */
+	int			   n;	  /* entries on it */
+	uint64		   count;
+	char		  *dir; /* directory entries, one per page */
+	BlockNumber	   npages;
+	BlockNumber	   dircap;
 } SimhashRunWriter;
 
-extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap,
-							  bool concurrent, int table, uint32 gen);
+extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent,
+							  int table, uint32 gen);
 extern void simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid);
 extern BlockNumber simhash_run_finish(SimhashRunWriter *w);
-extern void simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items,
-									  int64 nitems, const sh_table *tables, int ntables,
-									  bool concurrent, uint32 gen, BlockNumber *dir,
-									  BlockNumber *npages, bool progress);
+extern void
+simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int64 nitems,
+						  const sh_table *tables, int ntables, bool concurrent, uint32 gen,
+						  BlockNumber *dir, BlockNumber *npages, bool progress);
 
 /* Flushes and merges (runs.c) */
-extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead,
-						  void *dead_state, IndexBulkDeleteResult *stats);
+extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dead_state,
+						  IndexBulkDeleteResult *stats);
 extern void simhash_insert_merges(Relation index, Relation heap);
 extern void simhash_clear_interrupted(Relation index, bool flush);
-extern void simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead,
-							void *dead_state, BufferAccessStrategy strategy,
-							IndexBulkDeleteResult *stats);
+extern void
+simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead, void *dead_state,
+				BufferAccessStrategy strategy, IndexBulkDeleteResult *stats);
 extern int64 simhash_pending_limit(Relation index);
-extern int	simhash_run_level(uint64 count, int64 pending_rows);
+extern int	 simhash_run_level(uint64 count, int64 pending_rows);
 
 /* AM callbacks */
-extern bytea *simhash_options(Datum reloptions, bool validate);
-extern bool simhash_validate(Oid opclassoid);
-extern char *simhash_buildphasename(int64 phasenum);
+extern bytea			*simhash_options(Datum reloptions, bool validate);
+extern bool				 simhash_validate(Oid opclassoid);
+extern char				*simhash_buildphasename(int64 phasenum);
 extern IndexBuildResult *simhash_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
-extern void simhash_buildempty(Relation index);
-extern bool simhash_insert(Relation index, Datum *values, bool *isnull,
-						   ItemPointer ht_ctid, Relation heapRel,
-						   IndexUniqueCheck checkUnique, bool indexUnchanged,
-						   struct IndexInfo *indexInfo);
-extern IndexBulkDeleteResult *simhash_bulkdelete(IndexVacuumInfo *info,
-												 IndexBulkDeleteResult *stats,
-												 IndexBulkDeleteCallback callback,
-												 void *callback_state);
-extern IndexBulkDeleteResult *simhash_vacuumcleanup(IndexVacuumInfo *info,
-													IndexBulkDeleteResult *stats);
+extern void				 simhash_buildempty(Relation index);
+extern bool
+simhash_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid, Relation heapRel,
+			   IndexUniqueCheck checkUnique, bool indexUnchanged, struct IndexInfo *indexInfo);
+extern IndexBulkDeleteResult *
+simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				   IndexBulkDeleteCallback callback, void *callback_state);
+extern IndexBulkDeleteResult			 *
+simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
 extern bool simhash_canreturn(Relation index, int attno);
-extern void simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
-								 Cost *indexStartupCost, Cost *indexTotalCost,
-								 Selectivity *indexSelectivity, double *indexCorrelation,
-								 double *indexPages);
+extern void
+simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost *indexStartupCost,
+					 Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,
+					 double *indexPages);
 extern IndexScanDesc simhash_beginscan(Relation index, int nkeys, int norderbys);
-extern void simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
-						   ScanKey orderbys, int norderbys);
-extern bool simhash_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern void
+simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
+extern bool	 simhash_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
-extern void simhash_endscan(IndexScanDesc scan);
+extern void	 simhash_endscan(IndexScanDesc scan);
 
 /* The self-check (check.c); the caller holds ShareLock on both relations. */
 extern void simhash_check_index(Relation heap, Relation index);
 
 /* Query helpers (ops.c) */
-extern int	simhash_query_radius(Datum query, uint64 *fp);
+extern int	  simhash_query_radius(Datum query, uint64 *fp);
 extern double simhash_random_within(int radius);
-extern int	simhash_clause_radius(Node *rightop, bool is_query);
+extern int	  simhash_clause_radius(Node *rightop, bool is_query);
 
 /* Progress phases of CREATE INDEX */
 #define SIMHASH_PHASE_SCAN	2
 #define SIMHASH_PHASE_SORT	3
-#define SIMHASH_PHASE_WRITE	4
+#define SIMHASH_PHASE_WRITE 4
 
-#endif							/* SIMHASH_AM_H */
+#endif /* SIMHASH_AM_H */

@@ -13,13 +13,14 @@
 typedef struct DeadState
 {
 	IndexBulkDeleteCallback callback;
-	void	   *state;
+	void				   *state;
 } DeadState;
 
+/* VACUUM's dead-TID callback, in the shape the run merge takes. */
 static bool
 is_dead(ItemPointer tid, void *arg)
 {
-	DeadState  *ds = (DeadState *) arg;
+	DeadState *ds = (DeadState *) arg;
 
 	return ds->callback(tid, ds->state);
 }
@@ -29,20 +30,17 @@ is_dead(ItemPointer tid, void *arg)
  * how many were removed.
  */
 static uint64
-vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
-			 IndexBulkDeleteResult *stats)
+vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkDeleteResult *stats)
 {
-	uint64		removed = 0;
+	uint64 removed = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-											 info->strategy);
+		Buffer buf =
+			ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		GenericXLogState *state;
-		Page		page;
-		int			n,
-					i,
-					kept = 0;
+		Page			  page;
+		int				  n, i, kept = 0;
 
 		vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -51,7 +49,7 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
 		n = SimhashPageEntries(page);
 		for (i = 0; i < n; i++)
 		{
-			char	   *ent = SimhashPageEntry(page, i);
+			char		   *ent = SimhashPageEntry(page, i);
 			ItemPointerData tid;
 
 			simhash_entry_tid(ent, &tid);
@@ -68,7 +66,8 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
 		blkno = SimhashPageGetOpaque(page)->next;
 		if (kept != n)
 		{
-			((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
+			((PageHeader) page)->pd_lower =
+				MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
 			GenericXLogFinish(state);
 		}
 		else
@@ -82,9 +81,9 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
 static void
 uncount(Relation index, uint64 pending, uint64 sealed, uint64 nulls)
 {
-	Buffer		metabuf;
+	Buffer			  metabuf;
 	GenericXLogState *state;
-	SimhashMetaPage m;
+	SimhashMetaPage	  m;
 
 	if (pending + sealed + nulls == 0)
 		return;
@@ -99,26 +98,29 @@ uncount(Relation index, uint64 pending, uint64 sealed, uint64 nulls)
 	UnlockReleaseBuffer(metabuf);
 }
 
+/* The index's entry count (runs, pending buffer and NULLs) into stats. */
 static void
 count_tuples(Relation index, IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
 
 	simhash_read_meta(index, &meta);
-	stats->num_index_tuples = simhash_meta_rows(&meta) + meta.nnulls;
+	stats->num_index_tuples = simhash_meta_rows(&meta) + (double) meta.nnulls;
 }
 
+/*
+ * ambulkdelete: remove the dead TIDs from the pending buffer (by flushing it
+ * without them), the NULLs chain and every run that holds one.
+ */
 IndexBulkDeleteResult *
 simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				   IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Relation	index = info->index;
-	Relation	heap = simhash_open_heap(index);
-	DeadState	ds = {callback, callback_state};
+	Relation			index = info->index;
+	Relation			heap = simhash_open_heap(index);
+	DeadState			ds = {callback, callback_state};
 	SimhashMetaPageData meta;
-	uint64		pending = 0,
-				sealed = 0,
-				nulls;
+	uint64				pending = 0, sealed = 0, nulls;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
@@ -152,11 +154,16 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
+/*
+ * amvacuumcleanup: flush the pending buffer, forget a flush or merge a crash
+ * interrupted, compact the runs (simhash_compact) and recycle the pages no
+ * scan can still read.
+ */
 IndexBulkDeleteResult *
 simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	Relation	index = info->index;
-	Relation	heap;
+	Relation index = info->index;
+	Relation heap;
 
 	if (info->analyze_only)
 		return stats;
