@@ -272,6 +272,7 @@ typedef struct ProbeCtx
 	/* the run page last read, kept pinned for the next range on it */
 	Buffer		buf;
 	BlockNumber blkno;
+	int			dir_hint; /* run page of the last range in a cached directory */
 } ProbeCtx;
 
 /*
@@ -510,9 +511,23 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 	if (cache != NULL)
 	{
-		int a = 0, b = cache->n;
+		int a = c->dir_hint, b = cache->n, step = 1;
 
-		/* the first run page whose hikey is >= lo */
+		/*
+		 * The first run page whose hikey is >= lo, searched from the page of
+		 * the previous range, by doubling steps, then by halving: probes come
+		 * in key order (exact levels), usually a few pages apart.
+		 */
+		if (a > cache->n || (a > 0 && cache->hikeys[a - 1] >= lo))
+			a = 0;
+		else
+		{
+			for (b = a; b < cache->n && cache->hikeys[b] < lo; step *= 2)
+			{
+				a = b + 1;
+				b = Min(b + step, cache->n);
+			}
+		}
 		while (a < b)
 		{
 			int mid = a + (b - a) / 2;
@@ -522,6 +537,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 			else
 				b = mid;
 		}
+		c->dir_hint = a;
 		for (; more && a < cache->n; a++)
 		{
 			uint64 below = a > 0 ? cache->hikeys[a - 1] : 0;
@@ -670,10 +686,14 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exa
 	c.arg = arg;
 	c.buf = InvalidBuffer;
 	c.blkno = InvalidBlockNumber;
+	c.dir_hint = 0;
 	if (exact)
 	{
 		for (c.r = 0; c.r < so->meta.list.nruns; c.r++)
+		{
+			c.dir_hint = 0;
 			probe_exact_sorted(&c, 0, flips, 0);
+		}
 	}
 	else
 		probe_variants(&c, 0, flips, 0);
