@@ -265,6 +265,7 @@ typedef struct ProbeCtx
 	/* the run page last read, kept pinned for the next range on it */
 	Buffer		buf;
 	BlockNumber blkno;
+	int			dir_hint; /* run page of the last range in a cached directory */
 } ProbeCtx;
 
 /*
@@ -503,9 +504,23 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 	if (cache != NULL)
 	{
-		int a = 0, b = cache->n;
+		int a = c->dir_hint, b = cache->n, step = 1;
 
-		/* the first run page whose hikey is >= lo */
+		/*
+		 * The first run page whose hikey is >= lo, searched from the page of
+		 * the previous range, by doubling steps, then by halving: probes come
+		 * in key order (exact levels), usually a few pages apart.
+		 */
+		if (a > cache->n || (a > 0 && cache->hikeys[a - 1] >= lo))
+			a = 0;
+		else
+		{
+			for (b = a; b < cache->n && cache->hikeys[b] < lo; step *= 2)
+			{
+				a = b + 1;
+				b = Min(b + step, cache->n);
+			}
+		}
 		while (a < b)
 		{
 			int mid = a + (b - a) / 2;
@@ -515,6 +530,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 			else
 				b = mid;
 		}
+		c->dir_hint = a;
 		for (; more && a < cache->n; a++)
 		{
 			uint64 below = a > 0 ? cache->hikeys[a - 1] : 0;
@@ -663,10 +679,14 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exa
 	c.arg = arg;
 	c.buf = InvalidBuffer;
 	c.blkno = InvalidBlockNumber;
+	c.dir_hint = 0;
 	if (exact)
 	{
 		for (c.r = 0; c.r < so->meta.list.nruns; c.r++)
+		{
+			c.dir_hint = 0;
 			probe_exact_sorted(&c, 0, flips, 0);
+		}
 	}
 	else
 		probe_variants(&c, 0, flips, 0);
@@ -843,13 +863,11 @@ hit_cmp(const void *a, const void *b)
 }
 
 /*
- * Every table's probes (the prefixes up to `flips` bits away, or with
- * `exact` exactly that many) to visit_runs, then every pending row, sealed
- * chain first, to visit_pending.
+ * Every table's probes (the prefixes up to `flips` bits away), then every
+ * pending row, sealed chain first.
  */
 static void
-probe_tables(IndexScanDesc scan, uint64 q, int radius, int flips, bool exact,
-			 SimhashVisit visit_runs, SimhashVisit visit_pending)
+probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int				  t;
@@ -857,16 +875,10 @@ probe_tables(IndexScanDesc scan, uint64 q, int radius, int flips, bool exact,
 	for (t = 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		probe_table(scan, t, q, radius, flips, exact, visit_runs, NULL);
+		probe_table(scan, t, q, radius, flips, false, visit, NULL);
 	}
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit_pending, NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit_pending, NULL);
-}
-
-static void
-probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
-{
-	probe_tables(scan, q, radius, flips, false, visit, visit);
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }
 
 /* The primitives knn.c builds on (scan_int.h). */
@@ -877,15 +889,26 @@ simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVi
 }
 
 /*
- * KNN's levels: the rows of the runs within radius whose fewest flipped
- * prefix bits over the tables is exactly `flips` (each row at one level
- * only), to visit_runs; the pending rows, all of them again, to visit_pending.
+ * A step of KNN's levels: the rows of table t's runs within radius whose
+ * fewest flipped prefix bits over the tables is exactly `flips`, table t
+ * being the first with that few (see owned_at: each row is met at one step).
  */
 void
-simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit_runs,
-					SimhashVisit visit_pending)
+simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+						  SimhashVisit visit)
 {
-	probe_tables(scan, q, radius, flips, true, visit_runs, visit_pending);
+	CHECK_FOR_INTERRUPTS();
+	probe_table(scan, t, q, radius, flips, true, visit, NULL);
+}
+
+/* Every pending row, sealed chain first. */
+void
+simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }
 
 void

@@ -424,8 +424,10 @@ extern int	  simhash_flips_for(const SimhashReadModel *m, int radius);
 extern double simhash_pending_cost(const SimhashReadModel *m);
 extern double simhash_linear_cost(const SimhashReadModel *m);
 extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
+extern double simhash_step_cost(const SimhashReadModel *m, int t, int flips);
 extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
 extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
+extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
 
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
 extern void
