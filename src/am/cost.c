@@ -42,6 +42,10 @@ simhash_covered_radius(int bits, int blocks, int flips)
 	return sh_table_covered_radius(blocks, bits, flips);
 }
 
+/*
+ * What the cost model needs from a metapage copy: rows, pending entries,
+ * runs, the layout and each table's prefix bits.
+ */
 void
 simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m)
 {
@@ -71,12 +75,14 @@ simhash_flips_for(const SimhashReadModel *m, int radius)
 	return -1;
 }
 
+/* Pages that hold `entries` packed entries. */
 static double
 pages_of(double entries)
 {
 	return ceil(Max(entries, 0.0) / SIMHASH_PAGE_CAPACITY);
 }
 
+/* Reading the pending buffer, which every scan does. */
 double
 simhash_pending_cost(const SimhashReadModel *m)
 {
@@ -249,6 +255,11 @@ path_radius(IndexPath *path)
 	return radius;
 }
 
+/*
+ * amcostestimate: prices what a scan of this path reads (probes, flipped-
+ * prefix probes, a linear pass or KNN steps, plus the pending buffer) from the
+ * index's metapage, through PostgreSQL's generic index costs.
+ */
 void
 simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost *indexStartupCost,
 					 Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,

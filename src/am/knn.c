@@ -167,6 +167,7 @@ hit_after(int d, ItemPointer tid, int e, ItemPointer etid)
 	return d != e ? d > e : ItemPointerCompare(tid, etid) > 0;
 }
 
+/* Restore the heap order (the worst hit at the root) below position i. */
 static void
 sift_down(SimhashHit *h, int64 n, int64 i)
 {
@@ -188,6 +189,7 @@ sift_down(SimhashHit *h, int64 n, int64 i)
 	}
 }
 
+/* Restore the heap order above position i, after an append. */
 static void
 sift_up(SimhashHit *h, int64 i)
 {
@@ -229,6 +231,11 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 	sift_down(so->hits, so->nhits, 0);
 }
 
+/*
+ * Beyond the last level worth probing: one pass over every row, keeping
+ * the next `batch` rows of the order (after the last returned) in a heap;
+ * each later pass doubles the batch, within work_mem.
+ */
 static void
 linear_pass(IndexScanDesc scan)
 {

@@ -17,6 +17,7 @@
 
 static void dir_cache_reset(SimhashScanOpaque so);
 
+/* ambeginscan: the scan's state and its memory context. */
 IndexScanDesc
 simhash_beginscan(Relation index, int nkeys, int norderbys)
 {
@@ -34,6 +35,10 @@ simhash_beginscan(Relation index, int nkeys, int norderbys)
 	return scan;
 }
 
+/*
+ * amrescan: the scan keys as conditions (query fingerprint, radius), the
+ * ORDER BY operand; nothing is read until the first tuple is asked for.
+ */
 void
 simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
@@ -102,6 +107,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	MemoryContextSwitchTo(old);
 }
 
+/* amendscan: frees everything the scan allocated. */
 void
 simhash_endscan(IndexScanDesc scan)
 {
@@ -826,6 +832,7 @@ add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
 	h->isnull = isnull;
 }
 
+/* Does a fingerprint meet every condition of the scan? */
 static bool
 conds_hold(SimhashScanOpaque so, uint64 fp)
 {
@@ -837,6 +844,7 @@ conds_hold(SimhashScanOpaque so, uint64 fp)
 	return true;
 }
 
+/* Visitor of radius scans: a hit when every condition holds. */
 static void
 visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
@@ -846,12 +854,14 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 			false);
 }
 
+/* Visitor of the NULLs chain: a hit with no distance. */
 static void
 visit_null(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	add_hit(so, 0, tid, -1, true);
 }
 
+/* qsort order of hits: distance, then heap TID. */
 static int
 hit_cmp(const void *a, const void *b)
 {
@@ -911,24 +921,28 @@ simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit)
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }
 
+/* Every row of the index (one table of the runs, and the pending rows). */
 void
 simhash_scan_all(IndexScanDesc scan, SimhashVisit visit)
 {
 	scan_all(scan, visit, NULL);
 }
 
+/* A hit for knn.c, which shares the scan's hit array. */
 void
 simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
 {
 	add_hit(so, fp, tid, dist, isnull);
 }
 
+/* The hits in the order hit_cmp gives (distance, then TID). */
 void
 simhash_sort_hits(SimhashScanOpaque so)
 {
 	qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
 }
 
+/* The scan met reused pages after it had returned rows: a retryable error. */
 static void
 stale_error(IndexScanDesc scan)
 {
@@ -966,6 +980,11 @@ start_scan(IndexScanDesc scan)
 	}
 }
 
+/*
+ * The scan's first answers from a fresh copy of the metapage: radius
+ * conditions by probes (or a full pass when cheaper), an order by KNN steps,
+ * or the NULLs; sets the phase that next_batch() continues from.
+ */
 static void
 collect(IndexScanDesc scan)
 {
@@ -1034,6 +1053,10 @@ next_batch(IndexScanDesc scan)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * amgettuple: the next hit (in distance order when ordered), collecting
+ * more when the batch is used up.
+ */
 bool
 simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -1071,6 +1094,10 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 	return true;
 }
 
+/*
+ * amgetbitmap: every hit into the bitmap, marked for recheck with the
+ * exclusion operator class (@%@), as amgettuple does.
+ */
 int64
 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
