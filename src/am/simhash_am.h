@@ -115,6 +115,7 @@
 #include "access/transam.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
+#include "storage/lock.h"
 #include "utils/relcache.h"
 
 #include "simhash.h"
@@ -166,7 +167,8 @@ typedef struct SimhashPageOpaqueData
 								 * can tell a recycled page. */
 	uint16		table;			/* RUN/DIR: table number */
 	uint16		flags;
-	uint16		unused;
+	uint16		removed;		/* RUN: entries VACUUM removed in place (the
+								 * page was written with entries + removed) */
 	uint16		page_id;		/* SIMHASH_PAGE_ID: the page's last 2 bytes */
 } SimhashPageOpaqueData;
 
@@ -257,6 +259,13 @@ typedef struct SimhashRunList
 	SimhashRun	runs[SIMHASH_MAX_RUNS];
 	/* first directory block of (run r, table t): run_dir[r * ntables + t] */
 	BlockNumber run_dir[SIMHASH_RUN_SLOTS];
+	/*
+	 * uneven[r]: VACUUM is removing dead entries of run r in place, or a
+	 * crash interrupted it: its tables may hold different numbers of entries
+	 * (the dead ones some tables still hold), count is table 0's, and no
+	 * merge takes it until a VACUUM has cleaned every table of it.
+	 */
+	uint8		uneven[SIMHASH_MAX_RUNS];
 } SimhashRunList;
 
 /*
@@ -308,6 +317,17 @@ simhash_meta_dir(const SimhashMetaPageData *meta, int r, int t)
 	return meta->list.run_dir[r * meta->ntables + t];
 }
 
+/*
+ * Does run r hold table t?  While a merge switches tables over one by one,
+ * its new run holds the tables written so far and the inputs the others
+ * (their directory slots are InvalidBlockNumber for the rest).
+ */
+static inline bool
+simhash_run_has(const SimhashMetaPageData *meta, int r, int t)
+{
+	return BlockNumberIsValid(simhash_meta_dir(meta, r, t));
+}
+
 /* Runs the metapage can list with this many tables. */
 static inline int
 simhash_max_runs(int ntables)
@@ -332,7 +352,8 @@ simhash_meta_rows(const SimhashMetaPageData *meta)
 	double		n = simhash_meta_pending(meta);
 
 	for (int r = 0; r < meta->list.nruns; r++)
-		n += (double) meta->list.runs[r].count;
+		if (simhash_run_has(meta, r, 0))
+			n += (double) meta->list.runs[r].count;
 	return n;
 }
 
@@ -349,7 +370,8 @@ simhash_meta_run_pages(const SimhashMetaPageData *meta)
 	uint64		n = 0;
 
 	for (int r = 0; r < meta->list.nruns; r++)
-		n += meta->list.runs[r].npages;
+		if (simhash_run_has(meta, r, 0))
+			n += meta->list.runs[r].npages;
 	return n;
 }
 
@@ -432,11 +454,45 @@ extern void simhash_init_runlist(Page page);
 extern Buffer simhash_extend_buffer(Relation index);
 extern Buffer simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
 extern bool simhash_page_recyclable(Relation heap, Page page);
+extern void simhash_refresh_horizon(Relation heap);
+extern void simhash_fsm_update(Relation index);
 extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
 								BufferAccessStrategy strategy);
-extern void simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
-								  IndexBulkDeleteResult *stats);
 extern Relation simhash_open_heap(Relation index);
+
+/*
+ * Pages a merge run by VACUUM retired, which the same merge reuses once
+ * every transaction that had a snapshot when they were retired has ended
+ * (VACUUM's own snapshot is not one that reads the index; a backend's own
+ * scans may be, so an INSERT's merge does not use a pool).  They are in the
+ * FSM too; whoever takes one first, under its exclusive lock, keeps it.
+ */
+typedef struct SimhashPooledPage
+{
+	BlockNumber blkno;
+	uint32		gen;			/* of the run it belonged to */
+} SimhashPooledPage;
+
+typedef struct SimhashPagePool
+{
+	MemoryContext cxt;			/* where its arrays live (outlives merges) */
+	SimhashPooledPage *pages;
+	int			n;
+	int			cap;
+	VirtualTransactionId *vxids;	/* transactions with a snapshot at the
+									 * last retirement */
+	int			nvxids;
+	bool		safe;			/* they have all ended */
+	int			takes;
+} SimhashPagePool;
+
+extern void simhash_pool_add(SimhashPagePool *pool, BlockNumber blkno, uint32 gen);
+extern void simhash_pool_seal(SimhashPagePool *pool);
+extern Buffer simhash_pool_take(SimhashPagePool *pool, Relation index);
+extern bool simhash_pool_free(SimhashPagePool *pool, BlockNumber blkno, Page page);
+extern void simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
+								  SimhashPagePool *pool,
+								  IndexBulkDeleteResult *stats);
 
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
@@ -452,6 +508,7 @@ typedef struct SimhashRunWriter
 	char	   *dir;			/* directory entries, one per page */
 	BlockNumber npages;
 	BlockNumber dircap;
+	SimhashPagePool *pool;		/* pages to take first, or NULL */
 } SimhashRunWriter;
 
 extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap,
@@ -467,10 +524,17 @@ extern void simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem
 extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead,
 						  void *dead_state, IndexBulkDeleteResult *stats);
 extern void simhash_insert_merges(Relation index, Relation heap);
-extern void simhash_clear_interrupted(Relation index, bool flush);
-extern void simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead,
-							void *dead_state, BufferAccessStrategy strategy,
-							IndexBulkDeleteResult *stats);
+extern void simhash_clear_interrupted(Relation index);
+extern void simhash_finish_interrupted_merge(Relation index, Relation heap,
+											 BufferAccessStrategy strategy,
+											 SimhashPagePool *pool);
+extern void simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy,
+							SimhashPagePool *pool);
+extern void simhash_clean_begin(Relation index, uint32 gen);
+extern void simhash_clean_end(Relation index, Relation heap, uint32 gen, uint64 count,
+							  bool uneven, BufferAccessStrategy strategy);
+extern void simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags,
+								uint32 gen, int table);
 extern int64 simhash_pending_limit(Relation index);
 extern int	simhash_run_level(uint64 count, int64 pending_rows);
 
