@@ -9,9 +9,9 @@ PG_CONFIG  ?= pg_config
 # method (src/am/) and the C++ core (src/core/ and its role folders).  The CLI
 # in src/cli/ links the core only.  Pieces of the install script of the
 # current version live in src/sql/ and are concatenated in name order.
-SHIM_DIRS   = src src/type src/fingerprint src/batch
+SHIM_DIRS   = src src/type src/fingerprint src/batch src/am
 CORE_DIRS   = src/core src/core/fingerprint src/core/search
-C_SRCS      = $(sort $(wildcard $(addsuffix /*.c,$(SHIM_DIRS)) src/am/*.c))
+C_SRCS      = $(sort $(wildcard $(addsuffix /*.c,$(SHIM_DIRS))))
 CORE_SRCS   = $(sort $(wildcard $(addsuffix /*.cpp,$(CORE_DIRS))))
 CORE_HDRS   = $(wildcard $(addsuffix /*.h,$(CORE_DIRS)) $(addsuffix /*.hpp,$(CORE_DIRS)))
 CORE_INC    = $(addprefix -I,$(CORE_DIRS))
@@ -86,8 +86,8 @@ unit-asan: test/unit_tests_asan
 
 # ---- style and static analysis ---------------------------------------------
 # C++ (core, CLI, tests, fuzzers): .clang-format and .clang-tidy at the top.  The
-# C shim: src/.clang-format (PostgreSQL's layout) and src/.clang-tidy.  The index
-# access method (src/am/) keeps its pgindent layout and is not yet covered.
+# C shim, index access method included: src/.clang-format (PostgreSQL's layout
+# as near as clang-format comes) and src/.clang-tidy.
 CXX_STYLE_FILES = $(CORE_SRCS) $(filter %.hpp,$(CORE_HDRS)) $(UNIT_SRCS) $(wildcard src/cli/*.cpp src/cli/*.hpp) $(wildcard test/fuzz/*.cpp test/fuzz/*.hpp)
 C_STYLE_FILES   = $(wildcard $(addsuffix /*.c,$(SHIM_DIRS)) $(addsuffix /*.h,$(SHIM_DIRS)))
 format:

@@ -55,7 +55,7 @@ extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
  * USE_VALGRIND) a use of memory after MemoryContextDelete() is then a read of
  * freed memory and is reported.  The cost is one malloc per context.
  */
-#define SIMHASH_CONTEXT_SIZES	0, 16 * 1024, 8 * 1024 * 1024
+#define SIMHASH_CONTEXT_SIZES 0, (Size) 16 * 1024, (Size) 8 * 1024 * 1024
 
 #define SH_CHECK(call, what) \
 	do \

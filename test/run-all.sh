@@ -32,6 +32,30 @@ else
 	tally core-purity 1 0
 fi
 
+note "layout: make format-check (clang-format over the core, the CLI and the C shim)"
+if command -v clang-format >/dev/null; then
+	if make -s format-check >/tmp/simhash-format.$$ 2>&1; then
+		tally format 1 0
+	else
+		head -40 /tmp/simhash-format.$$; echo "run: make format"; tally format 0 1
+	fi
+	rm -f /tmp/simhash-format.$$
+else
+	echo "clang-format is not installed (tools/install-deps.sh installs it): skipped"
+fi
+
+note "static analysis: make lint (cppcheck and clang-tidy over the core, the CLI and the C shim)"
+if command -v clang-tidy >/dev/null && command -v cppcheck >/dev/null; then
+	if make -s lint >/tmp/simhash-lint.$$ 2>&1; then
+		tally lint 1 0
+	else
+		grep -E 'error|warning:' /tmp/simhash-lint.$$ | grep -v 'warnings generated' | head -40; tally lint 0 1
+	fi
+	rm -f /tmp/simhash-lint.$$
+else
+	echo "clang-tidy or cppcheck is not installed (tools/install-deps.sh installs them): skipped"
+fi
+
 note "core unit tests (GoogleTest)"
 out=$(./test/unit_tests --gtest_brief=1 2>&1); rc=$?
 echo "$out" | tail -25

@@ -25,38 +25,43 @@
 #include "utils/tuplestore.h"
 
 /* Unsigned key order as int8 order: flip the sign bit. */
-#define KEY_TO_INT8(k)	((int64) ((k) ^ UINT64CONST(0x8000000000000000)))
-#define INT8_TO_KEY(i)	(((uint64) (i)) ^ UINT64CONST(0x8000000000000000))
+#define KEY_TO_INT8(k) ((int64) ((k) ^ UINT64CONST(0x8000000000000000)))
+#define INT8_TO_KEY(i) (((uint64) (i)) ^ UINT64CONST(0x8000000000000000))
 
 typedef struct BuildState
 {
-	SimhashItem *items;
-	int64		n;
-	int64		cap;
+	SimhashItem		*items;
+	int64			 n;
+	int64			 cap;
 	ItemPointerData *nulls;
-	int64		nnulls;
-	int64		nullcap;
-	double		heap_tuples;
-	int64		mem_limit;		/* pairs held in memory before spilling */
+	int64			 nnulls;
+	int64			 nullcap;
+	double			 heap_tuples;
+	int64			 mem_limit; /* pairs held in memory before spilling */
 	Tuplestorestate *spill;		/* (fingerprint int8, tid) beyond mem_limit */
-	TupleDesc	desc;
+	TupleDesc		 desc;
 } BuildState;
 
+/* One (key, TID) into the build's spill tuplestore. */
 static void
 spill_put(BuildState *bs, uint64 fp, ItemPointer tid)
 {
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
+	Datum values[2];
+	bool  nulls[2] = {false, false};
 
 	values[0] = Int64GetDatum((int64) fp);
 	values[1] = PointerGetDatum(tid);
 	tuplestore_putvalues(bs->spill, bs->desc, values, nulls);
 }
 
+/*
+ * The build outgrew maintenance_work_mem: move the entries gathered so far
+ * into a tuplestore (which spills to disk) and free the array.
+ */
 static void
 start_spill(BuildState *bs)
 {
-	int64		i;
+	int64 i;
 
 	bs->desc = CreateTemplateTupleDesc(2);
 	TupleDescInitEntry(bs->desc, 1, "k", INT8OID, -1, 0);
@@ -68,9 +73,13 @@ start_spill(BuildState *bs)
 	bs->items = NULL;
 }
 
+/*
+ * table_index_build_scan's callback: NULL or unindexable values go to the
+ * NULLs list, fingerprints to the array (or the spill once it is full).
+ */
 static void
-build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-			   bool tupleIsAlive, void *arg)
+build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive,
+			   void *arg)
 {
 	BuildState *bs = (BuildState *) arg;
 	uint64		fp;
@@ -86,10 +95,10 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->nulls[bs->nnulls++] = *tid;
 		return;
 	}
-	if (bs->spill == NULL && bs->n >= bs->mem_limit)
-		start_spill(bs);
-	if (bs->spill)
+	if (bs->spill != NULL || bs->n >= bs->mem_limit)
 	{
+		if (bs->spill == NULL)
+			start_spill(bs);
 		spill_put(bs, fp, tid);
 		bs->n++;
 		return;
@@ -112,16 +121,16 @@ static BlockNumber
 write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *tab, int t,
 				 uint32 gen, BlockNumber *npages)
 {
-	AttrNumber	attnums[2] = {1, 2};
-	Oid			ops[2] = {Int8LessOperator, TIDLessOperator};
-	Oid			colls[2] = {InvalidOid, InvalidOid};
-	bool		nullsfirst[2] = {false, false};
-	Tuplesortstate *sort;
-	TupleTableSlot *in = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
-	TupleTableSlot *out = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
-	TupleTableSlot *v = MakeSingleTupleTableSlot(bs->desc, &TTSOpsVirtual);
+	AttrNumber		 attnums[2] = {1, 2};
+	Oid				 ops[2] = {Int8LessOperator, TIDLessOperator};
+	Oid				 colls[2] = {InvalidOid, InvalidOid};
+	bool			 nullsfirst[2] = {false, false};
+	Tuplesortstate	*sort;
+	TupleTableSlot	*in = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
+	TupleTableSlot	*out = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
+	TupleTableSlot	*v = MakeSingleTupleTableSlot(bs->desc, &TTSOpsVirtual);
 	SimhashRunWriter w;
-	BlockNumber dir;
+	BlockNumber		 dir;
 
 	sort = tuplesort_begin_heap(bs->desc, 2, attnums, ops, colls, nullsfirst,
 								Max(maintenance_work_mem * 3 / 4, 64), NULL, TUPLESORT_NONE);
@@ -129,8 +138,8 @@ write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *
 	tuplestore_rescan(bs->spill);
 	while (tuplestore_gettupleslot(bs->spill, true, false, in))
 	{
-		bool		isnull;
-		uint64		fp = (uint64) DatumGetInt64(slot_getattr(in, 1, &isnull));
+		bool   isnull;
+		uint64 fp = (uint64) DatumGetInt64(slot_getattr(in, 1, &isnull));
 
 		CHECK_FOR_INTERRUPTS();
 		ExecClearTuple(v);
@@ -146,8 +155,8 @@ write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *
 	simhash_run_begin(&w, index, heap, false, t, gen);
 	while (tuplesort_gettupleslot(sort, true, false, out, NULL))
 	{
-		bool		isnull;
-		uint64		key = INT8_TO_KEY(DatumGetInt64(slot_getattr(out, 1, &isnull)));
+		bool			isnull;
+		uint64			key = INT8_TO_KEY(DatumGetInt64(slot_getattr(out, 1, &isnull)));
 		ItemPointerData tid = *(ItemPointer) DatumGetPointer(slot_getattr(out, 2, &isnull));
 
 		simhash_run_add(&w, key, &tid);
@@ -178,9 +187,9 @@ write_nulls(Relation index, ItemPointerData *tids, int64 n, BlockNumber *tail)
 	*tail = InvalidBlockNumber;
 	while (i < n)
 	{
-		Buffer		buf = ReadBuffer(index, P_NEW);
-		Page		page;
-		int			k = 0;
+		Buffer buf = ReadBuffer(index, P_NEW);
+		Page   page;
+		int	   k = 0;
 
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
@@ -205,24 +214,23 @@ write_nulls(Relation index, ItemPointerData *tids, int64 n, BlockNumber *tail)
 	return head;
 }
 
+/*
+ * ambuild: scan the heap, then write one sorted run per permuted table (each
+ * with its directory), the NULLs chain, the run list and the metapage.
+ */
 IndexBuildResult *
 simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
-	BuildState	bs = {0};
-	int			bits,
-				blocks,
-				ntables,
-				t;
-	sh_table   *tables;
-	Buffer		metabuf,
-				listbuf;
-	SimhashMetaPage meta;
-	SimhashRunList *list;
-	BlockNumber dir[SIMHASH_MAX_TABLES];
-	BlockNumber run_npages = 0;
-	MemoryContext cxt,
-				old;
+	BuildState		  bs = {0};
+	int				  bits, blocks, ntables, t;
+	sh_table		 *tables;
+	Buffer			  metabuf, listbuf;
+	SimhashMetaPage	  meta;
+	SimhashRunList	 *list;
+	BlockNumber		  dir[SIMHASH_MAX_TABLES];
+	BlockNumber		  run_npages = 0;
+	MemoryContext	  cxt, old;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
@@ -245,8 +253,8 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", SIMHASH_CONTEXT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-	bs.mem_limit = Max((int64) 1024,
-					   (int64) maintenance_work_mem * 1024 / (2 * (int64) sizeof(SimhashItem)));
+	bs.mem_limit =
+		Max((int64) 1024, (int64) maintenance_work_mem * 1024 / (2 * (int64) sizeof(SimhashItem)));
 	bs.cap = 1024;
 	bs.items = MemoryContextAllocHuge(cxt, bs.cap * sizeof(SimhashItem));
 	bs.nullcap = 64;
@@ -294,7 +302,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	MemoryContextSwitchTo(old);
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = bs.heap_tuples;
-	result->index_tuples = bs.n + bs.nnulls;
+	result->index_tuples = (double) (bs.n + bs.nnulls);
 	MemoryContextDelete(cxt);
 	return result;
 }
@@ -304,10 +312,8 @@ void
 simhash_buildempty(Relation index)
 {
 	PGAlignedBlock page;
-	int			bits,
-				blocks,
-				ntables;
-	BlockNumber blkno;
+	int			   bits, blocks, ntables;
+	BlockNumber	   blkno;
 
 	simhash_options_resolve(index, &bits, &blocks);
 	ntables = sh_table_count(blocks, bits);
@@ -319,8 +325,8 @@ simhash_buildempty(Relation index)
 			simhash_init_runlist(page.data);
 		PageSetChecksumInplace(page.data, blkno);
 		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, blkno, page.data, true);
-		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
-					blkno, page.data, true);
+		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM, blkno, page.data,
+					true);
 	}
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

@@ -31,13 +31,12 @@
 static Oid
 relation_am(Oid relid)
 {
-	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	Oid			am;
+	HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid		  am;
 
 	if (!HeapTupleIsValid(tup))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+						errmsg("relation with OID %u does not exist", relid)));
 	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
 	ReleaseSysCache(tup);
 	return am;
@@ -50,51 +49,51 @@ relation_am(Oid relid)
 static Oid
 checkable_heap(Oid indexoid)
 {
-	char		relkind = get_rel_relkind(indexoid);
-	Oid			heapoid;
-	Oid			am;
+	char relkind = get_rel_relkind(indexoid);
+	Oid	 heapoid;
+	Oid	 am;
 
 	if (relkind == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", indexoid)));
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+						errmsg("relation with OID %u does not exist", indexoid)));
 	if (relkind == RELKIND_PARTITIONED_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is a partitioned index", get_rel_name(indexoid)),
-				 errhint("Check the index of each partition.")));
+		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						errmsg("\"%s\" is a partitioned index", get_rel_name(indexoid)),
+						errhint("Check the index of each partition.")));
 	if (relkind != RELKIND_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
 	heapoid = IndexGetRelation(indexoid, true);
 	if (!OidIsValid(heapoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("index with OID %u does not exist", indexoid)));
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+						errmsg("index with OID %u does not exist", indexoid)));
 	if (!pg_class_ownercheck(heapoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(heapoid)),
 					   get_rel_name(heapoid));
 	am = relation_am(indexoid);
 	if (am != get_index_am_oid("simhash", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("index \"%s\" is not a simhash index", get_rel_name(indexoid)),
-				 errdetail("It uses the access method \"%s\".", get_am_name(am))));
+		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						errmsg("index \"%s\" is not a simhash index", get_rel_name(indexoid)),
+						errdetail("It uses the access method \"%s\".", get_am_name(am))));
 	return heapoid;
 }
 
+/*
+ * simhash_index_check(regclass): the structural check of a simhash index,
+ * as the table's owner under a restricted security context, both relations
+ * ShareLocked (the permission was checked before any lock was taken).
+ */
 PG_FUNCTION_INFO_V1(simhash_index_check);
 Datum
 simhash_index_check(PG_FUNCTION_ARGS)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid = checkable_heap(indexoid);
-	Relation	heap;
-	Relation	index;
-	Oid			save_userid;
-	int			save_sec_context;
-	int			save_nestlevel;
+	Oid		 indexoid = PG_GETARG_OID(0);
+	Oid		 heapoid = checkable_heap(indexoid);
+	Relation heap;
+	Relation index;
+	Oid		 save_userid;
+	int		 save_sec_context;
+	int		 save_nestlevel;
 
 	/* the table first, as every writer locks it before its indexes */
 	heap = table_open(heapoid, ShareLock);
@@ -107,21 +106,20 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	/* the catalogs were read unlocked: the index may have been replaced since */
 	if (IndexGetRelation(indexoid, true) != heapoid ||
 		index->rd_rel->relam != get_index_am_oid("simhash", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" was dropped or replaced while the check started",
-						RelationGetRelationName(index)),
-				 errhint("Run the check again.")));
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("index \"%s\" was dropped or replaced while the check started",
+							   RelationGetRelationName(index)),
+						errhint("Run the check again.")));
 	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot check temporary indexes of other sessions")));
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						errmsg("cannot check temporary indexes of other sessions")));
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot check index \"%s\": it is not valid",
 						RelationGetRelationName(index)),
-				 errhint("A failed CREATE INDEX CONCURRENTLY leaves an invalid index; REINDEX it.")));
+				 errhint(
+					 "A failed CREATE INDEX CONCURRENTLY leaves an invalid index; REINDEX it.")));
 
 	simhash_check_index(heap, index);
 

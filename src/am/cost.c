@@ -44,8 +44,8 @@ simhash_covered_radius(int bits, int blocks, int flips)
 void
 simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m)
 {
-	sh_table   *tables;
-	int			t;
+	sh_table *tables;
+	int		  t;
 
 	m->rows = simhash_meta_rows(meta);
 	m->pending = simhash_meta_pending(meta);
@@ -62,7 +62,7 @@ simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m)
 int
 simhash_flips_for(const SimhashReadModel *m, int radius)
 {
-	int			f;
+	int f;
 
 	for (f = 0; f <= 64; f++)
 		if (simhash_covered_radius(m->bits, m->blocks, f) >= radius)
@@ -86,7 +86,7 @@ simhash_pending_cost(const SimhashReadModel *m)
 double
 simhash_linear_cost(const SimhashReadModel *m)
 {
-	double		sorted = Max(m->rows - m->pending, 0.0);
+	double sorted = Max(m->rows - m->pending, 0.0);
 
 	return pages_of(sorted) * seq_page_cost + sorted * cpu_operator_cost;
 }
@@ -95,19 +95,17 @@ simhash_linear_cost(const SimhashReadModel *m)
 double
 simhash_probe_cost(const SimhashReadModel *m, int flips)
 {
-	double		sorted = Max(m->rows - m->pending, 0.0);
-	double		run_pages = Max(pages_of(sorted / Max(m->runs, 1)), 1.0);
-	double		dir_reads = ceil(log2(Max(run_pages / SIMHASH_DIR_CAPACITY, 1.0))) + 1;
-	double		total = 0;
-	int			t;
+	double sorted = Max(m->rows - m->pending, 0.0);
+	double run_pages = Max(pages_of(sorted / Max(m->runs, 1)), 1.0);
+	double dir_reads = ceil(log2(Max(run_pages / SIMHASH_DIR_CAPACITY, 1.0))) + 1;
+	double total = 0;
+	int	   t;
 
 	for (t = 0; t < m->ntables; t++)
 	{
-		int			b = m->prefix_bits[t];
-		double		variants = 0,
-					c = 1,
-					per_probe = sorted / pow(2.0, b);
-		int			f;
+		int	   b = m->prefix_bits[t];
+		double variants = 0, c = 1, per_probe = sorted / pow(2.0, b);
+		int	   f;
 
 		for (f = 0; f <= flips && f <= b; f++)
 		{
@@ -116,7 +114,7 @@ simhash_probe_cost(const SimhashReadModel *m, int flips)
 		}
 		/* each probe: a directory search and a run page in every run, and the prefix's entries */
 		total += variants * ((m->runs * (dir_reads + 1) + per_probe / SIMHASH_PAGE_CAPACITY) *
-							 PROBE_PAGE_COST * seq_page_cost +
+								 PROBE_PAGE_COST * seq_page_cost +
 							 per_probe * cpu_operator_cost);
 	}
 	return total;
@@ -129,9 +127,9 @@ simhash_probe_cost(const SimhashReadModel *m, int flips)
 int
 simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost)
 {
-	int			flips = simhash_flips_for(m, radius);
-	double		linear = simhash_linear_cost(m);
-	double		probe = flips >= 0 ? simhash_probe_cost(m, flips) : linear + 1;
+	int	   flips = simhash_flips_for(m, radius);
+	double linear = simhash_linear_cost(m);
+	double probe = flips >= 0 ? simhash_probe_cost(m, flips) : linear + 1;
 
 	if (cost)
 		*cost = Min(probe, linear) + simhash_pending_cost(m);
@@ -161,10 +159,8 @@ simhash_knn_level_worth(const SimhashReadModel *m, int flips)
 static double
 knn_cost(const SimhashReadModel *m, double k)
 {
-	double		cost = 0,
-				linear = simhash_linear_cost(m) + simhash_pending_cost(m);
-	int			r,
-				f;
+	double cost = 0, linear = simhash_linear_cost(m) + simhash_pending_cost(m);
+	int	   r, f;
 
 	/* the distance of the k-th nearest: rows * P(distance <= r) >= k */
 	for (r = 0; r < 64; r++)
@@ -187,30 +183,28 @@ static int
 path_radius(IndexPath *path)
 {
 	IndexOptInfo *index = path->indexinfo;
-	int			radius = 65;
-	ListCell   *lc;
+	int			  radius = 65;
+	ListCell	 *lc;
 
-	foreach(lc, path->indexclauses)
+	foreach (lc, path->indexclauses)
 	{
 		IndexClause *ic = lfirst_node(IndexClause, lc);
-		ListCell   *lc2;
+		ListCell	*lc2;
 
-		foreach(lc2, ic->indexquals)
+		foreach (lc2, ic->indexquals)
 		{
 			RestrictInfo *ri = lfirst_node(RestrictInfo, lc2);
-			OpExpr	   *op = (OpExpr *) ri->clause;
-			int			strat,
-						r;
-			Oid			lefttype,
-						righttype;
+			OpExpr		 *op = (OpExpr *) ri->clause;
+			int			  strat, r;
+			Oid			  lefttype, righttype;
 
 			if (!IsA(op, OpExpr))
 				continue;
-			get_op_opfamily_properties(op->opno, index->opfamily[0], false,
-									   &strat, &lefttype, &righttype);
+			get_op_opfamily_properties(op->opno, index->opfamily[0], false, &strat, &lefttype,
+									   &righttype);
 			r = simhash_clause_radius(list_length(op->args) == 2 ? lsecond(op->args) : NULL,
 									  strat == SIMHASH_WITHIN_QUERY_STRATEGY ||
-									  strat == SIMHASH_PAIR_STRATEGY);
+										  strat == SIMHASH_PAIR_STRATEGY);
 			radius = Min(radius, Min(r, 64));
 		}
 	}
@@ -218,18 +212,17 @@ path_radius(IndexPath *path)
 }
 
 void
-simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
-					 Cost *indexStartupCost, Cost *indexTotalCost,
-					 Selectivity *indexSelectivity, double *indexCorrelation,
+simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost *indexStartupCost,
+					 Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,
 					 double *indexPages)
 {
-	IndexOptInfo *index = path->indexinfo;
-	Relation	rel = index_open(index->indexoid, AccessShareLock);
+	IndexOptInfo	   *index = path->indexinfo;
+	Relation			rel = index_open(index->indexoid, AccessShareLock);
 	SimhashMetaPageData meta;
-	SimhashReadModel m;
-	GenericCosts costs = {0};
-	int			radius = path_radius(path);
-	double		read;
+	SimhashReadModel	m;
+	GenericCosts		costs = {0};
+	int					radius = path_radius(path);
+	double				read;
 
 	simhash_read_meta(rel, &meta);
 	index_close(rel, AccessShareLock);
@@ -248,7 +241,7 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 	else if (path->indexorderbys != NIL)
 	{
-		double		k = root->limit_tuples > 0 ? root->limit_tuples : 1;
+		double k = root->limit_tuples > 0 ? root->limit_tuples : 1;
 
 		/* up to the LIMIT's row, as LIMIT interpolates from startup to total */
 		*indexStartupCost = knn_cost(&m, Min(k, m.rows));

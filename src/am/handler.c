@@ -24,7 +24,7 @@ simhash_am_handler(PG_FUNCTION_ARGS)
 	am->amcanbackward = false;
 	am->amcanunique = false;
 	am->amcanmulticol = false;
-	am->amoptionalkey = true;	/* ORDER BY without WHERE; NULLs are indexed */
+	am->amoptionalkey = true; /* ORDER BY without WHERE; NULLs are indexed */
 	am->amsearcharray = false;
 	am->amsearchnulls = false;
 	am->amstorage = false;

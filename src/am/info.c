@@ -22,7 +22,7 @@ chain_pages(Relation index, BlockNumber blkno)
 
 	while (BlockNumberIsValid(blkno) && blkno < nblocks && n <= (int64) nblocks)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer buf = ReadBuffer(index, blkno);
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -33,11 +33,12 @@ chain_pages(Relation index, BlockNumber blkno)
 	return n;
 }
 
+/* One row of simhash_index_runs(); a negative gen or level is NULL. */
 static void
 put_row(ReturnSetInfo *rsinfo, const char *kind, int64 gen, int level, int64 entries, int64 pages)
 {
-	Datum		values[5];
-	bool		nulls[5] = {false, gen < 0, level < 0, false, false};
+	Datum values[5];
+	bool  nulls[5] = {false, gen < 0, level < 0, false, false};
 
 	values[0] = CStringGetTextDatum(kind);
 	values[1] = Int64GetDatum(gen);
@@ -47,41 +48,45 @@ put_row(ReturnSetInfo *rsinfo, const char *kind, int64 gen, int level, int64 ent
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/* qsort order of runs: most entries first, then by generation. */
 static int
 run_entries_desc(const void *a, const void *b)
 {
-	const SimhashRun *x = a,
-			   *y = b;
+	const SimhashRun *x = a, *y = b;
 
-	return x->count > y->count ? -1 : x->count < y->count ? 1 :
-		(x->gen < y->gen ? -1 : x->gen > y->gen ? 1 : 0);
+	return x->count > y->count	 ? -1
+		   : x->count < y->count ? 1
+								 : (x->gen < y->gen	  ? -1
+									: x->gen > y->gen ? 1
+													  : 0);
 }
 
+/*
+ * simhash_index_runs(regclass): the index's pending buffer and its runs, a
+ * row each (kind, generation, level, entries, pages), largest run first.
+ */
 PG_FUNCTION_INFO_V1(simhash_index_runs);
 Datum
 simhash_index_runs(PG_FUNCTION_ARGS)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	index;
+	Oid					indexoid = PG_GETARG_OID(0);
+	ReturnSetInfo	   *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation			index;
 	SimhashMetaPageData meta;
-	SimhashRun	runs[SIMHASH_MAX_RUNS];
-	int64		prows;
-	int			r;
+	SimhashRun			runs[SIMHASH_MAX_RUNS];
+	int64				prows;
+	int					r;
 
 	if (get_rel_name(indexoid) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", indexoid)));
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+						errmsg("relation with OID %u does not exist", indexoid)));
 	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a simhash index", get_rel_name(indexoid))));
+		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						errmsg("\"%s\" is not a simhash index", get_rel_name(indexoid))));
 	index = index_open(indexoid, AccessShareLock);
 	if (index->rd_rel->relam != get_index_am_oid("simhash", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
 	InitMaterializedSRF(fcinfo, 0);
 	simhash_read_meta(index, &meta);
 	prows = simhash_pending_limit(index);

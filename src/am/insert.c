@@ -11,16 +11,15 @@
 
 /* Append one entry to the chain whose head/tail/count the metapage holds. */
 static void
-append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer tid,
-			 int64 *npending)
+append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer tid, int64 *npending)
 {
-	Buffer		metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-	Buffer		tailbuf = InvalidBuffer;
-	Buffer		newbuf = InvalidBuffer;
+	Buffer			  metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	Buffer			  tailbuf = InvalidBuffer;
+	Buffer			  newbuf = InvalidBuffer;
 	GenericXLogState *state;
-	SimhashMetaPage meta;
-	BlockNumber tail;
-	Page		page;
+	SimhashMetaPage	  meta;
+	BlockNumber		  tail;
+	Page			  page;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
@@ -50,7 +49,7 @@ append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer t
 			SimhashPageGetOpaque(page)->gen = meta->pending_chain;
 		if (BufferIsValid(tailbuf))
 		{
-			Page		tp = GenericXLogRegisterBuffer(state, tailbuf, 0);
+			Page tp = GenericXLogRegisterBuffer(state, tailbuf, 0);
 
 			SimhashPageGetOpaque(tp)->next = newblk;
 		}
@@ -72,7 +71,7 @@ append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer t
 		meta->nnulls++;
 	else
 		meta->npending++;
-	*npending = meta->npending;
+	*npending = (int64) meta->npending;
 	GenericXLogFinish(state);
 
 	if (BufferIsValid(newbuf))
@@ -82,17 +81,18 @@ append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer t
 	UnlockReleaseBuffer(metabuf);
 }
 
+/*
+ * aminsert: append to the pending buffer; the INSERT that fills it flushes
+ * it into a run and may merge runs of one level (see simhash_am.h).
+ */
 bool
-simhash_insert(Relation index, Datum *values, bool *isnull,
-			   ItemPointer ht_ctid, Relation heapRel,
-			   IndexUniqueCheck checkUnique, bool indexUnchanged,
-			   IndexInfo *indexInfo)
+simhash_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid, Relation heapRel,
+			   IndexUniqueCheck checkUnique, bool indexUnchanged, IndexInfo *indexInfo)
 {
-	int64		npending,
-				limit = simhash_pending_limit(index);
-	bool		flushed = false;
-	uint64		fp = 0;
-	bool		null_key = isnull[0] || !simhash_index_value(index, values[0], &fp);
+	int64  npending, limit = simhash_pending_limit(index);
+	bool   flushed = false;
+	uint64 fp = 0;
+	bool   null_key = isnull[0] || !simhash_index_value(index, values[0], &fp);
 
 	append_entry(index, heapRel, null_key, fp, ht_ctid, &npending);
 	if (null_key || npending < limit)

@@ -31,7 +31,7 @@
 static void
 visit_level(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = simhash_hamming(fp, so->order_q);
+	int d = simhash_hamming(fp, so->order_q);
 
 	if (d >= so->band_lo && d <= so->band_hi)
 		simhash_add_hit(so, fp, tid, d, false);
@@ -47,7 +47,7 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 		return;
 	if (so->ncarry == so->maxcarry)
 	{
-		int64		cap = (int64) work_mem * 1024 / 2 / (int64) sizeof(SimhashHit);
+		int64 cap = (int64) work_mem * 1024 / 2 / (int64) sizeof(SimhashHit);
 
 		if (so->maxcarry >= cap)
 		{
@@ -67,7 +67,7 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 	h = &so->carry[so->ncarry++];
 	h->tid = *tid;
 	h->fp = fp;
-	h->dist = d;
+	h->dist = (int16) d;
 	h->isnull = false;
 }
 
@@ -75,7 +75,7 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 static void
 visit_level_once(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	int			d = simhash_hamming(fp, so->order_q);
+	int d = simhash_hamming(fp, so->order_q);
 
 	if (d > so->band_hi)
 		carry_add(so, fp, tid, d);
@@ -87,13 +87,12 @@ static void
 probe_level(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			f = so->level;
+	int				  f = so->level;
 
 	so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
 	if (!so->carry_lost)
 	{
-		int64		i,
-					kept = 0;
+		int64 i, kept = 0;
 
 		/* the rows met by earlier levels that fall in this band */
 		for (i = 0; i < so->ncarry; i++)
@@ -107,8 +106,7 @@ probe_level(IndexScanDesc scan)
 		}
 		so->ncarry = kept;
 		/* a carry lost during this level loses only later levels' rows */
-		simhash_probe_exact(scan, so->order_q, so->last_radius, f, visit_level_once,
-							visit_level);
+		simhash_probe_exact(scan, so->order_q, so->last_radius, f, visit_level_once, visit_level);
 	}
 	else
 		simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
@@ -131,9 +129,8 @@ sift_down(SimhashHit *h, int64 n, int64 i)
 {
 	for (;;)
 	{
-		int64		l = 2 * i + 1,
-					worst = i;
-		SimhashHit	tmp;
+		int64	   l = 2 * i + 1, worst = i;
+		SimhashHit tmp;
 
 		if (l < n && hit_after(h[l].dist, &h[l].tid, h[worst].dist, &h[worst].tid))
 			worst = l;
@@ -153,8 +150,8 @@ sift_up(SimhashHit *h, int64 i)
 {
 	while (i > 0)
 	{
-		int64		p = (i - 1) / 2;
-		SimhashHit	tmp;
+		int64	   p = (i - 1) / 2;
+		SimhashHit tmp;
 
 		if (!hit_after(h[i].dist, &h[i].tid, h[p].dist, &h[p].tid))
 			return;
@@ -185,7 +182,7 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 		return;
 	root->tid = *tid;
 	root->fp = fp;
-	root->dist = d;
+	root->dist = (int16) d;
 	sift_down(so->hits, so->nhits, 0);
 }
 
@@ -193,8 +190,8 @@ static void
 linear_pass(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	SimhashHit *last;
-	int64		cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit);
+	SimhashHit		 *last;
+	int64			  cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit);
 
 	simhash_scan_all(scan, visit_linear);
 	simhash_sort_hits(so);
@@ -216,7 +213,7 @@ void
 simhash_knn_start(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			f;
+	int				  f;
 
 	so->model = palloc(sizeof(SimhashReadModel));
 	simhash_read_model(&so->meta, so->model);

@@ -15,32 +15,30 @@ void
 simhash_check_meta(Relation index, const SimhashMetaPageData *meta)
 {
 	if (meta->magic != SIMHASH_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a simhash index: bad metapage",
-						RelationGetRelationName(index))));
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("index \"%s\" is not a simhash index: bad metapage",
+							   RelationGetRelationName(index))));
 	if (meta->version != SIMHASH_VERSION)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("simhash index \"%s\" has on-disk format version %u, this release reads version %d",
-						RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
-				 errhint("REINDEX INDEX %s; to rebuild it in the current format.",
-						 quote_identifier(RelationGetRelationName(index)))));
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("simhash index \"%s\" has on-disk format version %u, this release "
+							   "reads version %d",
+							   RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
+						errhint("REINDEX INDEX %s; to rebuild it in the current format.",
+								quote_identifier(RelationGetRelationName(index)))));
 	if (meta->ntables < 1 || meta->ntables > SIMHASH_MAX_TABLES)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": metapage says %d tables",
-						RelationGetRelationName(index), meta->ntables),
-				 errhint("REINDEX the index.")));
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": metapage says %d tables",
+							   RelationGetRelationName(index), meta->ntables),
+						errhint("REINDEX the index.")));
 }
 
 /* The run list (block 1) into copy->list; the caller holds the metapage lock. */
 static void
 read_runlist(Relation index, SimhashMetaPageData *copy)
 {
-	Buffer		buf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
-	Page		page;
-	bool		ok;
+	Buffer buf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
+	Page   page;
+	bool   ok;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
@@ -49,19 +47,18 @@ read_runlist(Relation index, SimhashMetaPageData *copy)
 		memcpy(&copy->list, SimhashPageGetRunList(page), sizeof(SimhashRunList));
 	UnlockReleaseBuffer(buf);
 	if (!ok || copy->list.nruns < 0 || copy->list.nruns > simhash_max_runs(copy->ntables))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": block %u is not a valid run list",
-						RelationGetRelationName(index), SIMHASH_RUNLIST_BLKNO),
-				 errhint("REINDEX the index.")));
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": block %u is not a valid run list",
+							   RelationGetRelationName(index), SIMHASH_RUNLIST_BLKNO),
+						errhint("REINDEX the index.")));
 }
 
 /* A copy of the metapage, checked. */
 void
 simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 {
-	Buffer		buf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-	Page		page;
+	Buffer buf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	Page   page;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
@@ -72,14 +69,12 @@ simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 		(((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
 		 SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
 		 SimhashPageGetOpaque(page)->flags != SIMHASH_META))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": block %u is not a valid metapage",
-						RelationGetRelationName(index), SIMHASH_METAPAGE_BLKNO),
-				 errhint("REINDEX the index.")));
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": block %u is not a valid metapage",
+							   RelationGetRelationName(index), SIMHASH_METAPAGE_BLKNO),
+						errhint("REINDEX the index.")));
 	/* an error releases the buffer with the transaction */
 	simhash_check_meta(index, copy);
 	read_runlist(index, copy);
 	UnlockReleaseBuffer(buf);
 }
-

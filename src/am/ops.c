@@ -19,13 +19,13 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
+/* A negative radius is an error, not an empty result. */
 static void
 check_radius(int radius)
 {
 	if (radius < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("radius must not be negative: %d", radius)));
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("radius must not be negative: %d", radius)));
 }
 
 /* a % b (simhash or bigint): within simhash.max_distance */
@@ -33,19 +33,20 @@ PG_FUNCTION_INFO_V1(simhash_similar);
 Datum
 simhash_similar(PG_FUNCTION_ARGS)
 {
-	uint64		a = PG_GETARG_SIMHASH(0);
-	uint64		b = PG_GETARG_SIMHASH(1);
+	uint64 a = PG_GETARG_SIMHASH(0);
+	uint64 b = PG_GETARG_SIMHASH(1);
 
 	PG_RETURN_BOOL(simhash_hamming(a, b) <= simhash_max_distance);
 }
 
+/* simhash_within(a, b, radius): Hamming distance at most radius. */
 PG_FUNCTION_INFO_V1(simhash_within);
 Datum
 simhash_within(PG_FUNCTION_ARGS)
 {
-	uint64		a = PG_GETARG_SIMHASH(0);
-	uint64		b = PG_GETARG_SIMHASH(1);
-	int32		radius = PG_GETARG_INT32(2);
+	uint64 a = PG_GETARG_SIMHASH(0);
+	uint64 b = PG_GETARG_SIMHASH(1);
+	int32  radius = PG_GETARG_INT32(2);
 
 	check_radius(radius);
 	PG_RETURN_BOOL(simhash_hamming(a, b) <= radius);
@@ -56,9 +57,9 @@ PG_FUNCTION_INFO_V1(simhash_query_make);
 Datum
 simhash_query_make(PG_FUNCTION_ARGS)
 {
-	TupleDesc	desc;
-	Datum		values[2];
-	bool		nulls[2] = {false, false};
+	TupleDesc desc;
+	Datum	  values[2];
+	bool	  nulls[2] = {false, false};
 
 	check_radius(PG_GETARG_INT32(1));
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
@@ -74,9 +75,9 @@ int
 simhash_query_radius(Datum query, uint64 *fp)
 {
 	HeapTupleHeader th = DatumGetHeapTupleHeader(query);
-	bool		isnull;
-	Datum		d;
-	int			radius;
+	bool			isnull;
+	Datum			d;
+	int				radius;
 
 	d = GetAttributeByNum(th, 1, &isnull);
 	if (isnull)
@@ -95,9 +96,9 @@ PG_FUNCTION_INFO_V1(simhash_within_query);
 Datum
 simhash_within_query(PG_FUNCTION_ARGS)
 {
-	uint64		a = PG_GETARG_SIMHASH(0);
-	uint64		q;
-	int			radius = simhash_query_radius(PG_GETARG_DATUM(1), &q);
+	uint64 a = PG_GETARG_SIMHASH(0);
+	uint64 q;
+	int	   radius = simhash_query_radius(PG_GETARG_DATUM(1), &q);
 
 	if (radius < 0)
 		PG_RETURN_NULL();
@@ -108,7 +109,7 @@ simhash_within_query(PG_FUNCTION_ARGS)
 double
 simhash_random_within(int radius)
 {
-	double		sum = 0.0;
+	double sum = 0.0;
 
 	if (radius >= 64)
 		return 1.0;
@@ -125,7 +126,7 @@ simhash_random_within(int radius)
 static double
 within_selectivity(int radius)
 {
-	double		s;
+	double s;
 
 	/* a radius of 64 or more matches every row; a negative one fails at run time */
 	radius = Max(0, Min(radius, 64));
@@ -142,16 +143,15 @@ estimate_radius(Node *arg, int fallback)
 		return fallback;
 	if (IsA(arg, FuncExpr) && list_length(((FuncExpr *) arg)->args) == 2)
 	{
-		Node	   *r = lsecond(((FuncExpr *) arg)->args);
+		Node *r = lsecond(((FuncExpr *) arg)->args);
 
 		if (IsA(r, Const) && !((Const *) r)->constisnull)
 			return DatumGetInt32(((Const *) r)->constvalue);
 	}
-	if (IsA(arg, Const) && !((Const *) arg)->constisnull &&
-		((Const *) arg)->consttype != INT8OID)
+	if (IsA(arg, Const) && !((Const *) arg)->constisnull && ((Const *) arg)->consttype != INT8OID)
 	{
-		uint64		q;
-		int			r = simhash_query_radius(((Const *) arg)->constvalue, &q);
+		uint64 q;
+		int	   r = simhash_query_radius(((Const *) arg)->constvalue, &q);
 
 		if (r >= 0)
 			return r;
@@ -159,12 +159,20 @@ estimate_radius(Node *arg, int fallback)
 	return fallback;
 }
 
+/*
+ * The radius an index clause asks for: simhash_query's, or the setting
+ * simhash.max_distance for %.
+ */
 int
 simhash_clause_radius(Node *rightop, bool is_query)
 {
 	return is_query ? estimate_radius(rightop, 3) : simhash_max_distance;
 }
 
+/*
+ * Restriction selectivity of %: the share of random pairs within
+ * simhash.max_distance.
+ */
 PG_FUNCTION_INFO_V1(simhash_similar_sel);
 Datum
 simhash_similar_sel(PG_FUNCTION_ARGS)
@@ -172,6 +180,7 @@ simhash_similar_sel(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(within_selectivity(simhash_max_distance));
 }
 
+/* Join selectivity of %, as its restriction selectivity. */
 PG_FUNCTION_INFO_V1(simhash_similar_joinsel);
 Datum
 simhash_similar_joinsel(PG_FUNCTION_ARGS)
@@ -179,14 +188,18 @@ simhash_similar_joinsel(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(within_selectivity(simhash_max_distance));
 }
 
+/*
+ * Restriction selectivity of %@: from the radius of a constant
+ * simhash_query, or of radius 3 when it is not known at plan time.
+ */
 PG_FUNCTION_INFO_V1(simhash_query_sel);
 Datum
 simhash_query_sel(PG_FUNCTION_ARGS)
 {
-	List	   *args = (List *) PG_GETARG_POINTER(2);
+	List *args = (List *) PG_GETARG_POINTER(2);
 
-	PG_RETURN_FLOAT8(within_selectivity(estimate_radius(list_length(args) == 2 ?
-														lsecond(args) : NULL, 3)));
+	PG_RETURN_FLOAT8(
+		within_selectivity(estimate_radius(list_length(args) == 2 ? lsecond(args) : NULL, 3)));
 }
 
 /*
@@ -196,17 +209,13 @@ simhash_query_sel(PG_FUNCTION_ARGS)
 static Node *
 within_index_condition(SupportRequestIndexCondition *req)
 {
-	FuncExpr   *fexpr = (FuncExpr *) req->node;
-	Node	   *other,
-			   *radius,
-			   *query;
-	Oid			nsp = get_func_namespace(fexpr->funcid);
-	char	   *nspname = get_namespace_name(nsp);
-	Oid			querytype,
-				ctor,
-				op;
-	Oid			argtypes[2];
-	Oid			coltype;
+	FuncExpr *fexpr = (FuncExpr *) req->node;
+	Node	 *other, *radius, *query;
+	Oid		  nsp = get_func_namespace(fexpr->funcid);
+	char	 *nspname = get_namespace_name(nsp);
+	Oid		  querytype, ctor, op;
+	Oid		  argtypes[2];
+	Oid		  coltype;
 
 	if (!IsA(fexpr, FuncExpr) || list_length(fexpr->args) != 3 || req->indexarg > 1)
 		return NULL;
@@ -216,8 +225,8 @@ within_index_condition(SupportRequestIndexCondition *req)
 		!is_pseudo_constant_for_index(req->root, radius, req->index))
 		return NULL;
 
-	querytype = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
-								CStringGetDatum("simhash_query"), ObjectIdGetDatum(nsp));
+	querytype = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("simhash_query"),
+								ObjectIdGetDatum(nsp));
 	coltype = exprType((Node *) list_nth(fexpr->args, req->indexarg));
 	if (!OidIsValid(querytype))
 		return NULL;
@@ -226,28 +235,32 @@ within_index_condition(SupportRequestIndexCondition *req)
 		return NULL;
 	argtypes[0] = exprType(other);
 	argtypes[1] = INT4OID;
-	ctor = LookupFuncName(list_make2(makeString(nspname), makeString("simhash_query")),
-						  2, argtypes, true);
+	ctor = LookupFuncName(list_make2(makeString(nspname), makeString("simhash_query")), 2, argtypes,
+						  true);
 	if (!OidIsValid(ctor))
 		return NULL;
-	query = (Node *) makeFuncExpr(ctor, querytype, list_make2(other, radius),
-								  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	query = (Node *) makeFuncExpr(ctor, querytype, list_make2(other, radius), InvalidOid,
+								  InvalidOid, COERCE_EXPLICIT_CALL);
 	req->lossy = false;
-	return (Node *) make_opclause(op, BOOLOID, false,
-								  (Expr *) list_nth(fexpr->args, req->indexarg),
+	return (Node *) make_opclause(op, BOOLOID, false, (Expr *) list_nth(fexpr->args, req->indexarg),
 								  (Expr *) query, InvalidOid, InvalidOid);
 }
 
+/*
+ * Planner support of simhash_within(): turns it into an index condition
+ * (column %@ simhash_query(other, radius)) and estimates its selectivity
+ * from the radius.
+ */
 PG_FUNCTION_INFO_V1(simhash_within_support);
 Datum
 simhash_within_support(PG_FUNCTION_ARGS)
 {
-	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	Node *rawreq = (Node *) PG_GETARG_POINTER(0);
 
 	if (IsA(rawreq, SupportRequestIndexCondition))
 	{
 		SupportRequestIndexCondition *req = (SupportRequestIndexCondition *) rawreq;
-		Node	   *clause = within_index_condition(req);
+		Node						 *clause = within_index_condition(req);
 
 		if (clause)
 			PG_RETURN_POINTER(list_make1(clause));
@@ -255,8 +268,8 @@ simhash_within_support(PG_FUNCTION_ARGS)
 	else if (IsA(rawreq, SupportRequestSelectivity))
 	{
 		SupportRequestSelectivity *req = (SupportRequestSelectivity *) rawreq;
-		Node	   *r = list_length(req->args) == 3 ? lthird(req->args) : NULL;
-		int			radius = 3;
+		Node					  *r = list_length(req->args) == 3 ? lthird(req->args) : NULL;
+		int						   radius = 3;
 
 		if (r && IsA(r, Const) && !((Const *) r)->constisnull)
 			radius = DatumGetInt32(((Const *) r)->constvalue);
@@ -276,12 +289,11 @@ PG_FUNCTION_INFO_V1(simhash_query_pair_within);
 Datum
 simhash_query_pair_within(PG_FUNCTION_ARGS)
 {
-	uint64		a,
-				b;
-	int			ra = simhash_query_radius(PG_GETARG_DATUM(0), &a);
-	int			rb = simhash_query_radius(PG_GETARG_DATUM(1), &b);
+	uint64 a, b;
+	int	   ra = simhash_query_radius(PG_GETARG_DATUM(0), &a);
+	int	   rb = simhash_query_radius(PG_GETARG_DATUM(1), &b);
 
 	if (ra < 0 || rb < 0)
 		PG_RETURN_NULL();
-	PG_RETURN_BOOL(pg_popcount64(a ^ b) <= Min(ra, rb));
+	PG_RETURN_BOOL(simhash_hamming(a, b) <= Min(ra, rb));
 }

@@ -17,10 +17,11 @@ simhash_init_reloptions(void)
 					  "Largest radius answered by probing the permuted tables",
 					  SIMHASH_DEFAULT_BITS, 1, SH_MAX_BLOCKS - 1, AccessExclusiveLock);
 	add_int_reloption(simhash_relopt_kind, "blocks",
-					  "Number of blocks the 64 bits are cut into (0: bits + 1)",
-					  0, 0, 16, AccessExclusiveLock);
+					  "Number of blocks the 64 bits are cut into (0: bits + 1)", 0, 0, 16,
+					  AccessExclusiveLock);
 	add_int_reloption(simhash_relopt_kind, "pending_pages",
-					  "Pages of the pending buffer; an insert that fills it turns it into a sorted run",
+					  "Pages of the pending buffer; an insert that fills it turns it into a sorted "
+					  "run",
 					  SIMHASH_DEFAULT_PENDING_PAGES, 1, 1024, ShareUpdateExclusiveLock);
 }
 
@@ -28,20 +29,19 @@ simhash_init_reloptions(void)
 static void
 simhash_check_layout(int bits, int blocks)
 {
-	int			ntables;
+	int ntables;
 
 	if (blocks <= bits || blocks > SH_MAX_BLOCKS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"blocks\": %d", blocks),
-				 errdetail("With bits = %d, blocks must be between %d and %d.",
-						   bits, bits + 1, SH_MAX_BLOCKS)));
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid value for parameter \"blocks\": %d", blocks),
+						errdetail("With bits = %d, blocks must be between %d and %d.", bits,
+								  bits + 1, SH_MAX_BLOCKS)));
 	ntables = sh_table_count(blocks, bits);
 	if (ntables < 1 || ntables > SIMHASH_MAX_TABLES)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("bits = %d and blocks = %d need %d tables, more than the limit of %d",
-						bits, blocks, ntables, SIMHASH_MAX_TABLES),
+				 errmsg("bits = %d and blocks = %d need %d tables, more than the limit of %d", bits,
+						blocks, ntables, SIMHASH_MAX_TABLES),
 				 errhint("Use fewer blocks, or fewer bits.")));
 }
 
@@ -56,13 +56,11 @@ simhash_options(Datum reloptions, bool validate)
 	};
 	SimhashOptions *opts;
 
-	opts = (SimhashOptions *) build_reloptions(reloptions, validate,
-											   simhash_relopt_kind,
-											   sizeof(SimhashOptions),
-											   tab, lengthof(tab));
+	opts = (SimhashOptions *) build_reloptions(reloptions, validate, simhash_relopt_kind,
+											   sizeof(SimhashOptions), tab, lengthof(tab));
 	if (opts && validate)
-		simhash_check_layout(opts->bits,
-							 opts->blocks ? opts->blocks : opts->bits + SIMHASH_DEFAULT_EXTRA_BLOCKS);
+		simhash_check_layout(opts->bits, opts->blocks ? opts->blocks
+													  : opts->bits + SIMHASH_DEFAULT_EXTRA_BLOCKS);
 	return (bytea *) opts;
 }
 
@@ -90,7 +88,7 @@ simhash_pending_pages(Relation index)
 sh_table *
 simhash_layout(int blocks, int bits, int *ntables)
 {
-	sh_table   *tables;
+	sh_table *tables;
 
 	*ntables = sh_table_count(blocks, bits);
 	if (*ntables < 1 || *ntables > SIMHASH_MAX_TABLES)
@@ -101,4 +99,3 @@ simhash_layout(int blocks, int bits, int *ntables)
 	SH_CHECK(sh_table_layout(blocks, bits, tables, *ntables), "sh_table_layout");
 	return tables;
 }
-

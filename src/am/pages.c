@@ -26,9 +26,9 @@
 #include "utils/snapmgr.h"
 
 /* FSM pages the allocator tries before it extends the relation. */
-#define SIMHASH_FSM_TRIES	8
+#define SIMHASH_FSM_TRIES 8
 /* Free pages at the end of the file that VACUUM tries to cut off. */
-#define SIMHASH_TRUNCATE_MIN	16
+#define SIMHASH_TRUNCATE_MIN 16
 
 /* An empty page of the given kind, with the page id at its end. */
 void
@@ -68,7 +68,7 @@ void
 simhash_init_runlist(Page page)
 {
 	SimhashRunList *list;
-	int			i;
+	int				i;
 
 	simhash_init_page(page, SIMHASH_RUNLIST);
 	list = SimhashPageGetRunList(page);
@@ -103,7 +103,7 @@ simhash_page_recyclable(Relation heap, Page page)
 		return true;
 	opaque = SimhashPageGetOpaque(page);
 	return (opaque->flags & SIMHASH_DELETED) != 0 &&
-		GlobalVisCheckRemovableFullXid(heap, opaque->safexid);
+		   GlobalVisCheckRemovableFullXid(heap, opaque->safexid);
 }
 
 /*
@@ -123,7 +123,7 @@ simhash_refresh_horizon(Relation heap)
 Buffer
 simhash_extend_buffer(Relation index)
 {
-	Buffer		buf;
+	Buffer buf;
 
 	LockRelationForExtension(index, ExclusiveLock);
 	buf = ReadBuffer(index, P_NEW);
@@ -151,11 +151,11 @@ simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm)
 		if (blkno == InvalidBlockNumber)
 			break;
 		if (blkno >= RelationGetNumberOfBlocks(index))
-			continue;			/* an FSM entry older than a truncation */
+			continue; /* an FSM entry older than a truncation */
 		buf = ReadBuffer(index, blkno);
 		if (ConditionalLockBuffer(buf))
 		{
-			Page		page = BufferGetPage(buf);
+			Page page = BufferGetPage(buf);
 
 			if (simhash_page_recyclable(heap, page))
 				return buf;
@@ -189,7 +189,7 @@ void
 simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
 					BufferAccessStrategy strategy)
 {
-	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	Buffer			  buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	GenericXLogState *state;
 	SimhashPageOpaque opaque;
 
@@ -205,26 +205,22 @@ simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid
 
 /* ---- a VACUUM merge's own retired pages ---------------------------------- */
 
+/* Remember a page a VACUUM merge retired (of a run of generation gen). */
 void
 simhash_pool_add(SimhashPagePool *pool, BlockNumber blkno, uint32 gen)
 {
 	if (pool->n == pool->cap)
 	{
 		pool->cap = Max(256, pool->cap * 2);
-		pool->pages = pool->pages ? repalloc(pool->pages, sizeof(SimhashPooledPage) * pool->cap)
-			: MemoryContextAlloc(pool->cxt, sizeof(SimhashPooledPage) * pool->cap);
+		pool->pages = pool->pages
+						  ? repalloc(pool->pages, sizeof(SimhashPooledPage) * pool->cap)
+						  : MemoryContextAlloc(pool->cxt, sizeof(SimhashPooledPage) * pool->cap);
 	}
 	pool->pages[pool->n].blkno = blkno;
 	pool->pages[pool->n].gen = gen;
 	pool->n++;
 }
 
-/*
- * After a batch of retirements (a table switched over): the transactions
- * that have a snapshot now are the ones that may still read the pages, as a
- * scan copies the run list under its snapshot.  Lazy VACUUMs (ours and
- * others) read no run of this index through a snapshot.
- */
 /* Pooled pages by block number, highest first: the lowest is taken first. */
 static int
 pooled_cmp(const void *a, const void *b)
@@ -235,6 +231,12 @@ pooled_cmp(const void *a, const void *b)
 	return x > y ? -1 : x < y ? 1 : 0;
 }
 
+/*
+ * After a batch of retirements (a table switched over): the transactions
+ * that have a snapshot now are the ones that may still read the pages, as a
+ * scan copies the run list under its snapshot.  Lazy VACUUMs (ours and
+ * others) read no run of this index through a snapshot.
+ */
 void
 simhash_pool_seal(SimhashPagePool *pool)
 {
@@ -244,8 +246,8 @@ simhash_pool_seal(SimhashPagePool *pool)
 	old = MemoryContextSwitchTo(pool->cxt);
 	if (pool->vxids)
 		pfree(pool->vxids);
-	pool->vxids = GetCurrentVirtualXIDs(InvalidTransactionId, true, false, PROC_IN_VACUUM,
-										&pool->nvxids);
+	pool->vxids =
+		GetCurrentVirtualXIDs(InvalidTransactionId, true, false, PROC_IN_VACUUM, &pool->nvxids);
 	MemoryContextSwitchTo(old);
 	pool->safe = false;
 	pool->takes = 0;
@@ -257,7 +259,7 @@ pool_safe(SimhashPagePool *pool)
 {
 	if (!pool->safe && pool->takes++ % 32 == 0)
 	{
-		int			i;
+		int i;
 
 		for (i = 0; i < pool->nvxids; i++)
 			if (!VirtualXactLock(pool->vxids[i], false))
@@ -274,7 +276,7 @@ simhash_pool_take(SimhashPagePool *pool, Relation index)
 	while (pool->n > 0 && pool_safe(pool))
 	{
 		SimhashPooledPage *pp = &pool->pages[--pool->n];
-		Buffer		buf = ReadBuffer(index, pp->blkno);
+		Buffer			   buf = ReadBuffer(index, pp->blkno);
 
 		if (ConditionalLockBuffer(buf))
 		{
@@ -288,7 +290,7 @@ simhash_pool_take(SimhashPagePool *pool, Relation index)
 			if (!PageIsNew(BufferGetPage(buf)) && opaque->flags == SIMHASH_DELETED &&
 				opaque->gen == pp->gen)
 			{
-				RecordUsedIndexPage(index, pp->blkno);	/* retirement recorded it free */
+				RecordUsedIndexPage(index, pp->blkno); /* retirement recorded it free */
 				return buf;
 			}
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
@@ -305,18 +307,17 @@ simhash_pool_take(SimhashPagePool *pool, Relation index)
 bool
 simhash_pool_free(SimhashPagePool *pool, BlockNumber blkno, Page page)
 {
-	int			lo = 0,
-				hi = pool->n;
+	int lo = 0, hi = pool->n;
 
 	if (pool->n == 0 || PageIsNew(page) || SimhashPageGetOpaque(page)->flags != SIMHASH_DELETED)
 		return false;
-	pool->takes = 0;			/* check now */
+	pool->takes = 0; /* check now */
 	if (!pool_safe(pool))
 		return false;
 	/* sorted by block number, highest first */
 	while (lo < hi)
 	{
-		int			mid = lo + (hi - lo) / 2;
+		int mid = lo + (hi - lo) / 2;
 
 		if (pool->pages[mid].blkno > blkno)
 			lo = mid + 1;
@@ -324,14 +325,14 @@ simhash_pool_free(SimhashPagePool *pool, BlockNumber blkno, Page page)
 			hi = mid;
 	}
 	return lo < pool->n && pool->pages[lo].blkno == blkno &&
-		pool->pages[lo].gen == SimhashPageGetOpaque(page)->gen;
+		   pool->pages[lo].gen == SimhashPageGetOpaque(page)->gen;
 }
 
 /* Is a page of this generation referenced, or being written? */
 static bool
 gen_in_use(const SimhashMetaPageData *meta, uint16 flags, uint32 gen)
 {
-	int			r;
+	int r;
 
 	if (gen > meta->gen_seq || gen == meta->flush_gen || gen == meta->merge_gen)
 		return true;
@@ -354,23 +355,21 @@ gen_in_use(const SimhashMetaPageData *meta, uint16 flags, uint32 gen)
 static void
 truncate_tail(Relation index, Relation heap, SimhashPagePool *pool, BlockNumber last)
 {
-	BlockNumber nblocks,
-				keep;
+	BlockNumber nblocks, keep;
 
-	if (IsInParallelMode() ||
-		RelationGetNumberOfBlocks(index) < last + 1 + SIMHASH_TRUNCATE_MIN ||
+	if (IsInParallelMode() || RelationGetNumberOfBlocks(index) < last + 1 + SIMHASH_TRUNCATE_MIN ||
 		!ConditionalLockRelation(index, AccessExclusiveLock))
 		return;
 	/* under the lock nobody reads, allocates or extends: check the tail again */
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (keep = nblocks; keep > SIMHASH_RUNLIST_BLKNO + 1; keep--)
 	{
-		Buffer		buf = ReadBuffer(index, keep - 1);
-		bool		free_page;
+		Buffer buf = ReadBuffer(index, keep - 1);
+		bool   free_page;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		free_page = simhash_page_recyclable(heap, BufferGetPage(buf)) ||
-			(pool && simhash_pool_free(pool, keep - 1, BufferGetPage(buf)));
+					(pool && simhash_pool_free(pool, keep - 1, BufferGetPage(buf)));
 		UnlockReleaseBuffer(buf);
 		if (!free_page)
 			break;
@@ -393,18 +392,16 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 					  SimhashPagePool *pool, IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-	BlockNumber blkno,
-				last = SIMHASH_RUNLIST_BLKNO,
-				nfree = 0;
+	BlockNumber			nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber			blkno, last = SIMHASH_RUNLIST_BLKNO, nfree = 0;
 
 	simhash_read_meta(index, &meta);
 	for (blkno = SIMHASH_RUNLIST_BLKNO + 1; blkno < nblocks; blkno++)
 	{
-		Buffer		buf;
-		Page		page;
+		Buffer			  buf;
+		Page			  page;
 		SimhashPageOpaque opaque;
-		bool		orphan = false;
+		bool			  orphan = false;
 
 		vacuum_delay_point();
 		if ((blkno & 1023) == SIMHASH_RUNLIST_BLKNO + 1)
@@ -413,8 +410,7 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		opaque = SimhashPageGetOpaque(page);
-		if (simhash_page_recyclable(heap, page) ||
-			(pool && simhash_pool_free(pool, blkno, page)))
+		if (simhash_page_recyclable(heap, page) || (pool && simhash_pool_free(pool, blkno, page)))
 		{
 			RecordFreeIndexPage(index, blkno);
 			nfree++;
@@ -423,7 +419,7 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		{
 			last = blkno;
 			orphan = (opaque->flags & (SIMHASH_RUN | SIMHASH_DIR | SIMHASH_PENDING)) &&
-				!gen_in_use(&meta, opaque->flags, opaque->gen);
+					 !gen_in_use(&meta, opaque->flags, opaque->gen);
 			/* a page in use that the FSM lists (it was taken without the FSM) */
 			if (!(opaque->flags & SIMHASH_DELETED) && GetRecordedFreeSpace(index, blkno) > 0)
 				RecordUsedIndexPage(index, blkno);

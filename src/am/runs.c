@@ -14,11 +14,13 @@
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 
-#define ST_SORT simhash_sort_items
+#define ST_SORT			simhash_sort_items
 #define ST_ELEMENT_TYPE SimhashItem
 #define ST_COMPARE(a, b) \
-	((a)->key < (b)->key ? -1 : (a)->key > (b)->key ? 1 : \
-	 ItemPointerCompare((ItemPointer) &(a)->tid, (ItemPointer) &(b)->tid))
+	((a)->key < (b)->key ? -1 \
+	 : (a)->key > (b)->key \
+		 ? 1 \
+		 : ItemPointerCompare((ItemPointer) & (a)->tid, (ItemPointer) & (b)->tid))
 #define ST_SCOPE
 #define ST_DEFINE
 #include "lib/sort_template.h"
@@ -30,8 +32,9 @@ simhash_items_push(SimhashItemArray *a, uint64 key, ItemPointer tid)
 	if (a->n == a->cap)
 	{
 		a->cap = Max(1024, a->cap * 2);
-		a->items = a->items ? repalloc_huge(a->items, a->cap * sizeof(SimhashItem))
-			: MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
+		a->items = a->items
+					   ? repalloc_huge(a->items, a->cap * sizeof(SimhashItem))
+					   : MemoryContextAllocHuge(CurrentMemoryContext, a->cap * sizeof(SimhashItem));
 	}
 	a->items[a->n].key = key;
 	a->items[a->n].tid = *tid;
@@ -49,8 +52,8 @@ simhash_pending_limit(Relation index)
 int
 simhash_run_level(uint64 count, int64 pending_rows)
 {
-	uint64		x = count / (uint64) Max(pending_rows, 1);
-	int			level = 0;
+	uint64 x = count / (uint64) Max(pending_rows, 1);
+	int	   level = 0;
 
 	while (x >= SIMHASH_TIER_RATIO)
 	{
@@ -69,7 +72,7 @@ put_page(Relation index, Buffer buf, Page image, bool wal)
 	if (wal)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
-		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		Page			  page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 
 		memcpy(page, image, BLCKSZ);
 		GenericXLogFinish(state);
@@ -88,8 +91,8 @@ put_page(Relation index, Buffer buf, Page image, bool wal)
  * relation and logs it whole at the end.
  */
 void
-simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent,
-				  int table, uint32 gen)
+simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent, int table,
+				  uint32 gen)
 {
 	w->index = index;
 	w->heap = heap;
@@ -108,7 +111,7 @@ simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concu
 static Buffer
 writer_buffer(SimhashRunWriter *w)
 {
-	Buffer		buf = w->pool ? simhash_pool_take(w->pool, w->index) : InvalidBuffer;
+	Buffer buf = w->pool ? simhash_pool_take(w->pool, w->index) : InvalidBuffer;
 
 	return BufferIsValid(buf) ? buf : simhash_alloc_buffer(w->index, w->heap, w->concurrent);
 }
@@ -118,7 +121,7 @@ static void
 write_current(SimhashRunWriter *w)
 {
 	SimhashPageOpaque opaque = SimhashPageGetOpaque(w->image.data);
-	Buffer		buf = writer_buffer(w);
+	Buffer			  buf = writer_buffer(w);
 
 	if (w->npages == w->dircap)
 	{
@@ -165,9 +168,7 @@ simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid)
 BlockNumber
 simhash_run_finish(SimhashRunWriter *w)
 {
-	BlockNumber ndir,
-				d,
-				first = InvalidBlockNumber;
+	BlockNumber	   ndir, d, first = InvalidBlockNumber;
 	PGAlignedBlock image;
 
 	if (w->n > 0)
@@ -177,11 +178,11 @@ simhash_run_finish(SimhashRunWriter *w)
 		LockRelationForExtension(w->index, ExclusiveLock);
 	for (d = 0; d < ndir; d++)
 	{
-		BlockNumber d0 = d * SIMHASH_DIR_CAPACITY;
-		int			nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, w->npages - d0);
-		const char *src = w->dir + (Size) d0 * SIMHASH_DIR_ENTRY_SIZE;
+		BlockNumber		  d0 = d * SIMHASH_DIR_CAPACITY;
+		int				  nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, w->npages - d0);
+		const char		 *src = w->dir + (Size) d0 * SIMHASH_DIR_ENTRY_SIZE;
 		SimhashPageOpaque opaque;
-		Buffer		buf;
+		Buffer			  buf;
 
 		if (ndir == 1)
 			buf = writer_buffer(w);
@@ -219,15 +220,15 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 						  const sh_table *tables, int ntables, bool concurrent, uint32 gen,
 						  BlockNumber *dir, BlockNumber *npages, bool progress)
 {
-	SimhashItem *keys = MemoryContextAllocHuge(CurrentMemoryContext,
-											   Max(nitems, 1) * sizeof(SimhashItem));
-	int			t;
+	SimhashItem *keys =
+		MemoryContextAllocHuge(CurrentMemoryContext, Max(nitems, 1) * sizeof(SimhashItem));
+	int t;
 
 	*npages = 0;
 	for (t = 0; t < ntables; t++)
 	{
 		SimhashRunWriter w;
-		int64		i;
+		int64			 i;
 
 		CHECK_FOR_INTERRUPTS();
 		for (i = 0; i < nitems; i++)
@@ -245,7 +246,8 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 		{
 			simhash_run_add(&w, keys[i].key, &keys[i].tid);
 			if (progress && (i & 65535) == 0)
-				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) t * nitems + i);
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+											 (int64) t * nitems + i);
 		}
 		dir[t] = simhash_run_finish(&w);
 		*npages = w.npages;
@@ -258,45 +260,48 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 /* Reads one (run, table) page by page: a copy of a directory page and of a run page. */
 typedef struct RunCursor
 {
-	Relation	index;
+	Relation			 index;
 	BufferAccessStrategy strategy;
-	uint32		gen;
-	int			table;
-	BlockNumber next_dir;		/* next directory block to read */
-	BlockNumber pages_left;		/* run pages not read yet */
-	int			dir_i,
-				dir_n;
-	int			i,
-				n;
-	PGAlignedBlock dirpage;
-	PGAlignedBlock page;
+	uint32				 gen;
+	int					 table;
+	BlockNumber			 next_dir;	 /* next directory block to read */
+	BlockNumber			 pages_left; /* run pages not read yet */
+	int					 dir_i, dir_n;
+	int					 i, n;
+	PGAlignedBlock		 dirpage;
+	PGAlignedBlock		 page;
 } RunCursor;
 
+/* A private copy of block blkno, read through the strategy. */
 static void
 read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page copy)
 {
-	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	Buffer buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	memcpy(copy, BufferGetPage(buf), BLCKSZ);
 	UnlockReleaseBuffer(buf);
 }
 
+/*
+ * Reports corruption unless page is a live page of the given kind, run
+ * generation and table.
+ */
 void
 simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags, uint32 gen,
 					int table)
 {
 	SimhashPageOpaque o = SimhashPageGetOpaque(page);
 
-	if (PageIsNew(page) || o->page_id != SIMHASH_PAGE_ID || o->flags != flags ||
-		o->gen != gen || o->table != table)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": block %u is not a page of table %d of run %u",
-						RelationGetRelationName(index), blkno, table, gen),
-				 errhint("REINDEX the index.")));
+	if (PageIsNew(page) || o->page_id != SIMHASH_PAGE_ID || o->flags != flags || o->gen != gen ||
+		o->table != table)
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": block %u is not a page of table %d of run %u",
+							   RelationGetRelationName(index), blkno, table, gen),
+						errhint("REINDEX the index.")));
 }
 
+/* A cursor at the start of table t of run r; nothing is read yet. */
 static void
 cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
 			const SimhashMetaPageData *meta, int r, int t)
@@ -324,7 +329,8 @@ cursor_next_page(RunCursor *c)
 		if (c->dir_i >= c->dir_n)
 		{
 			read_copy(c->index, c->next_dir, c->strategy, c->dirpage.data);
-			simhash_expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen, c->table);
+			simhash_expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen,
+								c->table);
 			c->next_dir++;
 			c->dir_i = 0;
 			c->dir_n = SimhashDirEntries(c->dirpage.data);
@@ -361,27 +367,27 @@ cursor_peek(RunCursor *c, uint64 *key, ItemPointer tid)
 
 typedef enum MetaOp
 {
-	META_START_FLUSH,			/* seal the pending chain, hand out a generation */
-	META_START_MERGE,			/* hand out a generation */
-	META_END_FLUSH,				/* add the run, drop the sealed chain */
-	META_SWITCH_TABLE,			/* table t of a merge's run replaces the inputs' */
-	META_END_MERGE,				/* drop the input runs (their merge is empty) */
-	META_CLEAR_FLUSH,			/* forget a flush a crash interrupted */
-	META_CLEAR_MERGE,			/* forget a merge a crash interrupted */
-	META_START_CLEAN,			/* VACUUM starts removing entries of a run in place */
-	META_END_CLEAN				/* ... and sets its new count */
+	META_START_FLUSH,  /* seal the pending chain, hand out a generation */
+	META_START_MERGE,  /* hand out a generation */
+	META_END_FLUSH,	   /* add the run, drop the sealed chain */
+	META_SWITCH_TABLE, /* table t of a merge's run replaces the inputs' */
+	META_END_MERGE,	   /* drop the input runs (their merge is empty) */
+	META_CLEAR_FLUSH,  /* forget a flush a crash interrupted */
+	META_CLEAR_MERGE,  /* forget a merge a crash interrupted */
+	META_START_CLEAN,  /* VACUUM starts removing entries of a run in place */
+	META_END_CLEAN	   /* ... and sets its new count */
 } MetaOp;
 
 typedef struct MetaChange
 {
-	uint32		gen;			/* the new run's generation */
-	uint64		count;
-	BlockNumber npages;
-	BlockNumber *dir;			/* per table; NULL: no run to add */
-	int			table;			/* META_SWITCH_TABLE: the table written */
-	const uint32 *inputs;		/* a merge's input runs */
-	int			ninputs;
-	bool		uneven;			/* META_END_CLEAN: its tables still differ */
+	uint32		  gen; /* the new run's generation */
+	uint64		  count;
+	BlockNumber	  npages;
+	BlockNumber	 *dir;	  /* per table; NULL: no run to add */
+	int			  table;  /* META_SWITCH_TABLE: the table written */
+	const uint32 *inputs; /* a merge's input runs */
+	int			  ninputs;
+	bool		  uneven; /* META_END_CLEAN: its tables still differ */
 } MetaChange;
 
 /* The slot of run `gen` in the list, -1 if none. */
@@ -399,7 +405,7 @@ static void
 add_run(Relation index, const SimhashMetaPageData *m, SimhashRunList *l, const MetaChange *ch,
 		const BlockNumber *dir)
 {
-	int			r;
+	int r;
 
 	if (l->nruns >= simhash_max_runs(m->ntables))
 		elog(ERROR, "simhash index \"%s\": no free run slot", RelationGetRelationName(index));
@@ -416,11 +422,11 @@ add_run(Relation index, const SimhashMetaPageData *m, SimhashRunList *l, const M
 static void
 drop_inputs(Relation index, const SimhashMetaPageData *m, SimhashRunList *l, const MetaChange *ch)
 {
-	int			kept = 0;
+	int kept = 0;
 
 	for (int r = 0; r < l->nruns; r++)
 	{
-		bool		input = false;
+		bool input = false;
 
 		for (int j = 0; j < ch->ninputs; j++)
 			input |= l->runs[r].gen == ch->inputs[j];
@@ -446,13 +452,13 @@ drop_inputs(Relation index, const SimhashMetaPageData *m, SimhashRunList *l, con
 static bool
 change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy)
 {
-	Buffer		metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-	Buffer		listbuf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
+	Buffer			  metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	Buffer			  listbuf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
 	GenericXLogState *state;
-	SimhashMetaPage m;
-	SimhashRunList *l;
-	bool		done = true;
-	int			r;
+	SimhashMetaPage	  m;
+	SimhashRunList	 *l;
+	bool			  done = true;
+	int				  r;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
@@ -462,8 +468,9 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 	if (op == META_END_FLUSH || op == META_END_MERGE || op == META_SWITCH_TABLE ||
 		op == META_START_CLEAN || op == META_END_CLEAN)
 	{
-		Page		lp = GenericXLogRegisterBuffer(state, listbuf, 0);
-		LocationIndex end = (char *) SimhashPageGetRunList(lp) + sizeof(SimhashRunList) - (char *) lp;
+		Page		  lp = GenericXLogRegisterBuffer(state, listbuf, 0);
+		LocationIndex end =
+			(char *) SimhashPageGetRunList(lp) + sizeof(SimhashRunList) - (char *) lp;
 
 		/* a list written before uneven[] existed: cover it (zeroes, in the hole) */
 		if (((PageHeader) lp)->pd_lower < end)
@@ -518,7 +525,7 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 			l->run_dir[r * m->ntables + ch->table] = ch->dir[ch->table];
 			for (int j = 0; j < ch->ninputs; j++)
 			{
-				int			i = find_run(l, ch->inputs[j]);
+				int i = find_run(l, ch->inputs[j]);
 
 				if (i < 0)
 					elog(ERROR, "simhash index \"%s\": merge inputs changed under the merge lock",
@@ -583,16 +590,15 @@ static void
 retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 			 FullTransactionId safexid, BufferAccessStrategy strategy, SimhashPagePool *pool)
 {
-	uint32		gen = meta->list.runs[r].gen;
+	uint32		   gen = meta->list.runs[r].gen;
 	PGAlignedBlock dirpage;
-	BlockNumber dir = simhash_meta_dir(meta, r, t);
-	BlockNumber ndir = SimhashDirPages(meta->list.runs[r].npages);
-	BlockNumber d;
+	BlockNumber	   dir = simhash_meta_dir(meta, r, t);
+	BlockNumber	   ndir = SimhashDirPages(meta->list.runs[r].npages);
+	BlockNumber	   d;
 
 	for (d = 0; d < ndir; d++)
 	{
-		int			i,
-					n;
+		int i, n;
 
 		read_copy(index, dir + d, strategy, dirpage.data);
 		simhash_expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
@@ -622,7 +628,7 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 void
 simhash_clear_interrupted(Relation index)
 {
-	MetaChange	ch = {0};
+	MetaChange ch = {0};
 
 	change_meta(index, META_CLEAR_FLUSH, &ch, NULL);
 }
@@ -639,19 +645,16 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 			  IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
-	MetaChange	ch = {0};
-	SimhashItemArray a = {0};
-	BlockNumber *chain;
-	int			nchain = 0,
-				chaincap = 16,
-				ntables,
-				i;
-	BlockNumber blkno;
-	BlockNumber dir[SIMHASH_MAX_TABLES];
-	sh_table   *tables;
-	FullTransactionId safexid;
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash flush",
-											  SIMHASH_CONTEXT_SIZES);
+	MetaChange			ch = {0};
+	SimhashItemArray	a = {0};
+	BlockNumber		   *chain;
+	int					nchain = 0, chaincap = 16, ntables, i;
+	BlockNumber			blkno;
+	BlockNumber			dir[SIMHASH_MAX_TABLES];
+	sh_table		   *tables;
+	FullTransactionId	safexid;
+	MemoryContext		cxt =
+		AllocSetContextCreate(CurrentMemoryContext, "simhash flush", SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	if (!change_meta(index, META_START_FLUSH, &ch, &meta))
@@ -664,7 +667,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 	for (blkno = meta.sealed_head; BlockNumberIsValid(blkno);)
 	{
 		PGAlignedBlock copy;
-		int			n;
+		int			   n;
 
 		CHECK_FOR_INTERRUPTS();
 		read_copy(index, blkno, NULL, copy.data);
@@ -672,7 +675,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 		n = SimhashPageEntries(copy.data);
 		for (i = 0; i < n; i++)
 		{
-			const char *e = SimhashPageEntry(copy.data, i);
+			const char	   *e = SimhashPageEntry(copy.data, i);
 			ItemPointerData tid;
 
 			simhash_entry_tid(e, &tid);
@@ -694,8 +697,8 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 	}
 
 	tables = simhash_layout(meta.blocks, meta.bits, &ntables);
-	simhash_write_sorted_runs(index, heap, a.items, a.n, tables, ntables, true, ch.gen,
-							  dir, &ch.npages, false);
+	simhash_write_sorted_runs(index, heap, a.items, a.n, tables, ntables, true, ch.gen, dir,
+							  &ch.npages, false);
 	ch.count = a.n;
 	ch.dir = dir;
 	change_meta(index, META_END_FLUSH, &ch, NULL);
@@ -731,8 +734,7 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 	BlockNumber dir[SIMHASH_MAX_TABLES];
 	RunCursor  *cur = palloc(sizeof(RunCursor) * k);
 	int		   *idx = palloc(sizeof(int) * k);
-	int			t,
-				j;
+	int			t, j;
 
 	for (j = 0; j < k; j++)
 	{
@@ -749,7 +751,7 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 	ch.ninputs = k;
 	for (t = from; t < meta->ntables; t++)
 	{
-		SimhashRunWriter w;
+		SimhashRunWriter  w;
 		FullTransactionId safexid;
 
 		for (j = 0; j < k; j++)
@@ -758,11 +760,9 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 		w.pool = pool;
 		for (;;)
 		{
-			int			best = -1;
-			uint64		bkey = 0,
-						key;
-			ItemPointerData btid,
-						tid;
+			int				best = -1;
+			uint64			bkey = 0, key;
+			ItemPointerData btid, tid;
 
 			for (j = 0; j < k; j++)
 			{
@@ -789,7 +789,8 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 		else if (w.count != ch.count || w.npages != ch.npages)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("simhash index \"%s\": table %d of the merged runs holds " UINT64_FORMAT " entries, table 0 " UINT64_FORMAT,
+					 errmsg("simhash index \"%s\": table %d of the merged runs holds " UINT64_FORMAT
+							" entries, table 0 " UINT64_FORMAT,
 							RelationGetRelationName(index), t, w.count, ch.count),
 					 errhint("REINDEX the index.")));
 		if (ch.count == 0)
@@ -823,13 +824,13 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
  * lock.
  */
 static void
-merge_runs(Relation index, Relation heap, const uint32 *gens, int k,
-		   BufferAccessStrategy strategy, SimhashPagePool *pool)
+merge_runs(Relation index, Relation heap, const uint32 *gens, int k, BufferAccessStrategy strategy,
+		   SimhashPagePool *pool)
 {
 	SimhashMetaPageData meta;
-	MetaChange	ch = {0};
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash merge",
-											  SIMHASH_CONTEXT_SIZES);
+	MetaChange			ch = {0};
+	MemoryContext		cxt =
+		AllocSetContextCreate(CurrentMemoryContext, "simhash merge", SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	change_meta(index, META_START_MERGE, &ch, &meta);
@@ -850,15 +851,12 @@ simhash_finish_interrupted_merge(Relation index, Relation heap, BufferAccessStra
 								 SimhashPagePool *pool)
 {
 	SimhashMetaPageData meta;
-	MetaChange	ch = {0};
-	uint32		gens[SIMHASH_MAX_RUNS];
-	int			k = 0,
-				o,
-				from;
-	BlockNumber nblocks;
-	FullTransactionId safexid;
-	MemoryContext cxt,
-				old;
+	MetaChange			ch = {0};
+	uint32				gens[SIMHASH_MAX_RUNS];
+	int					k = 0, o, from;
+	BlockNumber			nblocks;
+	FullTransactionId	safexid;
+	MemoryContext		cxt, old;
 
 	simhash_read_meta(index, &meta);
 	if (meta.merge_gen == 0)
@@ -869,35 +867,36 @@ simhash_finish_interrupted_merge(Relation index, Relation heap, BufferAccessStra
 		change_meta(index, META_CLEAR_MERGE, &ch, NULL);
 		return;
 	}
-	for (from = 0; from < meta.ntables && BlockNumberIsValid(simhash_meta_dir(&meta, o, from)); from++)
+	for (from = 0; from < meta.ntables && BlockNumberIsValid(simhash_meta_dir(&meta, o, from));
+		 from++)
 		;
 	for (int r = 0; r < meta.list.nruns; r++)
 		if (r != o && !BlockNumberIsValid(simhash_meta_dir(&meta, r, 0)))
 			gens[k++] = meta.list.runs[r].gen;
 	if (from == 0 || from == meta.ntables || k == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": the interrupted merge of run %u cannot be finished (%d tables written, %d inputs)",
-						RelationGetRelationName(index), meta.merge_gen, from, k),
-				 errhint("REINDEX the index.")));
-	ereport(LOG,
-			(errmsg("simhash index \"%s\": finishing the merge into run %u a crash interrupted after %d of %d tables",
-					RelationGetRelationName(index), meta.merge_gen, from, meta.ntables)));
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": the interrupted merge of run %u cannot be "
+							   "finished (%d tables written, %d inputs)",
+							   RelationGetRelationName(index), meta.merge_gen, from, k),
+						errhint("REINDEX the index.")));
+	ereport(LOG, (errmsg("simhash index \"%s\": finishing the merge into run %u a crash "
+						 "interrupted after %d of %d tables",
+						 RelationGetRelationName(index), meta.merge_gen, from, meta.ntables)));
 
 	nblocks = RelationGetNumberOfBlocks(index);
 	safexid = ReadNextFullTransactionId();
 	for (BlockNumber blkno = SIMHASH_RUNLIST_BLKNO + 1; blkno < nblocks; blkno++)
 	{
-		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+		Buffer buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 		SimhashPageOpaque op;
-		bool		orphan;
+		bool			  orphan;
 
 		vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		op = SimhashPageGetOpaque(BufferGetPage(buf));
 		orphan = !PageIsNew(BufferGetPage(buf)) && op->page_id == SIMHASH_PAGE_ID &&
-			(op->flags & (SIMHASH_RUN | SIMHASH_DIR)) != 0 && op->gen == meta.merge_gen &&
-			op->table >= from;
+				 (op->flags & (SIMHASH_RUN | SIMHASH_DIR)) != 0 && op->gen == meta.merge_gen &&
+				 op->table >= from;
 		UnlockReleaseBuffer(buf);
 		if (orphan)
 			simhash_delete_page(index, blkno, safexid, strategy);
@@ -915,11 +914,13 @@ simhash_finish_interrupted_merge(Relation index, Relation heap, BufferAccessStra
 static int
 run_cmp_desc(const void *a, const void *b)
 {
-	const SimhashRun *x = a,
-			   *y = b;
+	const SimhashRun *x = a, *y = b;
 
-	return x->count > y->count ? -1 : x->count < y->count ? 1 :
-		(x->gen < y->gen ? -1 : x->gen > y->gen ? 1 : 0);
+	return x->count > y->count	 ? -1
+		   : x->count < y->count ? 1
+								 : (x->gen < y->gen	  ? -1
+									: x->gen > y->gen ? 1
+													  : 0);
 }
 
 /*
@@ -929,13 +930,14 @@ run_cmp_desc(const void *a, const void *b)
 static int
 mergeable_runs(const SimhashMetaPageData *meta, SimhashRun *runs)
 {
-	int			n = 0;
+	int n = 0;
 
 	for (int r = 0; r < meta->list.nruns; r++)
 		if (!meta->list.uneven[r] && meta->list.runs[r].gen != meta->merge_gen &&
 			simhash_run_has(meta, r, 0))
 			runs[n++] = meta->list.runs[r];
-	qsort(runs, n, sizeof(SimhashRun), run_cmp_desc);
+	if (n > 1)
+		qsort(runs, n, sizeof(SimhashRun), run_cmp_desc);
 	return n;
 }
 
@@ -949,24 +951,20 @@ mergeable_runs(const SimhashMetaPageData *meta, SimhashRun *runs)
 void
 simhash_insert_merges(Relation index, Relation heap)
 {
-	int64		prows = simhash_pending_limit(index);
+	int64 prows = simhash_pending_limit(index);
 
 	if (!ConditionalLockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock))
 		return;
 	for (;;)
 	{
 		SimhashMetaPageData meta;
-		SimhashRun	runs[SIMHASH_MAX_RUNS];
-		uint32		gens[SIMHASH_MAX_RUNS];
-		int			k = 0,
-					r,
-					level,
-					nruns,
-					found = -1;
+		SimhashRun			runs[SIMHASH_MAX_RUNS];
+		uint32				gens[SIMHASH_MAX_RUNS];
+		int					k = 0, r, level, nruns, found = -1;
 
 		simhash_read_meta(index, &meta);
 		if (meta.merge_gen != 0)
-			break;				/* interrupted by a crash: VACUUM finishes it */
+			break; /* interrupted by a crash: VACUUM finishes it */
 		nruns = mergeable_runs(&meta, runs);
 		if (meta.list.nruns >= simhash_max_runs(meta.ntables) - 1)
 		{
@@ -978,7 +976,7 @@ simhash_insert_merges(Relation index, Relation heap)
 		{
 			for (level = 0; level < 64 && found < 0; level++)
 			{
-				uint64		pages = 0;
+				uint64 pages = 0;
 
 				k = 0;
 				for (r = nruns - 1; r >= 0; r--)
@@ -1023,17 +1021,13 @@ run_sparse(const SimhashRun *run)
  * are left as they are.
  */
 void
-simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy,
-				SimhashPagePool *pool)
+simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy, SimhashPagePool *pool)
 {
 	SimhashMetaPageData meta;
-	SimhashRun	runs[SIMHASH_MAX_RUNS];
-	uint32		gens[SIMHASH_MAX_RUNS];
-	uint64		smaller = 0;
-	int			first_merged,
-				nruns,
-				r,
-				k = 0;
+	SimhashRun			runs[SIMHASH_MAX_RUNS];
+	uint32				gens[SIMHASH_MAX_RUNS];
+	uint64				smaller = 0;
+	int					first_merged, nruns, r, k = 0;
 
 	simhash_read_meta(index, &meta);
 	nruns = mergeable_runs(&meta, runs);
@@ -1076,7 +1070,7 @@ simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy,
 void
 simhash_clean_begin(Relation index, uint32 gen)
 {
-	MetaChange	ch = {0};
+	MetaChange ch = {0};
 
 	ch.gen = gen;
 	change_meta(index, META_START_CLEAN, &ch, NULL);
@@ -1091,7 +1085,7 @@ void
 simhash_clean_end(Relation index, Relation heap, uint32 gen, uint64 count, bool uneven,
 				  BufferAccessStrategy strategy)
 {
-	MetaChange	ch = {0};
+	MetaChange ch = {0};
 
 	ch.gen = gen;
 	ch.count = count;

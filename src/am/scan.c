@@ -20,11 +20,10 @@ static void dir_cache_reset(SimhashScanOpaque so);
 IndexScanDesc
 simhash_beginscan(Relation index, int nkeys, int norderbys)
 {
-	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	IndexScanDesc	  scan = RelationGetIndexScan(index, nkeys, norderbys);
 	SimhashScanOpaque so = palloc0(sizeof(SimhashScanOpaqueData));
 
-	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
-									SIMHASH_CONTEXT_SIZES);
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan", SIMHASH_CONTEXT_SIZES);
 	scan->opaque = so;
 	if (norderbys > 0)
 	{
@@ -36,12 +35,11 @@ simhash_beginscan(Relation index, int nkeys, int norderbys)
 }
 
 void
-simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
-			   ScanKey orderbys, int norderbys)
+simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	MemoryContext old;
-	int			i;
+	MemoryContext	  old;
+	int				  i;
 
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
@@ -61,7 +59,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->conds = palloc(sizeof(SimhashCond) * Max(scan->numberOfKeys, 1));
 	for (i = 0; i < scan->numberOfKeys; i++)
 	{
-		ScanKey		key = &scan->keyData[i];
+		ScanKey		 key = &scan->keyData[i];
 		SimhashCond *c = &so->conds[so->nconds];
 
 		if (key->sk_flags & SK_ISNULL)
@@ -94,7 +92,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->order_null = false;
 	if (so->has_order)
 	{
-		ScanKey		ob = &scan->orderByData[0];
+		ScanKey ob = &scan->orderByData[0];
 
 		if (ob->sk_flags & SK_ISNULL)
 			so->order_null = true;
@@ -128,7 +126,7 @@ so_nruns(IndexScanDesc scan)
 static bool
 page_current(SimhashScanOpaque so, Buffer buf, uint16 kind, uint32 gen, int table)
 {
-	Page		page = BufferGetPage(buf);
+	Page			  page = BufferGetPage(buf);
 	SimhashPageOpaque o = SimhashPageGetOpaque(page);
 
 	if (!PageIsNew(page) && o->page_id == SIMHASH_PAGE_ID &&
@@ -145,12 +143,11 @@ page_current(SimhashScanOpaque so, Buffer buf, uint16 kind, uint32 gen, int tabl
 static void
 corrupt_block(Relation index, BlockNumber blkno, const char *detail)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("simhash index \"%s\" is corrupted at block %u",
-					RelationGetRelationName(index), blkno),
-			 errdetail_internal("%s", detail),
-			 errhint("REINDEX the index; simhash_index_check() describes the damage.")));
+	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+					errmsg("simhash index \"%s\" is corrupted at block %u",
+						   RelationGetRelationName(index), blkno),
+					errdetail_internal("%s", detail),
+					errhint("REINDEX the index; simhash_index_check() describes the damage.")));
 }
 
 /*
@@ -160,13 +157,13 @@ corrupt_block(Relation index, BlockNumber blkno, const char *detail)
 static int
 page_nentries(Relation index, Buffer buf, Size size)
 {
-	PageHeader	ph = (PageHeader) BufferGetPage(buf);
-	Size		first = MAXALIGN(SizeOfPageHeaderData);
+	PageHeader ph = (PageHeader) BufferGetPage(buf);
+	Size	   first = MAXALIGN(SizeOfPageHeaderData);
 
 	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
-		ph->pd_lower < first || ph->pd_lower > ph->pd_special ||
-		(ph->pd_lower - first) % size != 0)
-		corrupt_block(index, BufferGetBlockNumber(buf), "The page's bounds (pd_lower, pd_special) are invalid.");
+		ph->pd_lower < first || ph->pd_lower > ph->pd_special || (ph->pd_lower - first) % size != 0)
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  "The page's bounds (pd_lower, pd_special) are invalid.");
 	return (int) ((ph->pd_lower - first) / size);
 }
 
@@ -178,11 +175,11 @@ page_nentries(Relation index, Buffer buf, Size size)
 static int
 run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p)
 {
-	int			n = page_nentries(index, buf, SIMHASH_ENTRY_SIZE);
-	int			written = n + SimhashPageGetOpaque(BufferGetPage(buf))->removed;
+	int n = page_nentries(index, buf, SIMHASH_ENTRY_SIZE);
+	int written = n + SimhashPageGetOpaque(BufferGetPage(buf))->removed;
 
-	if (p + 1 < run->npages ? written != SIMHASH_PAGE_CAPACITY :
-		written < 1 || written > SIMHASH_PAGE_CAPACITY)
+	if (p + 1 < run->npages ? written != SIMHASH_PAGE_CAPACITY
+							: written < 1 || written > SIMHASH_PAGE_CAPACITY)
 		corrupt_block(index, BufferGetBlockNumber(buf),
 					  "The run page holds fewer or more entries than the run list accounts for.");
 	return n;
@@ -196,9 +193,9 @@ run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber
 static void
 check_stale(IndexScanDesc scan)
 {
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	SimhashScanOpaque	so = (SimhashScanOpaque) scan->opaque;
 	SimhashMetaPageData now;
-	int			r;
+	int					r;
 
 	simhash_read_meta(scan->indexRelation, &now);
 	if (now.pending_chain != so->meta.pending_chain || now.sealed_chain != so->meta.sealed_chain ||
@@ -220,7 +217,7 @@ static void
 check_meta(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			r;
+	int				  r;
 
 	if (so->meta.ntables != so->ntables)
 		corrupt_block(scan->indexRelation, SIMHASH_METAPAGE_BLKNO,
@@ -228,7 +225,8 @@ check_meta(IndexScanDesc scan)
 	/* pages may hold fewer entries than they were written with (VACUUM) */
 	for (r = 0; r < so->meta.list.nruns; r++)
 		if (so->meta.list.runs[r].npages == 0 ||
-			so->meta.list.runs[r].count > (uint64) so->meta.list.runs[r].npages * SIMHASH_PAGE_CAPACITY)
+			so->meta.list.runs[r].count >
+				(uint64) so->meta.list.runs[r].npages * SIMHASH_PAGE_CAPACITY)
 			corrupt_block(scan->indexRelation, SIMHASH_RUNLIST_BLKNO,
 						  "A run's page count does not match its entry count.");
 }
@@ -240,11 +238,12 @@ check_meta(IndexScanDesc scan)
 static void
 check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, BlockNumber nblocks)
 {
-	Page		page = BufferGetPage(buf);
+	Page page = BufferGetPage(buf);
 
 	if (chain == 0 && (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
 					   SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
-		corrupt_block(index, BufferGetBlockNumber(buf), "The page is not the NULLs page its chain points to.");
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  "The page is not the NULLs page its chain points to.");
 	if (steps > nblocks)
 		corrupt_block(index, BufferGetBlockNumber(buf), "The chain of pages loops.");
 }
@@ -253,8 +252,8 @@ check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, Bl
 static uint64
 dir_page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, uint32 gen, int t)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
-	uint64		hikey = PG_UINT64_MAX;
+	Buffer buf = ReadBuffer(index, blkno);
+	uint64 hikey = PG_UINT64_MAX;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	if (page_current(so, buf, SIMHASH_DIR, gen, t))
@@ -266,17 +265,17 @@ dir_page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, uint32 g
 /* One table's probes: the context shared by its range scans. */
 typedef struct ProbeCtx
 {
-	IndexScanDesc scan;
+	IndexScanDesc	scan;
 	const sh_table *tab;
-	int			t;
-	int			r;				/* the run probed */
-	uint64		q;				/* the query */
-	uint64		qkey;			/* the query, permuted for this table */
-	int			radius;
-	int			flips;			/* prefix bits allowed to differ */
-	bool		exact;			/* only the prefixes `flips` bits away */
-	SimhashVisit visit;
-	void	   *arg;
+	int				t;
+	int				r;	  /* the run probed */
+	uint64			q;	  /* the query */
+	uint64			qkey; /* the query, permuted for this table */
+	int				radius;
+	int				flips; /* prefix bits allowed to differ */
+	bool			exact; /* only the prefixes `flips` bits away */
+	SimhashVisit	visit;
+	void		   *arg;
 	/* the run page last read, kept pinned for the next range on it */
 	Buffer		buf;
 	BlockNumber blkno;
@@ -292,9 +291,7 @@ typedef struct ProbeCtx
 static int
 first_at_least(Page page, int n, uint64 lo, int guess)
 {
-	int			l,
-				r,
-				step;
+	int l, r, step;
 
 	if (guess <= 0 || simhash_entry_key(SimhashPageEntry(page, guess - 1)) < lo)
 	{
@@ -325,7 +322,7 @@ first_at_least(Page page, int n, uint64 lo, int guess)
 	/* key[l - 1] < lo (or l = 0), key[r] >= lo (or r = n): bisect [l, r] */
 	while (l < r)
 	{
-		int			mid = l + (r - l) / 2;
+		int mid = l + (r - l) / 2;
 
 		if (simhash_entry_key(SimhashPageEntry(page, mid)) < lo)
 			l = mid + 1;
@@ -345,11 +342,11 @@ first_at_least(Page page, int n, uint64 lo, int guess)
 static inline bool
 owned_at(SimhashScanOpaque so, int t, uint64 diff, int flips)
 {
-	int			e;
+	int e;
 
 	for (e = 0; e < so->ntables; e++)
 	{
-		int			k;
+		int k;
 
 		if (e == t)
 			continue;
@@ -369,18 +366,15 @@ owned_at(SimhashScanOpaque so, int t, uint64 diff, int flips)
  * Returns false when the range ends on this page.
  */
 static bool
-scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi,
-			  double where)
+scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi, double where)
 {
 	const SimhashRun *run = &((SimhashScanOpaque) c->scan->opaque)->meta.list.runs[c->r];
-	uint32		gen = run->gen;
+	uint32			  gen = run->gen;
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	Buffer		buf;
-	Page		page;
-	bool		more = true,
-				current;
-	int			n,
-				i;
+	Buffer			  buf;
+	Page			  page;
+	bool			  more = true, current;
+	int				  n, i;
 
 	if (BufferIsValid(c->buf) && c->blkno == blkno)
 		buf = c->buf;
@@ -401,9 +395,9 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 	i = first_at_least(page, n, lo, where < 0 ? n / 2 : Min((int) (where * n), n));
 	for (; i < n; i++)
 	{
-		const char *ent = SimhashPageEntry(page, i);
-		uint64		key = simhash_entry_key(ent);
-		uint64		fp;
+		const char	   *ent = SimhashPageEntry(page, i);
+		uint64			key = simhash_entry_key(ent);
+		uint64			fp;
 		ItemPointerData tid;
 
 		if (key > hi)
@@ -414,8 +408,8 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 		if (simhash_hamming(key, c->qkey) > c->radius)
 			continue;
 		fp = sh_table_unpermute(c->tab, key);
-		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips) :
-			!sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
+		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips)
+					 : !sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
 			continue;
 		simhash_entry_tid(ent, &tid);
 		c->visit(so, fp, &tid, c->arg);
@@ -440,18 +434,18 @@ static SimhashDirCache *
 dir_cache_get(ProbeCtx *c)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	Relation	index = c->scan->indexRelation;
+	Relation		  index = c->scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[c->r];
-	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
-	BlockNumber ndir = SimhashDirPages(run->npages);
-	SimhashDirCache *d;
-	Size		bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
-	BlockNumber p;
-	int			n = 0;
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	SimhashDirCache	 *d;
+	Size			  bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
+	BlockNumber		  p;
+	int				  n = 0;
 
 	if (so->dirs == NULL)
-		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) *
-										  so->meta.list.nruns * so->ntables);
+		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) * so->meta.list.nruns *
+													   so->ntables);
 	d = &so->dirs[c->r * so->ntables + c->t];
 	if (d->loaded)
 		return d->n >= 0 ? d : NULL;
@@ -465,10 +459,9 @@ dir_cache_get(ProbeCtx *c)
 	d->blocks = MemoryContextAlloc(so->cxt, sizeof(BlockNumber) * Max(run->npages, 1));
 	for (p = 0; p < ndir; p++)
 	{
-		Buffer		buf = ReadBuffer(index, dstart + p);
-		Page		page;
-		int			k,
-					e;
+		Buffer buf = ReadBuffer(index, dstart + p);
+		Page   page;
+		int	   k, e;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -511,16 +504,15 @@ dir_cache_reset(SimhashScanOpaque so)
 static void
 range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 {
-	SimhashDirCache *cache;
+	SimhashDirCache	 *cache;
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	Relation	index = c->scan->indexRelation;
+	Relation		  index = c->scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[c->r];
-	BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
-	BlockNumber ndir = SimhashDirPages(run->npages);
-	BlockNumber l = 0,
-				r = ndir - 1;	/* the last page if no other qualifies */
-	bool		more = true;
-	int			i;
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	BlockNumber		  l = 0, r = ndir - 1; /* the last page if no other qualifies */
+	bool			  more = true;
+	int				  i;
 
 	/* a run that does not hold this table (a merge is switching tables over) */
 	if (!BlockNumberIsValid(dstart))
@@ -528,13 +520,12 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	cache = dir_cache_get(c);
 	if (cache != NULL)
 	{
-		int			a = 0,
-					b = cache->n;
+		int a = 0, b = cache->n;
 
 		/* the first run page whose hikey is >= lo */
 		while (a < b)
 		{
-			int			mid = a + (b - a) / 2;
+			int mid = a + (b - a) / 2;
 
 			if (cache->hikeys[mid] < lo)
 				a = mid + 1;
@@ -543,13 +534,13 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 		}
 		for (; more && a < cache->n; a++)
 		{
-			uint64		below = a > 0 ? cache->hikeys[a - 1] : 0;
-			double		where = 0;
+			uint64 below = a > 0 ? cache->hikeys[a - 1] : 0;
+			double where = 0;
 
 			if (lo > below && cache->hikeys[a] > below)
 				where = Min((double) (lo - below) / (double) (cache->hikeys[a] - below), 1.0);
 			more = scan_run_page(c, cache->blocks[a], a, lo, hi, where);
-			lo = 0;				/* the next page: from its first entry */
+			lo = 0; /* the next page: from its first entry */
 		}
 		return;
 	}
@@ -567,9 +558,9 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	/* directory page l is the first whose hikey can be >= lo */
 	for (i = -1; more && l < ndir; l++)
 	{
-		Buffer		dbuf = ReadBuffer(index, dstart + l);
-		Page		dpage;
-		int			n;
+		Buffer dbuf = ReadBuffer(index, dstart + l);
+		Page   dpage;
+		int	   n;
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 		dpage = BufferGetPage(dbuf);
@@ -581,12 +572,11 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 		n = page_nentries(index, dbuf, SIMHASH_DIR_ENTRY_SIZE);
 		if (i < 0)
 		{
-			int			lo_i = 0,
-						hi_i = n;
+			int lo_i = 0, hi_i = n;
 
 			while (lo_i < hi_i)
 			{
-				int			mid = lo_i + (hi_i - lo_i) / 2;
+				int mid = lo_i + (hi_i - lo_i) / 2;
 
 				if (simhash_entry_key(SimhashDirEntry(dpage, mid)) < lo)
 					lo_i = mid + 1;
@@ -616,8 +606,8 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 static void
 probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 {
-	uint64		lo = (c->qkey ^ flip) & c->tab->prefix_key_mask;
-	int			b;
+	uint64 lo = (c->qkey ^ flip) & c->tab->prefix_key_mask;
+	int	   b;
 
 	CHECK_FOR_INTERRUPTS();
 	for (c->r = 0; c->r < so_nruns(c->scan); c->r++)
@@ -637,7 +627,7 @@ probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 static void
 probe_exact_sorted(ProbeCtx *c, int b, int left, uint64 lo)
 {
-	uint64		bit;
+	uint64 bit;
 
 	if (left == 0)
 	{
@@ -673,7 +663,7 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exa
 			SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	ProbeCtx	c;
+	ProbeCtx		  c;
 
 	if (so->meta.list.nruns == 0)
 		return;
@@ -706,16 +696,15 @@ static void
 scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	BlockNumber nblocks = BlockNumberIsValid(blkno) ?
-		RelationGetNumberOfBlocks(scan->indexRelation) : 0;
+	BlockNumber		  nblocks =
+		  BlockNumberIsValid(blkno) ? RelationGetNumberOfBlocks(scan->indexRelation) : 0;
 	BlockNumber steps = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
-		Page		page;
-		int			n,
-					i;
+		Buffer buf = ReadBuffer(scan->indexRelation, blkno);
+		Page   page;
+		int	   n, i;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -730,7 +719,7 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 		n = page_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
 		for (i = 0; i < n; i++)
 		{
-			const char *ent = SimhashPageEntry(page, i);
+			const char	   *ent = SimhashPageEntry(page, i);
 			ItemPointerData tid;
 
 			simhash_entry_tid(ent, &tid);
@@ -747,10 +736,10 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	const SimhashRun *run = &so->meta.list.runs[r];
-	const sh_table *tab = &so->tables[0];
-	BlockNumber dstart = simhash_meta_dir(&so->meta, r, 0);
-	BlockNumber d;
-	BlockNumber blocks[SIMHASH_DIR_CAPACITY];
+	const sh_table	 *tab = &so->tables[0];
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, r, 0);
+	BlockNumber		  d;
+	BlockNumber		  blocks[SIMHASH_DIR_CAPACITY];
 
 	/* a merge's input whose table 0 the new run holds already */
 	if (!BlockNumberIsValid(dstart))
@@ -758,11 +747,9 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 
 	for (d = 0; d < SimhashDirPages(run->npages); d++)
 	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, dstart + d);
-		Page		page;
-		int			n = 0,
-					p,
-					i;
+		Buffer buf = ReadBuffer(scan->indexRelation, dstart + d);
+		Page   page;
+		int	   n = 0, p, i;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -775,18 +762,20 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 			return;
 		for (p = 0; p < n; p++)
 		{
-			int			k;
-			bool		current;
+			int	 k;
+			bool current;
 
 			CHECK_FOR_INTERRUPTS();
 			buf = ReadBuffer(scan->indexRelation, blocks[p]);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			current = page_current(so, buf, SIMHASH_RUN, run->gen, 0);
-			k = current ? run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p) : 0;
+			k = current
+					? run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p)
+					: 0;
 			for (i = 0; i < k; i++)
 			{
-				const char *ent = SimhashPageEntry(page, i);
+				const char	   *ent = SimhashPageEntry(page, i);
 				ItemPointerData tid;
 
 				simhash_entry_tid(ent, &tid);
@@ -804,7 +793,7 @@ static void
 scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			r;
+	int				  r;
 
 	for (r = 0; r < so->meta.list.nruns; r++)
 		scan_run(scan, r, visit, arg);
@@ -830,14 +819,14 @@ add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
 	h = &so->hits[so->nhits++];
 	h->tid = *tid;
 	h->fp = fp;
-	h->dist = dist;
+	h->dist = (int16) dist;
 	h->isnull = isnull;
 }
 
 static bool
 conds_hold(SimhashScanOpaque so, uint64 fp)
 {
-	int			i;
+	int i;
 
 	for (i = 0; i < so->nconds; i++)
 		if (simhash_hamming(fp, so->conds[i].q) > so->conds[i].radius)
@@ -850,7 +839,8 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	if (!conds_hold(so, fp))
 		return;
-	add_hit(so, fp, tid, so->has_order && !so->order_null ? simhash_hamming(fp, so->order_q) : -1, false);
+	add_hit(so, fp, tid, so->has_order && !so->order_null ? simhash_hamming(fp, so->order_q) : -1,
+			false);
 }
 
 static void
@@ -862,8 +852,7 @@ visit_null(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 static int
 hit_cmp(const void *a, const void *b)
 {
-	const SimhashHit *x = a,
-			   *y = b;
+	const SimhashHit *x = a, *y = b;
 
 	if (x->dist != y->dist)
 		return x->dist < y->dist ? -1 : 1;
@@ -880,7 +869,7 @@ probe_tables(IndexScanDesc scan, uint64 q, int radius, int flips, bool exact,
 			 SimhashVisit visit_runs, SimhashVisit visit_pending)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			t;
+	int				  t;
 
 	for (t = 0; t < so->ntables; t++)
 	{
@@ -910,8 +899,8 @@ simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVi
  * only), to visit_runs; the pending rows, all of them again, to visit_pending.
  */
 void
-simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
-					SimhashVisit visit_runs, SimhashVisit visit_pending)
+simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit_runs,
+					SimhashVisit visit_pending)
 {
 	probe_tables(scan, q, radius, flips, true, visit_runs, visit_pending);
 }
@@ -954,7 +943,7 @@ static void
 start_scan(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int			attempt;
+	int				  attempt;
 
 	so->started = true;
 	pgstat_count_index_scan(scan->indexRelation);
@@ -975,7 +964,7 @@ static void
 collect(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	MemoryContext	  old = MemoryContextSwitchTo(so->cxt);
 
 	simhash_read_meta(scan->indexRelation, &so->meta);
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
@@ -987,9 +976,7 @@ collect(IndexScanDesc scan)
 	else if (so->nconds > 0)
 	{
 		SimhashReadModel m;
-		int			driver = 0,
-					i,
-					flips;
+		int				 driver = 0, i, flips;
 
 		for (i = 1; i < so->nconds; i++)
 			if (so->conds[i].radius < so->conds[driver].radius)
@@ -1020,7 +1007,7 @@ static void
 next_batch(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	MemoryContext	  old = MemoryContextSwitchTo(so->cxt);
 
 	so->nhits = so->next = 0;
 	while (so->nhits == 0 && so->phase != SIMHASH_PHASE_DONE)
@@ -1045,7 +1032,7 @@ bool
 simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	SimhashHit *h;
+	SimhashHit		 *h;
 
 	if (!so->started)
 		start_scan(scan);
@@ -1068,8 +1055,8 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (scan->xs_want_itup)
 	{
-		Datum		value = Int64GetDatum((int64) h->fp);
-		bool		isnull = h->isnull;
+		Datum value = Int64GetDatum((int64) h->fp);
+		bool  isnull = h->isnull;
 
 		if (scan->xs_itup)
 			pfree(scan->xs_itup);
@@ -1082,7 +1069,7 @@ int64
 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int64		n = 0;
+	int64			  n = 0;
 
 	if (!so->started)
 		start_scan(scan);

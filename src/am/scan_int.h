@@ -11,24 +11,24 @@
 
 typedef struct SimhashCond
 {
-	uint64		q;
-	int			radius;
+	uint64 q;
+	int	   radius;
 } SimhashCond;
 
 typedef struct SimhashHit
 {
 	ItemPointerData tid;
-	int16		dist;			/* order-by distance, -1 when NULL */
-	bool		isnull;			/* the indexed value is NULL */
-	uint64		fp;
+	int16			dist;	/* order-by distance, -1 when NULL */
+	bool			isnull; /* the indexed value is NULL */
+	uint64			fp;
 } SimhashHit;
 
 /* What a scan returns once its current batch of hits is used up. */
 typedef enum SimhashScanPhase
 {
-	SIMHASH_PHASE_LEVELS,		/* KNN: the next probe level (knn.c) */
-	SIMHASH_PHASE_LINEAR,		/* KNN: the next nearest rows, by a linear pass */
-	SIMHASH_PHASE_NULLS,		/* the rows whose key is NULL */
+	SIMHASH_PHASE_LEVELS, /* KNN: the next probe level (knn.c) */
+	SIMHASH_PHASE_LINEAR, /* KNN: the next nearest rows, by a linear pass */
+	SIMHASH_PHASE_NULLS,  /* the rows whose key is NULL */
 	SIMHASH_PHASE_DONE
 } SimhashScanPhase;
 
@@ -40,72 +40,72 @@ typedef enum SimhashScanPhase
  */
 typedef struct SimhashDirCache
 {
-	bool		loaded;			/* tried: hikeys/blocks valid when n >= 0 */
-	int			probes;			/* probes before it was loaded */
-	int			n;				/* run pages listed; -1: not cached */
-	uint64	   *hikeys;
+	bool		 loaded; /* tried: hikeys/blocks valid when n >= 0 */
+	int			 probes; /* probes before it was loaded */
+	int			 n;		 /* run pages listed; -1: not cached */
+	uint64		*hikeys;
 	BlockNumber *blocks;
 } SimhashDirCache;
 
 typedef struct SimhashScanOpaqueData
 {
 	SimhashMetaPageData meta;
-	sh_table   *tables;
-	int			ntables;
-	MemoryContext cxt;			/* results live here; reset by rescan */
+	sh_table		   *tables;
+	int					ntables;
+	MemoryContext		cxt; /* results live here; reset by rescan */
 	/* parsed keys */
-	bool		never;			/* a NULL key: no row can match */
-	bool		recheck;		/* a pair key: the heap row decides (radii) */
-	int			nconds;
+	bool		 never;	  /* a NULL key: no row can match */
+	bool		 recheck; /* a pair key: the heap row decides (radii) */
+	int			 nconds;
 	SimhashCond *conds;
-	bool		has_order;
-	bool		order_null;		/* ORDER BY a <~> NULL */
-	uint64		order_q;
+	bool		 has_order;
+	bool		 order_null; /* ORDER BY a <~> NULL */
+	uint64		 order_q;
 	/* results */
-	bool		started;
-	SimhashHit *hits;
-	int64		nhits;
-	int64		maxhits;
-	int64		next;
+	bool			 started;
+	SimhashHit		*hits;
+	int64			 nhits;
+	int64			 maxhits;
+	int64			 next;
 	SimhashScanPhase phase;
 	/* KNN (knn.c): a probe level returns the distances [band_lo, band_hi] */
-	SimhashReadModel *model;	/* of the copied metapage */
-	int			level;			/* next probe level: prefix bits flipped */
-	int			band_lo;
-	int			band_hi;
+	SimhashReadModel *model; /* of the copied metapage */
+	int				  level; /* next probe level: prefix bits flipped */
+	int				  band_lo;
+	int				  band_hi;
 	/* KNN: rows met by an earlier level beyond its band, for later levels */
 	SimhashHit *carry;
 	int64		ncarry;
 	int64		maxcarry;
-	bool		carry_lost;		/* outgrew its memory: levels probe all again */
-	int			last_radius;	/* covered radius of the last level to probe */
+	bool		carry_lost;	 /* outgrew its memory: levels probe all again */
+	int			last_radius; /* covered radius of the last level to probe */
 	/* KNN's linear passes return the rows after (after_dist, after_tid) */
-	int			after_dist;
+	int				after_dist;
 	ItemPointerData after_tid;
-	int64		batch;			/* rows per linear pass */
-	bool		stale;			/* met a page recycled since the metapage copy */
-	BlockNumber stale_blkno;	/* the last such page */
+	int64			batch;		 /* rows per linear pass */
+	bool			stale;		 /* met a page recycled since the metapage copy */
+	BlockNumber		stale_blkno; /* the last such page */
 	/* directories cached by probes, [run * ntables + table]; NULL: none yet */
 	SimhashDirCache *dirs;
-	Size		dir_budget;		/* bytes the cache may still take */
+	Size			 dir_budget; /* bytes the cache may still take */
 } SimhashScanOpaqueData;
 
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
 
-typedef void (*SimhashVisit) (SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
+typedef void (*SimhashVisit)(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
 
 /* Probing primitives (scan.c) */
-extern void simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips,
-							  SimhashVisit visit);
+extern void
+simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit);
 extern void simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
 								SimhashVisit visit_runs, SimhashVisit visit_pending);
 extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
-extern void simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist,
-							bool isnull);
+extern void
+simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull);
 extern void simhash_sort_hits(SimhashScanOpaque so);
 
 /* Exact KNN by probe levels (knn.c) */
 extern void simhash_knn_start(IndexScanDesc scan);
 extern void simhash_knn_next(IndexScanDesc scan);
 
-#endif							/* SIMHASH_SCAN_INT_H */
+#endif /* SIMHASH_SCAN_INT_H */

@@ -8,11 +8,13 @@
  * log-structured: every indexed row is in exactly one place, a RUN or the
  * pending buffer.
  *
- *   RUN      a run is an immutable set of rows, stored once per table t as
- *            pages of packed (table t's permuted key, heap TID) entries in
- *            (key, TID) order; the opaque area holds the table, the run's
- *            generation and hikey, the last key on the page.  A run's pages
- *            may lie anywhere in the file (any free page will do).
+ *   RUN      a run is a set of rows, stored once per table t as pages of
+ *            packed (table t's permuted key, heap TID) entries in (key, TID)
+ *            order; the opaque area holds the table, the run's generation
+ *            and hikey, the last key on the page when it was written.  Only
+ *            VACUUM changes a run page, removing dead entries in place (the
+ *            page counts them in opaque->removed; hikey stays, an upper
+ *            bound).  A run's pages may lie anywhere in the file.
  *   DIR      each (run, table) has a directory: contiguous pages of
  *            (hikey, block) pairs, one per run page in key order, so a probe
  *            binary-searches the directory (a page or two) and then reads
@@ -49,13 +51,25 @@
  *   Afterwards run sizes grow geometrically, so a table holds at most
  *   log5(rows / pending rows) + 1 runs, and a VACUUM rewrites at most a
  *   quarter of the index unless the runs were of similar size.
- * - VACUUM's bulk delete rewrites only the runs that hold a dead TID (found
- *   by reading table 0 of each run), and compacts the pending buffer and
- *   the NULLs chain in place.
+ * - VACUUM's bulk delete removes dead TIDs from the run pages in place, so
+ *   deletes make no new copy of anything, and compacts the pending buffer
+ *   and the NULLs chain in place.  A run being cleaned is flagged uneven in
+ *   the run list first: after a crash its tables may differ by dead entries
+ *   (merges skip it, the check does not compare its counts) until the next
+ *   bulk delete, handed the same dead TIDs, has cleaned it whole.  VACUUM's
+ *   cleanup rewrites a run whose pages are less than half full.
  * Every merge is a streaming k-way merge of already-sorted runs, table by
  * table: it holds one page per input run and 12 bytes per output page (the
  * directory), whatever the number of rows, so its memory stays far below
- * maintenance_work_mem.  A bulk build writes one run.
+ * maintenance_work_mem.  Each table is switched over as soon as it is
+ * written (the run list then holds the new run for the tables written and
+ * the inputs for the others; a run does not hold a table whose directory
+ * slot is InvalidBlockNumber), and the inputs' pages of that table are
+ * retired at once; a merge a crash interrupted after its first switch is
+ * finished by VACUUM.  VACUUM's merges reuse the pages they retired as soon
+ * as every transaction that had a snapshot then has ended (a virtual xid
+ * check, SimhashPagePool), so even a merge of the whole index needs new
+ * pages for one table only.  A bulk build writes one run.
  *
  * A scan copies the metapage once, then for a radius query probes every run
  * of every table (binary search in the run's directory, then the run pages
@@ -72,9 +86,10 @@
  *   they then read pages one at a time under a share lock, copying what they
  *   need before releasing it.
  * - aminsert takes the metapage lock exclusively, then the tail page of the
- *   pending (or NULLs) chain; a new tail page is allocated by extending the
- *   relation, initialised and linked under the metapage lock, all in one
- *   GenericXLog record.
+ *   pending (or NULLs) chain; a new tail page is allocated (from the FSM,
+ *   never waiting for a page lock, or by extending the relation),
+ *   initialised and linked under the metapage lock, all in one GenericXLog
+ *   record.
  * - Flushes are serialised by the heavyweight page lock on block 0
  *   (SIMHASH_FLUSH_LOCK), merges by the one on block 1 (SIMHASH_MERGE_LOCK);
  *   these are lock tags, not buffer locks.  An INSERT tries them
@@ -83,18 +98,26 @@
  *   (new inserts start a fresh chain) and records its run's generation in
  *   meta->flush_gen; a merge records its generation in meta->merge_gen.
  *   Either writes its run to pages nobody references, then in one WAL
- *   record adds it to the metapage (a flush also drops the sealed chain, a
- *   merge its input runs), and only then marks the replaced pages DELETED
- *   with safexid = next full xid.
- * - Page allocation (pages.c): run pages come from the FSM or by extending
- *   the relation; a page taken from the FSM is locked conditionally and
+ *   record adds it to the metapage (a flush also drops the sealed chain; a
+ *   merge does this table by table, and drops its input runs with the
+ *   last), and only then marks the replaced pages DELETED with safexid =
+ *   next full xid.  A flush never takes the last free run slot, which is
+ *   kept for the new run of a merge (listed beside its inputs).
+ * - VACUUM's in-place removal holds the merge lock, so no merge reads a run
+ *   it changes; scans copy a run page under its share lock.
+ * - Page allocation (pages.c): pages come from the FSM or by extending the
+ *   relation (directories of more than one page, which must be contiguous,
+ *   always extend); a page taken from the FSM is locked conditionally and
  *   re-checked recyclable, so two backends never both take it.  A DELETED
  *   page is recyclable once GlobalVisCheckRemovableFullXid(heap, safexid)
  *   says no snapshot of this database can still read it (the heap's own
  *   horizon: a transaction in another database does not hold it back).
- *   VACUUM moves recyclable pages into the FSM, and retires pages a crash
- *   left unreferenced (RUN/DIR/PENDING pages of a generation that is neither
- *   current nor being written).
+ *   Retired pages are offered to the FSM at once; the allocator puts back
+ *   one that is not recyclable yet.  VACUUM records recyclable pages in the
+ *   FSM again, retires pages a crash left unreferenced (RUN/DIR/PENDING
+ *   pages of a generation that is neither current nor being written), and
+ *   truncates free pages at the end of the file under a conditional
+ *   AccessExclusiveLock (not in a parallel VACUUM).
  * - On a hot standby the primary's horizon does not cover standby
  *   snapshots, so every page a scan reads is also checked against the
  *   generation it expects (opaque->gen): a recycled page makes the scan
@@ -121,91 +144,90 @@
 #include "simhash.h"
 #include "tables.h"
 
-#define SIMHASH_MAGIC			0x53484958	/* "SHIX" */
-#define SIMHASH_VERSION			3
-#define SIMHASH_METAPAGE_BLKNO	0
-#define SIMHASH_RUNLIST_BLKNO	1
-#define SIMHASH_MAX_TABLES		256
-#define SIMHASH_PAGE_ID			0xFF53	/* last two bytes of every page */
+#define SIMHASH_MAGIC		   0x53484958 /* "SHIX" */
+#define SIMHASH_VERSION		   3
+#define SIMHASH_METAPAGE_BLKNO 0
+#define SIMHASH_RUNLIST_BLKNO  1
+#define SIMHASH_MAX_TABLES	   256
+#define SIMHASH_PAGE_ID		   0xFF53 /* last two bytes of every page */
 
 /* Heavyweight lock tags (LockPage on these block numbers). */
-#define SIMHASH_FLUSH_LOCK		0
-#define SIMHASH_MERGE_LOCK		1
+#define SIMHASH_FLUSH_LOCK 0
+#define SIMHASH_MERGE_LOCK 1
 
 /* Runs: size ratio between levels; bounds of the metapage's run list. */
-#define SIMHASH_TIER_RATIO		4
-#define SIMHASH_MAX_RUNS		64
-#define SIMHASH_RUN_SLOTS		1536	/* (run, table) directory heads */
-#define SIMHASH_INSERT_MERGE_PAGES	2048	/* largest merge an INSERT does: pages
-											 * written over all tables (16 MB) */
+#define SIMHASH_TIER_RATIO 4
+#define SIMHASH_MAX_RUNS   64
+#define SIMHASH_RUN_SLOTS  1536 /* (run, table) directory heads */
+/* The largest merge an INSERT does: pages written over all tables (16 MB). */
+#define SIMHASH_INSERT_MERGE_PAGES 2048
 
 /* Strategies and support of the operator classes. */
-#define SIMHASH_WITHIN_GUC_STRATEGY		1	/* a % b: radius simhash.max_distance */
-#define SIMHASH_WITHIN_QUERY_STRATEGY	2	/* a %@ simhash_query(b, radius) */
-#define SIMHASH_DISTANCE_STRATEGY		3	/* ORDER BY a <~> b */
-#define SIMHASH_PAIR_STRATEGY			4	/* simhash_query @%@ simhash_query
-											 * (exclusion constraints) */
-#define SIMHASH_NSTRATEGIES				4
-#define SIMHASH_NPROC					0
+#define SIMHASH_WITHIN_GUC_STRATEGY	  1 /* a % b: radius simhash.max_distance */
+#define SIMHASH_WITHIN_QUERY_STRATEGY 2 /* a %@ simhash_query(b, radius) */
+#define SIMHASH_DISTANCE_STRATEGY	  3 /* ORDER BY a <~> b */
+#define SIMHASH_PAIR_STRATEGY		  4 /* query @%@ query (exclusion) */
+#define SIMHASH_NSTRATEGIES			  4
+#define SIMHASH_NPROC				  0
 
 /* Page flags (opaque->flags). */
-#define SIMHASH_META		(1 << 0)
-#define SIMHASH_RUN			(1 << 1)
-#define SIMHASH_PENDING		(1 << 2)
-#define SIMHASH_NULLS		(1 << 3)
-#define SIMHASH_DELETED		(1 << 4)
-#define SIMHASH_DIR			(1 << 5)
-#define SIMHASH_RUNLIST		(1 << 6)
+#define SIMHASH_META	(1 << 0)
+#define SIMHASH_RUN		(1 << 1)
+#define SIMHASH_PENDING (1 << 2)
+#define SIMHASH_NULLS	(1 << 3)
+#define SIMHASH_DELETED (1 << 4)
+#define SIMHASH_DIR		(1 << 5)
+#define SIMHASH_RUNLIST (1 << 6)
 
 typedef struct SimhashPageOpaqueData
 {
-	uint64		hikey;			/* RUN: last key on the page; DIR: last hikey */
-	FullTransactionId safexid;	/* DELETED: recyclable once all-visible */
-	BlockNumber next;			/* PENDING/NULLS: next page of the chain */
-	uint32		gen;			/* RUN/DIR: its run's generation; PENDING:
-								 * its chain's.  Kept when DELETED, so a scan
-								 * can tell a recycled page. */
-	uint16		table;			/* RUN/DIR: table number */
-	uint16		flags;
-	uint16		removed;		/* RUN: entries VACUUM removed in place (the
-								 * page was written with entries + removed) */
-	uint16		page_id;		/* SIMHASH_PAGE_ID: the page's last 2 bytes */
+	uint64			  hikey;   /* RUN: last key on the page; DIR: last hikey */
+	FullTransactionId safexid; /* DELETED: recyclable once all-visible */
+	BlockNumber		  next;	   /* PENDING/NULLS: next page of the chain */
+	/*
+	 * RUN/DIR: its run's generation; PENDING: its chain's.  Kept when DELETED,
+	 * so a scan can tell a recycled page.
+	 */
+	uint32 gen;
+	uint16 table; /* RUN/DIR: table number */
+	uint16 flags;
+	/* RUN: entries VACUUM removed in place (the page was written with entries + removed) */
+	uint16 removed;
+	uint16 page_id; /* SIMHASH_PAGE_ID: the page's last 2 bytes */
 } SimhashPageOpaqueData;
 
 typedef SimhashPageOpaqueData *SimhashPageOpaque;
 
-#define SimhashPageGetOpaque(page) \
-	((SimhashPageOpaque) PageGetSpecialPointer(page))
+#define SimhashPageGetOpaque(page) ((SimhashPageOpaque) PageGetSpecialPointer(page))
 
 /* Packed entry: key or fingerprint, then the heap TID. */
-#define SIMHASH_ENTRY_SIZE	(sizeof(uint64) + sizeof(ItemPointerData))
+#define SIMHASH_ENTRY_SIZE (sizeof(uint64) + sizeof(ItemPointerData))
 #define SIMHASH_PAGE_CAPACITY \
-	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
-			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / SIMHASH_ENTRY_SIZE))
+	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaqueData))) / \
+			SIMHASH_ENTRY_SIZE))
 
 /* Directory entry: a run page's hikey, then its block number (packed). */
-#define SIMHASH_DIR_ENTRY_SIZE	(sizeof(uint64) + sizeof(BlockNumber))
+#define SIMHASH_DIR_ENTRY_SIZE (sizeof(uint64) + sizeof(BlockNumber))
 #define SIMHASH_DIR_CAPACITY \
-	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - \
-			 MAXALIGN(sizeof(SimhashPageOpaqueData))) / SIMHASH_DIR_ENTRY_SIZE))
+	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaqueData))) / \
+			SIMHASH_DIR_ENTRY_SIZE))
 #define SimhashDirPages(run_npages) \
 	(((run_npages) + SIMHASH_DIR_CAPACITY - 1) / SIMHASH_DIR_CAPACITY)
 
 #define SimhashPageEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
 			SIMHASH_ENTRY_SIZE))
-#define SimhashPageEntry(page, i) \
-	((char *) PageGetContents(page) + (Size) (i) * SIMHASH_ENTRY_SIZE)
+#define SimhashPageEntry(page, i) ((char *) PageGetContents(page) + (Size) (i) *SIMHASH_ENTRY_SIZE)
 #define SimhashDirEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
 			SIMHASH_DIR_ENTRY_SIZE))
 #define SimhashDirEntry(page, i) \
-	((char *) PageGetContents(page) + (Size) (i) * SIMHASH_DIR_ENTRY_SIZE)
+	((char *) PageGetContents(page) + (Size) (i) *SIMHASH_DIR_ENTRY_SIZE)
 
 static inline uint64
 simhash_entry_key(const char *e)
 {
-	uint64		k;
+	uint64 k;
 
 	memcpy(&k, e, sizeof(k));
 	return k;
@@ -243,9 +265,9 @@ simhash_dir_set(char *e, uint64 hikey, BlockNumber blkno)
 /* One run of the metapage's list. */
 typedef struct SimhashRun
 {
-	uint32		gen;			/* generation of its pages */
-	BlockNumber npages;			/* run pages per table */
-	uint64		count;			/* entries per table */
+	uint32		gen;	/* generation of its pages */
+	BlockNumber npages; /* run pages per table */
+	uint64		count;	/* entries per table */
 } SimhashRun;
 
 /*
@@ -254,9 +276,9 @@ typedef struct SimhashRun
  */
 typedef struct SimhashRunList
 {
-	int32		nruns;
-	int32		unused;
-	SimhashRun	runs[SIMHASH_MAX_RUNS];
+	int32	   nruns;
+	int32	   unused;
+	SimhashRun runs[SIMHASH_MAX_RUNS];
 	/* first directory block of (run r, table t): run_dir[r * ntables + t] */
 	BlockNumber run_dir[SIMHASH_RUN_SLOTS];
 	/*
@@ -265,7 +287,7 @@ typedef struct SimhashRunList
 	 * (the dead ones some tables still hold), count is table 0's, and no
 	 * merge takes it until a VACUUM has cleaned every table of it.
 	 */
-	uint8		uneven[SIMHASH_MAX_RUNS];
+	uint8 uneven[SIMHASH_MAX_RUNS];
 } SimhashRunList;
 
 /*
@@ -274,41 +296,41 @@ typedef struct SimhashRunList
  */
 typedef struct SimhashMetaPageData
 {
-	uint32		magic;
-	uint32		version;
-	int32		bits;
-	int32		blocks;
-	int32		ntables;
-	uint32		gen_seq;		/* last generation handed out (runs, chains) */
-	uint32		flush_gen;		/* run a flush is writing (0: none) */
-	uint32		merge_gen;		/* run a merge is writing (0: none) */
-	BlockNumber pending_head;	/* chain filled by aminsert */
-	BlockNumber pending_tail;
-	uint32		pending_chain;	/* generation of the pending chain */
-	BlockNumber sealed_head;	/* chain being flushed (or left by a crash) */
-	uint32		sealed_chain;
-	BlockNumber nulls_head;
-	BlockNumber nulls_tail;
-	uint32		unused;
-	uint64		npending;
-	uint64		nsealed;
-	uint64		nnulls;
-	uint64		flushes;		/* how many flushes have completed */
-	uint64		merges;			/* how many merges have completed */
-	SimhashRunList list;		/* on disk: block 1 */
+	uint32		   magic;
+	uint32		   version;
+	int32		   bits;
+	int32		   blocks;
+	int32		   ntables;
+	uint32		   gen_seq;		 /* last generation handed out (runs, chains) */
+	uint32		   flush_gen;	 /* run a flush is writing (0: none) */
+	uint32		   merge_gen;	 /* run a merge is writing (0: none) */
+	BlockNumber	   pending_head; /* chain filled by aminsert */
+	BlockNumber	   pending_tail;
+	uint32		   pending_chain; /* generation of the pending chain */
+	BlockNumber	   sealed_head;	  /* chain being flushed (or left by a crash) */
+	uint32		   sealed_chain;
+	BlockNumber	   nulls_head;
+	BlockNumber	   nulls_tail;
+	uint32		   unused;
+	uint64		   npending;
+	uint64		   nsealed;
+	uint64		   nnulls;
+	uint64		   flushes; /* how many flushes have completed */
+	uint64		   merges;	/* how many merges have completed */
+	SimhashRunList list;	/* on disk: block 1 */
 } SimhashMetaPageData;
 
 typedef SimhashMetaPageData *SimhashMetaPage;
 
 /* Bytes of SimhashMetaPageData stored on the metapage. */
-#define SIMHASH_META_SIZE	offsetof(SimhashMetaPageData, list)
+#define SIMHASH_META_SIZE offsetof(SimhashMetaPageData, list)
 
 /* The metapage's fields; never touch ->list through this pointer. */
-#define SimhashPageGetMeta(page) ((SimhashMetaPage) PageGetContents(page))
+#define SimhashPageGetMeta(page)	((SimhashMetaPage) PageGetContents(page))
 #define SimhashPageGetRunList(page) ((SimhashRunList *) PageGetContents(page))
 
 StaticAssertDecl(MAXALIGN(SizeOfPageHeaderData) + sizeof(SimhashRunList) <=
-				 BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)),
+					 BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)),
 				 "the run list must fit in a page");
 
 static inline BlockNumber
@@ -349,7 +371,7 @@ simhash_meta_pending(const SimhashMetaPageData *meta)
 static inline double
 simhash_meta_rows(const SimhashMetaPageData *meta)
 {
-	double		n = simhash_meta_pending(meta);
+	double n = simhash_meta_pending(meta);
 
 	for (int r = 0; r < meta->list.nruns; r++)
 		if (simhash_run_has(meta, r, 0))
@@ -367,7 +389,7 @@ simhash_meta_runs(const SimhashMetaPageData *meta)
 static inline uint64
 simhash_meta_run_pages(const SimhashMetaPageData *meta)
 {
-	uint64		n = 0;
+	uint64 n = 0;
 
 	for (int r = 0; r < meta->list.nruns; r++)
 		if (simhash_run_has(meta, r, 0))
@@ -378,32 +400,32 @@ simhash_meta_run_pages(const SimhashMetaPageData *meta)
 /* The read-cost model of a scan (cost.c), shared by the planner and the scan. */
 typedef struct SimhashReadModel
 {
-	double		rows;
-	double		pending;
-	int			runs;
-	int			bits;
-	int			blocks;
-	int			ntables;
-	int			prefix_bits[SIMHASH_MAX_TABLES];
+	double rows;
+	double pending;
+	int	   runs;
+	int	   bits;
+	int	   blocks;
+	int	   ntables;
+	int	   prefix_bits[SIMHASH_MAX_TABLES];
 } SimhashReadModel;
 
 /* Reloptions. */
 typedef struct SimhashOptions
 {
-	int32		vl_len_;
-	int			bits;
-	int			blocks;			/* 0: bits + 1 */
-	int			pending_pages;	/* pages of the pending buffer */
+	int32 vl_len_;
+	int	  bits;
+	int	  blocks;		 /* 0: bits + 1 */
+	int	  pending_pages; /* pages of the pending buffer */
 } SimhashOptions;
 
-#define SIMHASH_DEFAULT_BITS	3
-#define SIMHASH_DEFAULT_EXTRA_BLOCKS	1	/* blocks = bits + 1: measured best, see README */
-#define SIMHASH_DEFAULT_PENDING_PAGES	4
+#define SIMHASH_DEFAULT_BITS		  3
+#define SIMHASH_DEFAULT_EXTRA_BLOCKS  1 /* blocks = bits + 1: measured best, see README */
+#define SIMHASH_DEFAULT_PENDING_PAGES 4
 
 /* A row to place: its fingerprint, or a table's permuted key, and heap TID. */
 typedef struct SimhashItem
 {
-	uint64		key;
+	uint64			key;
 	ItemPointerData tid;
 } SimhashItem;
 
@@ -411,8 +433,8 @@ typedef struct SimhashItem
 typedef struct SimhashItemArray
 {
 	SimhashItem *items;
-	int64		n;
-	int64		cap;
+	int64		 n;
+	int64		 cap;
 } SimhashItemArray;
 
 extern void simhash_items_push(SimhashItemArray *a, uint64 key, ItemPointer tid);
@@ -421,14 +443,14 @@ extern void simhash_items_push(SimhashItemArray *a, uint64 key, ItemPointer tid)
 extern void simhash_sort_items(SimhashItem *items, size_t n);
 
 /* Callback of a merge: true when the heap TID is dead (VACUUM). */
-typedef bool (*SimhashDeadCallback) (ItemPointer tid, void *state);
+typedef bool (*SimhashDeadCallback)(ItemPointer tid, void *state);
 
 /* Reloptions and layout (options.c) */
 extern relopt_kind simhash_relopt_kind;
-extern void simhash_init_reloptions(void);
-extern void simhash_options_resolve(Relation index, int *bits, int *blocks);
-extern int	simhash_pending_pages(Relation index);
-extern sh_table *simhash_layout(int blocks, int bits, int *ntables);
+extern void		   simhash_init_reloptions(void);
+extern void		   simhash_options_resolve(Relation index, int *bits, int *blocks);
+extern int		   simhash_pending_pages(Relation index);
+extern sh_table	  *simhash_layout(int blocks, int bits, int *ntables);
 
 /* Indexed values (handler.c) */
 extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
@@ -438,26 +460,26 @@ extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
 
 /* Read-cost model (cost.c) */
-extern int	simhash_covered_radius(int bits, int blocks, int flips);
-extern void simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m);
-extern int	simhash_flips_for(const SimhashReadModel *m, int radius);
+extern int	  simhash_covered_radius(int bits, int blocks, int flips);
+extern void	  simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m);
+extern int	  simhash_flips_for(const SimhashReadModel *m, int radius);
 extern double simhash_pending_cost(const SimhashReadModel *m);
 extern double simhash_linear_cost(const SimhashReadModel *m);
 extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
-extern int	simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
-extern bool simhash_knn_level_worth(const SimhashReadModel *m, int flips);
+extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
+extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
-extern void simhash_init_page(Page page, uint16 flags);
-extern void simhash_init_metapage(Page page, int bits, int blocks, int ntables);
-extern void simhash_init_runlist(Page page);
-extern Buffer simhash_extend_buffer(Relation index);
-extern Buffer simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
-extern bool simhash_page_recyclable(Relation heap, Page page);
-extern void simhash_refresh_horizon(Relation heap);
-extern void simhash_fsm_update(Relation index);
-extern void simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
-								BufferAccessStrategy strategy);
+extern void		simhash_init_page(Page page, uint16 flags);
+extern void		simhash_init_metapage(Page page, int bits, int blocks, int ntables);
+extern void		simhash_init_runlist(Page page);
+extern Buffer	simhash_extend_buffer(Relation index);
+extern Buffer	simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
+extern bool		simhash_page_recyclable(Relation heap, Page page);
+extern void		simhash_refresh_horizon(Relation heap);
+extern void		simhash_fsm_update(Relation index);
+extern void		simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
+									BufferAccessStrategy strategy);
 extern Relation simhash_open_heap(Relation index);
 
 /*
@@ -470,113 +492,109 @@ extern Relation simhash_open_heap(Relation index);
 typedef struct SimhashPooledPage
 {
 	BlockNumber blkno;
-	uint32		gen;			/* of the run it belonged to */
+	uint32		gen; /* of the run it belonged to */
 } SimhashPooledPage;
 
 typedef struct SimhashPagePool
 {
-	MemoryContext cxt;			/* where its arrays live (outlives merges) */
-	SimhashPooledPage *pages;
-	int			n;
-	int			cap;
-	VirtualTransactionId *vxids;	/* transactions with a snapshot at the
+	MemoryContext		  cxt; /* where its arrays live (outlives merges) */
+	SimhashPooledPage	 *pages;
+	int					  n;
+	int					  cap;
+	VirtualTransactionId *vxids; /* transactions with a snapshot at the
 									 * last retirement */
-	int			nvxids;
-	bool		safe;			/* they have all ended */
-	int			takes;
+	int					  nvxids;
+	bool				  safe; /* they have all ended */
+	int					  takes;
 } SimhashPagePool;
 
-extern void simhash_pool_add(SimhashPagePool *pool, BlockNumber blkno, uint32 gen);
-extern void simhash_pool_seal(SimhashPagePool *pool);
+extern void	  simhash_pool_add(SimhashPagePool *pool, BlockNumber blkno, uint32 gen);
+extern void	  simhash_pool_seal(SimhashPagePool *pool);
 extern Buffer simhash_pool_take(SimhashPagePool *pool, Relation index);
-extern bool simhash_pool_free(SimhashPagePool *pool, BlockNumber blkno, Page page);
-extern void simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
-								  SimhashPagePool *pool,
-								  IndexBulkDeleteResult *stats);
+extern bool	  simhash_pool_free(SimhashPagePool *pool, BlockNumber blkno, Page page);
+extern void	  simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
+									SimhashPagePool *pool, IndexBulkDeleteResult *stats);
 
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
 {
-	Relation	index;
-	Relation	heap;
-	bool		concurrent;		/* WAL-log each page, take free pages */
-	int			table;
-	uint32		gen;
-	PGAlignedBlock image;		/* the page being filled */
-	int			n;				/* entries on it */
-	uint64		count;
-	char	   *dir;			/* directory entries, one per page */
-	BlockNumber npages;
-	BlockNumber dircap;
-	SimhashPagePool *pool;		/* pages to take first, or NULL */
+	Relation		 index;
+	Relation		 heap;
+	bool			 concurrent; /* WAL-log each page, take free pages */
+	int				 table;
+	uint32			 gen;
+	PGAlignedBlock	 image; /* the page being filled */
+	int				 n;		/* entries on it */
+	uint64			 count;
+	char			*dir; /* directory entries, one per page */
+	BlockNumber		 npages;
+	BlockNumber		 dircap;
+	SimhashPagePool *pool; /* pages to take first, or NULL */
 } SimhashRunWriter;
 
-extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap,
-							  bool concurrent, int table, uint32 gen);
+extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent,
+							  int table, uint32 gen);
 extern void simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid);
 extern BlockNumber simhash_run_finish(SimhashRunWriter *w);
-extern void simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items,
-									  int64 nitems, const sh_table *tables, int ntables,
-									  bool concurrent, uint32 gen, BlockNumber *dir,
-									  BlockNumber *npages, bool progress);
+extern void
+simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int64 nitems,
+						  const sh_table *tables, int ntables, bool concurrent, uint32 gen,
+						  BlockNumber *dir, BlockNumber *npages, bool progress);
 
 /* Flushes and merges (runs.c) */
-extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead,
-						  void *dead_state, IndexBulkDeleteResult *stats);
+extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dead_state,
+						  IndexBulkDeleteResult *stats);
 extern void simhash_insert_merges(Relation index, Relation heap);
 extern void simhash_clear_interrupted(Relation index);
 extern void simhash_finish_interrupted_merge(Relation index, Relation heap,
-											 BufferAccessStrategy strategy,
-											 SimhashPagePool *pool);
+											 BufferAccessStrategy strategy, SimhashPagePool *pool);
 extern void simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy,
 							SimhashPagePool *pool);
 extern void simhash_clean_begin(Relation index, uint32 gen);
-extern void simhash_clean_end(Relation index, Relation heap, uint32 gen, uint64 count,
-							  bool uneven, BufferAccessStrategy strategy);
+extern void simhash_clean_end(Relation index, Relation heap, uint32 gen, uint64 count, bool uneven,
+							  BufferAccessStrategy strategy);
 extern void simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags,
 								uint32 gen, int table);
 extern int64 simhash_pending_limit(Relation index);
-extern int	simhash_run_level(uint64 count, int64 pending_rows);
+extern int	 simhash_run_level(uint64 count, int64 pending_rows);
 
 /* AM callbacks */
-extern bytea *simhash_options(Datum reloptions, bool validate);
-extern bool simhash_validate(Oid opclassoid);
-extern char *simhash_buildphasename(int64 phasenum);
+extern bytea			*simhash_options(Datum reloptions, bool validate);
+extern bool				 simhash_validate(Oid opclassoid);
+extern char				*simhash_buildphasename(int64 phasenum);
 extern IndexBuildResult *simhash_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
-extern void simhash_buildempty(Relation index);
-extern bool simhash_insert(Relation index, Datum *values, bool *isnull,
-						   ItemPointer ht_ctid, Relation heapRel,
-						   IndexUniqueCheck checkUnique, bool indexUnchanged,
-						   struct IndexInfo *indexInfo);
-extern IndexBulkDeleteResult *simhash_bulkdelete(IndexVacuumInfo *info,
-												 IndexBulkDeleteResult *stats,
-												 IndexBulkDeleteCallback callback,
-												 void *callback_state);
-extern IndexBulkDeleteResult *simhash_vacuumcleanup(IndexVacuumInfo *info,
-													IndexBulkDeleteResult *stats);
+extern void				 simhash_buildempty(Relation index);
+extern bool
+simhash_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid, Relation heapRel,
+			   IndexUniqueCheck checkUnique, bool indexUnchanged, struct IndexInfo *indexInfo);
+extern IndexBulkDeleteResult *
+simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				   IndexBulkDeleteCallback callback, void *callback_state);
+extern IndexBulkDeleteResult			 *
+simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
 extern bool simhash_canreturn(Relation index, int attno);
-extern void simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
-								 Cost *indexStartupCost, Cost *indexTotalCost,
-								 Selectivity *indexSelectivity, double *indexCorrelation,
-								 double *indexPages);
+extern void
+simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost *indexStartupCost,
+					 Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,
+					 double *indexPages);
 extern IndexScanDesc simhash_beginscan(Relation index, int nkeys, int norderbys);
-extern void simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
-						   ScanKey orderbys, int norderbys);
-extern bool simhash_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern void
+simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
+extern bool	 simhash_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
-extern void simhash_endscan(IndexScanDesc scan);
+extern void	 simhash_endscan(IndexScanDesc scan);
 
 /* The self-check (check.c); the caller holds ShareLock on both relations. */
 extern void simhash_check_index(Relation heap, Relation index);
 
 /* Query helpers (ops.c) */
-extern int	simhash_query_radius(Datum query, uint64 *fp);
+extern int	  simhash_query_radius(Datum query, uint64 *fp);
 extern double simhash_random_within(int radius);
-extern int	simhash_clause_radius(Node *rightop, bool is_query);
+extern int	  simhash_clause_radius(Node *rightop, bool is_query);
 
 /* Progress phases of CREATE INDEX */
 #define SIMHASH_PHASE_SCAN	2
 #define SIMHASH_PHASE_SORT	3
-#define SIMHASH_PHASE_WRITE	4
+#define SIMHASH_PHASE_WRITE 4
 
-#endif							/* SIMHASH_AM_H */
+#endif /* SIMHASH_AM_H */

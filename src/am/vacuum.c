@@ -14,13 +14,14 @@
 typedef struct DeadState
 {
 	IndexBulkDeleteCallback callback;
-	void	   *state;
+	void				   *state;
 } DeadState;
 
+/* VACUUM's dead-TID callback, in the shape the run merge takes. */
 static bool
 is_dead(ItemPointer tid, void *arg)
 {
-	DeadState  *ds = (DeadState *) arg;
+	DeadState *ds = (DeadState *) arg;
 
 	return ds->callback(tid, ds->state);
 }
@@ -30,20 +31,17 @@ is_dead(ItemPointer tid, void *arg)
  * how many were removed.
  */
 static uint64
-vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
-			 IndexBulkDeleteResult *stats)
+vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkDeleteResult *stats)
 {
-	uint64		removed = 0;
+	uint64 removed = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-											 info->strategy);
+		Buffer buf =
+			ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		GenericXLogState *state;
-		Page		page;
-		int			n,
-					i,
-					kept = 0;
+		Page			  page;
+		int				  n, i, kept = 0;
 
 		vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -52,7 +50,7 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
 		n = SimhashPageEntries(page);
 		for (i = 0; i < n; i++)
 		{
-			char	   *ent = SimhashPageEntry(page, i);
+			char		   *ent = SimhashPageEntry(page, i);
 			ItemPointerData tid;
 
 			simhash_entry_tid(ent, &tid);
@@ -69,7 +67,8 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
 		blkno = SimhashPageGetOpaque(page)->next;
 		if (kept != n)
 		{
-			((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
+			((PageHeader) page)->pd_lower =
+				MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
 			GenericXLogFinish(state);
 		}
 		else
@@ -88,23 +87,23 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds,
  * uneven before its first change.
  */
 static uint64
-clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, int t,
-				DeadState *ds, bool *begun)
+clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, int t, DeadState *ds,
+				bool *begun)
 {
 	const SimhashRun *run = &meta->list.runs[r];
-	BlockNumber dir = simhash_meta_dir(meta, r, t);
-	BlockNumber ndir = SimhashDirPages(run->npages);
-	uint64		left = 0;
-	PGAlignedBlock dirpage;
+	BlockNumber		  dir = simhash_meta_dir(meta, r, t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	uint64			  left = 0;
+	PGAlignedBlock	  dirpage;
 
 	if (!BlockNumberIsValid(dir))
 		return 0;
 
 	for (BlockNumber d = 0; d < ndir; d++)
 	{
-		Buffer		dbuf = ReadBufferExtended(info->index, MAIN_FORKNUM, dir + d, RBM_NORMAL,
-											  info->strategy);
-		int			nd;
+		Buffer dbuf =
+			ReadBufferExtended(info->index, MAIN_FORKNUM, dir + d, RBM_NORMAL, info->strategy);
+		int nd;
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 		memcpy(dirpage.data, BufferGetPage(dbuf), BLCKSZ);
@@ -114,12 +113,10 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 		for (int e = 0; e < nd; e++)
 		{
 			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dirpage.data, e));
-			Buffer		buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-												 info->strategy);
-			Page		page;
-			int			n,
-						i,
-						first_dead = -1;
+			Buffer		buf =
+				ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
+			Page page;
+			int	 n, i, first_dead = -1;
 
 			vacuum_delay_point();
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -137,7 +134,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 			if (first_dead >= 0)
 			{
 				GenericXLogState *state;
-				int			kept = first_dead;
+				int				  kept = first_dead;
 
 				if (!*begun)
 				{
@@ -152,7 +149,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 				n = SimhashPageEntries(page);
 				for (i = first_dead; i < n; i++)
 				{
-					char	   *ent = SimhashPageEntry(page, i);
+					char		   *ent = SimhashPageEntry(page, i);
 					ItemPointerData tid;
 
 					simhash_entry_tid(ent, &tid);
@@ -162,7 +159,8 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 					kept++;
 				}
 				SimhashPageGetOpaque(page)->removed += n - kept;
-				((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
+				((PageHeader) page)->pd_lower =
+					MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
 				GenericXLogFinish(state);
 				n = kept;
 			}
@@ -182,8 +180,8 @@ static void
 clean_runs(IndexVacuumInfo *info, Relation heap, DeadState *ds, IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
-	uint32		gens[SIMHASH_MAX_RUNS];
-	int			nruns;
+	uint32				gens[SIMHASH_MAX_RUNS];
+	int					nruns;
 
 	simhash_read_meta(info->index, &meta);
 	nruns = meta.list.nruns;
@@ -191,10 +189,9 @@ clean_runs(IndexVacuumInfo *info, Relation heap, DeadState *ds, IndexBulkDeleteR
 		gens[r] = meta.list.runs[r].gen;
 	for (int g = 0; g < nruns; g++)
 	{
-		uint64		left0 = 0;
-		bool		begun,
-					uneven = false;
-		int			r;
+		uint64 left0 = 0;
+		bool   begun, uneven = false;
+		int	   r;
 
 		/* a run dropped because it emptied moves the others in the list */
 		simhash_read_meta(info->index, &meta);
@@ -205,7 +202,7 @@ clean_runs(IndexVacuumInfo *info, Relation heap, DeadState *ds, IndexBulkDeleteR
 		begun = meta.list.uneven[r] != 0;
 		for (int t = 0; t < meta.ntables; t++)
 		{
-			uint64		left = clean_run_table(info, &meta, r, t, ds, &begun);
+			uint64 left = clean_run_table(info, &meta, r, t, ds, &begun);
 
 			if (t == 0)
 				left0 = left;
@@ -214,7 +211,8 @@ clean_runs(IndexVacuumInfo *info, Relation heap, DeadState *ds, IndexBulkDeleteR
 		}
 		if (begun)
 		{
-			stats->tuples_removed += (double) (meta.list.runs[r].count - Min(left0, meta.list.runs[r].count));
+			stats->tuples_removed +=
+				(double) (meta.list.runs[r].count - Min(left0, meta.list.runs[r].count));
 			simhash_clean_end(info->index, heap, gens[g], left0, uneven, info->strategy);
 		}
 	}
@@ -224,9 +222,9 @@ clean_runs(IndexVacuumInfo *info, Relation heap, DeadState *ds, IndexBulkDeleteR
 static void
 uncount(Relation index, uint64 pending, uint64 sealed, uint64 nulls)
 {
-	Buffer		metabuf;
+	Buffer			  metabuf;
 	GenericXLogState *state;
-	SimhashMetaPage m;
+	SimhashMetaPage	  m;
 
 	if (pending + sealed + nulls == 0)
 		return;
@@ -241,26 +239,29 @@ uncount(Relation index, uint64 pending, uint64 sealed, uint64 nulls)
 	UnlockReleaseBuffer(metabuf);
 }
 
+/* The index's entry count (runs, pending buffer and NULLs) into stats. */
 static void
 count_tuples(Relation index, IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
 
 	simhash_read_meta(index, &meta);
-	stats->num_index_tuples = simhash_meta_rows(&meta) + meta.nnulls;
+	stats->num_index_tuples = simhash_meta_rows(&meta) + (double) meta.nnulls;
 }
 
+/*
+ * ambulkdelete: remove the dead TIDs from the pending buffer (by flushing it
+ * without them), the NULLs chain and every run that holds one.
+ */
 IndexBulkDeleteResult *
 simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				   IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Relation	index = info->index;
-	Relation	heap = simhash_open_heap(index);
-	DeadState	ds = {callback, callback_state};
+	Relation			index = info->index;
+	Relation			heap = simhash_open_heap(index);
+	DeadState			ds = {callback, callback_state};
 	SimhashMetaPageData meta;
-	uint64		pending = 0,
-				sealed = 0,
-				nulls;
+	uint64				pending = 0, sealed = 0, nulls;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
@@ -295,12 +296,17 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
+/*
+ * amvacuumcleanup: flush the pending buffer, forget a flush or merge a crash
+ * interrupted, compact the runs (simhash_compact) and recycle the pages no
+ * scan can still read.
+ */
 IndexBulkDeleteResult *
 simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	Relation	index = info->index;
-	Relation	heap;
-	SimhashPagePool pool = {0};	/* what its merges retire, for its merges */
+	Relation		index = info->index;
+	Relation		heap;
+	SimhashPagePool pool = {0}; /* what its merges retire, for its merges */
 
 	if (info->analyze_only)
 		return stats;

@@ -20,24 +20,27 @@
 static bool
 strategy_of_kind(int strategy, bool pair)
 {
-	return pair ? strategy == SIMHASH_PAIR_STRATEGY :
-		strategy >= 1 && strategy <= SIMHASH_NSTRATEGIES && strategy != SIMHASH_PAIR_STRATEGY;
+	return pair ? strategy == SIMHASH_PAIR_STRATEGY
+				: strategy >= 1 && strategy <= SIMHASH_NSTRATEGIES &&
+					  strategy != SIMHASH_PAIR_STRATEGY;
 }
 
+/*
+ * amvalidate: the operator class's operators, strategies and types are
+ * those the access method knows; reports each problem found as an INFO.
+ */
 bool
 simhash_validate(Oid opclassoid)
 {
-	bool		result = true;
-	HeapTuple	classtup;
+	bool			result = true;
+	HeapTuple		classtup;
 	Form_pg_opclass classform;
-	Oid			opfamilyoid,
-				opcintype;
-	char	   *opclassname;
-	CatCList   *oprlist,
-			   *proclist;
-	int			i;
-	bool		seen[SIMHASH_NSTRATEGIES + 1] = {false};
-	bool		pair;
+	Oid				opfamilyoid, opcintype;
+	char		   *opclassname;
+	CatCList	   *oprlist, *proclist;
+	int				i;
+	bool			seen[SIMHASH_NSTRATEGIES + 1] = {false};
+	bool			pair;
 
 	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
 	if (!HeapTupleIsValid(classtup))
@@ -61,10 +64,10 @@ simhash_validate(Oid opclassoid)
 	{
 		Form_pg_amproc procform = (Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
 
-		ereport(INFO,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("simhash operator family contains support function %s, but the simhash access method has none",
-						format_procedure(procform->amproc))));
+		ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					   errmsg("simhash operator family contains support function %s, but the "
+							  "simhash access method has none",
+							  format_procedure(procform->amproc))));
 		result = false;
 	}
 
@@ -72,25 +75,25 @@ simhash_validate(Oid opclassoid)
 	for (i = 0; i < oprlist->n_members; i++)
 	{
 		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
-		bool		ok = true;
+		bool		 ok = true;
 
 		if (!strategy_of_kind(op->amopstrategy, pair))
 			ok = false;
 		else if (op->amopstrategy == SIMHASH_DISTANCE_STRATEGY)
 			ok = op->amoppurpose == AMOP_ORDER &&
-				check_amop_signature(op->amopopr, INT4OID, op->amoplefttype, op->amoprighttype);
+				 check_amop_signature(op->amopopr, INT4OID, op->amoplefttype, op->amoprighttype);
 		else
 			ok = op->amoppurpose == AMOP_SEARCH &&
-				check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype, op->amoprighttype);
+				 check_amop_signature(op->amopopr, BOOLOID, op->amoplefttype, op->amoprighttype);
 		if (ok && op->amopstrategy != SIMHASH_WITHIN_QUERY_STRATEGY &&
 			op->amoplefttype != op->amoprighttype)
 			ok = false;
 		if (!ok)
 		{
-			ereport(INFO,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("simhash operator family contains invalid operator %s with strategy number %d",
-							format_operator(op->amopopr), op->amopstrategy)));
+			ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						   errmsg("simhash operator family contains invalid operator %s with "
+								  "strategy number %d",
+								  format_operator(op->amopopr), op->amopstrategy)));
 			result = false;
 		}
 		else if (op->amoplefttype == opcintype)

@@ -48,7 +48,9 @@ check_work_mem(const char *what, int64 nfps, size_t need_core, size_t bytes_per_
 						errmsg("%s of " INT64_FORMAT
 							   " fingerprints needs %.0f kB of memory, more than work_mem (%d kB)",
 							   what, nfps, ceil(need_kb), work_mem),
-						errhint("Raise work_mem to at least %.0f kB, or pass fewer fingerprints.",
+						errhint("Raise work_mem to at least %.0f kB, or pass fewer fingerprints; "
+								"simhash_pairs() and simhash_clusters() work on a table of any "
+								"size within work_mem.",
 								ceil(need_kb))));
 }
 

@@ -16,6 +16,7 @@ struct Output
     batch_cli::Writer *out;
 };
 
+// Batch callback: each pair of indices written as [a, b] of fingerprints.
 int write_pairs(const sh_pair *pairs, size_t n, void *arg)
 {
     auto *o = static_cast<Output *>(arg);
@@ -29,6 +30,7 @@ int write_pairs(const sh_pair *pairs, size_t n, void *arg)
 
 }  // namespace
 
+// simhash-find-all: every pair within --distance bits of the input fingerprints.
 int main(int argc, char **argv)
 {
     using namespace batch_cli;

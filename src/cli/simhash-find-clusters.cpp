@@ -10,6 +10,7 @@
 namespace
 {
 
+// Reads the input, finds the clusters and writes each as [a, b, ...].
 void find_clusters(const batch_cli::Options &o)
 {
     using namespace batch_cli;
@@ -34,6 +35,7 @@ void find_clusters(const batch_cli::Options &o)
 
 }  // namespace
 
+// simhash-find-clusters: every cluster (connected component) of the input.
 int main(int argc, char **argv)
 {
     using namespace batch_cli;

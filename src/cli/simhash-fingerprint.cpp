@@ -78,6 +78,7 @@ struct Options
     std::exit(2);
 }
 
+// The command line into Options; exits with usage on a bad option.
 Options parse_args(int argc, char **argv)
 {
     Options o;
@@ -151,6 +152,7 @@ Options parse_args(int argc, char **argv)
     return o;
 }
 
+// A message on stderr, after flushing what stdout holds so the two interleave.
 void complain(const std::string &msg)
 {
     std::fflush(stdout);
@@ -163,6 +165,8 @@ void complain(const std::string &msg)
     std::exit(1);
 }
 
+// Fingerprints one document and prints "fingerprint<TAB>label"; false (after
+// a message) when the document cannot be fingerprinted.
 bool emit(const Options &o, const std::string &doc, const std::string &label)
 {
     uint64_t fp = 0;
@@ -198,6 +202,7 @@ ssize_t read_some(int fd, char *buf, size_t len)
     return got;
 }
 
+// The error text for a document over --max-bytes.
 std::string too_big(const Options &o)
 {
     return "larger than --max-bytes (" + std::to_string(o.max_bytes) + " bytes)";
@@ -304,6 +309,7 @@ bool fingerprint_stdin(const Options &o)
 
 }  // namespace
 
+// simhash-fingerprint: one fingerprint per file, or per NUL-separated document on stdin.
 int main(int argc, char **argv)
 {
     Options o = parse_args(argc, argv);

@@ -100,6 +100,7 @@ void *arena_allocate(void *arena, size_t n)
     return static_cast<Arena *>(arena)->allocate(n);
 }
 
+// gumbo's release callback: nothing to do, the arena frees everything at once.
 void arena_release(void *, void *) {}
 
 // ---- what each element does to the text ------------------------------------
@@ -426,6 +427,7 @@ sh_status with_visible_text(const char *html, size_t len, sh_interrupt_fn interr
 
 namespace sh
 {
+// The visible text of an HTML document (the boundary entry point; see html.h).
 sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
                     void *interrupt_arg, std::string &out) noexcept
 {

@@ -6,6 +6,7 @@
 namespace
 {
 
+// Rotate left by k bits (0 < k < 32).
 inline uint32_t rot(uint32_t x, int k)
 {
     return (x << k) | (x >> (32 - k));
@@ -32,6 +33,7 @@ inline uint32_t le_partial(const unsigned char *p, size_t n)
     return w;
 }
 
+// lookup3's mix(): stirs three words together after each 12-byte block.
 inline void mix(uint32_t &a, uint32_t &b, uint32_t &c)
 {
     a -= c;
@@ -54,6 +56,7 @@ inline void mix(uint32_t &a, uint32_t &b, uint32_t &c)
     b += a;
 }
 
+// lookup3's final(): the last, stronger mixing of the three words.
 inline void final_mix(uint32_t &a, uint32_t &b, uint32_t &c)
 {
     c ^= b;

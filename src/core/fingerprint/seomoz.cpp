@@ -6,11 +6,13 @@
 namespace
 {
 
+// Rotate left by k bits (0 < k < 64).
 inline uint64_t rotl(uint64_t v, int k)
 {
     return (v << k) | (v >> (64 - k));
 }
 
+// Is b an ASCII letter (either case)?
 inline bool ascii_letter(unsigned char b)
 {
     return static_cast<unsigned char>((b | 0x20) - 'a') < 26;

@@ -499,6 +499,8 @@ sh_status run(Shared &s, int threads, std::vector<Sink> &sinks)
     return static_cast<sh_status>(s.error.load());
 }
 
+// The state every worker thread of one batch reads: the input, the radius,
+// the permuted tables and the interrupt callback.
 void init_shared(Shared &s, const uint64_t *hashes, size_t n, int radius, const std::vector<sh_table> &tables,
                  sh_interrupt_fn interrupt, void *arg)
 {
@@ -511,6 +513,8 @@ void init_shared(Shared &s, const uint64_t *hashes, size_t n, int radius, const 
     s.interrupt_arg = arg;
 }
 
+// Cluster labels: each fingerprint's label is the smallest index of its
+// connected component (pairs within radius), per-thread union-finds merged.
 sh_status labels_impl(const uint64_t *hashes, size_t n, int blocks, int radius, int threads,
                       sh_interrupt_fn interrupt, void *arg, uint32_t *labels)
 {
