@@ -5,12 +5,14 @@
  * extending the relation (directories of more than one page, which must be
  * contiguous, always extend).  The allocator never waits for the lock of a
  * page the FSM offers, so pending and NULLs pages may be taken under the
- * metapage lock.  A retired page is offered to the FSM at once, before
- * it is recyclable: the allocator checks it, and puts back one that must
- * still wait, so that the next flush or merge reuses what the last one
- * retired instead of extending the file.  VACUUM's sweep records every
- * recyclable page again and cuts free pages off the end of the file.  See
- * the locking protocol in simhash_am.h.
+ * metapage lock.  The pages a flush or an INSERT's merge retires are
+ * offered to the FSM by the same backend's next flush or merge, once they
+ * are recyclable in its view, so that the next writer reuses them instead
+ * of extending the file; VACUUM's merges reuse theirs through a
+ * SimhashPagePool.  The allocator re-checks every page the FSM offers and
+ * puts back one that must still wait.  VACUUM's sweep records every
+ * recyclable page and cuts free pages off the end of the file.  See the
+ * locking protocol in simhash_am.h.
  */
 #include "simhash_am.h"
 
@@ -23,6 +25,7 @@
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 /* FSM pages the allocator tries before it extends the relation. */
@@ -200,7 +203,79 @@ simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid
 	opaque->safexid = safexid;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
-	RecordFreeIndexPage(index, blkno);
+}
+
+/*
+ * Pages this backend's flushes and INSERT merges retired, for one index:
+ * offered to the FSM by its next flush or merge once its own view of the
+ * horizon says they are recyclable (not at once: a statement's own
+ * snapshot keeps what it retired readable, and offering such pages would
+ * make every allocation of the statement skip them and extend the file).
+ * Pages still listed when the backend exits, or moves to another index,
+ * are recorded by VACUUM's sweep.
+ */
+static RelFileNode		  deferred_node;
+static SimhashPooledPage *deferred; /* gen holds the safexid's low 32 bits */
+static FullTransactionId *deferred_xid;
+static int				  ndeferred, deferred_cap;
+
+#define SIMHASH_DEFERRED_MAX 65536
+
+void
+simhash_defer_free(Relation index, BlockNumber blkno, FullTransactionId safexid)
+{
+	if (!RelFileNodeEquals(deferred_node, index->rd_node))
+	{
+		deferred_node = index->rd_node;
+		ndeferred = 0;
+	}
+	if (ndeferred == deferred_cap)
+	{
+		if (deferred_cap >= SIMHASH_DEFERRED_MAX)
+			return; /* VACUUM's sweep will find it */
+		deferred_cap = Max(1024, deferred_cap * 2);
+		deferred = deferred ? repalloc(deferred, sizeof(SimhashPooledPage) * deferred_cap)
+							: MemoryContextAlloc(TopMemoryContext,
+												 sizeof(SimhashPooledPage) * deferred_cap);
+		deferred_xid =
+			deferred_xid
+				? repalloc(deferred_xid, sizeof(FullTransactionId) * deferred_cap)
+				: MemoryContextAlloc(TopMemoryContext, sizeof(FullTransactionId) * deferred_cap);
+	}
+	deferred[ndeferred].blkno = blkno;
+	deferred_xid[ndeferred] = safexid;
+	ndeferred++;
+}
+
+/* Offer the deferred pages that are recyclable now to the FSM. */
+void
+simhash_record_deferred(Relation index, Relation heap)
+{
+	int			kept = 0, recorded = 0;
+	BlockNumber nblocks;
+
+	if (ndeferred == 0 || !RelFileNodeEquals(deferred_node, index->rd_node))
+		return;
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (int i = 0; i < ndeferred; i++)
+	{
+		if (deferred[i].blkno >= nblocks)
+			continue;
+		if (GlobalVisCheckRemovableFullXid(heap, deferred_xid[i]))
+		{
+			RecordFreeIndexPage(index, deferred[i].blkno);
+			recorded++;
+		}
+		else
+		{
+			deferred[kept] = deferred[i];
+			deferred_xid[kept] = deferred_xid[i];
+			kept++;
+		}
+	}
+	ndeferred = kept;
+	if (recorded > 0)
+		simhash_fsm_update(index);
 }
 
 /* ---- a VACUUM merge's own retired pages ---------------------------------- */

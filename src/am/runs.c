@@ -611,6 +611,8 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 			simhash_delete_page(index, blkno, safexid, strategy);
 			if (pool)
 				simhash_pool_add(pool, blkno, gen);
+			else
+				simhash_defer_free(index, blkno, safexid);
 		}
 	}
 	for (d = 0; d < ndir; d++)
@@ -618,6 +620,8 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 		simhash_delete_page(index, dir + d, safexid, strategy);
 		if (pool)
 			simhash_pool_add(pool, dir + d, gen);
+		else
+			simhash_defer_free(index, dir + d, safexid);
 	}
 }
 
@@ -657,6 +661,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 		AllocSetContextCreate(CurrentMemoryContext, "simhash flush", SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
+	simhash_record_deferred(index, heap);
 	if (!change_meta(index, META_START_FLUSH, &ch, &meta))
 	{
 		MemoryContextSwitchTo(old);
@@ -705,8 +710,10 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 
 	safexid = ReadNextFullTransactionId();
 	for (i = 0; i < nchain; i++)
+	{
 		simhash_delete_page(index, chain[i], safexid, NULL);
-	simhash_fsm_update(index);
+		simhash_defer_free(index, chain[i], safexid);
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return true;
@@ -953,6 +960,7 @@ simhash_insert_merges(Relation index, Relation heap)
 {
 	int64 prows = simhash_pending_limit(index);
 
+	simhash_record_deferred(index, heap);
 	if (!ConditionalLockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock))
 		return;
 	for (;;)

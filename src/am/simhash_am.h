@@ -112,8 +112,10 @@
  *   page is recyclable once GlobalVisCheckRemovableFullXid(heap, safexid)
  *   says no snapshot of this database can still read it (the heap's own
  *   horizon: a transaction in another database does not hold it back).
- *   Retired pages are offered to the FSM at once; the allocator puts back
- *   one that is not recyclable yet.  VACUUM records recyclable pages in the
+ *   The pages a flush or an INSERT's merge retires are offered to the FSM
+ *   by the same backend's next flush or merge once they are recyclable;
+ *   the allocator puts back a page the FSM offers that is not recyclable
+ *   yet.  VACUUM records recyclable pages in the
  *   FSM again, retires pages a crash left unreferenced (RUN/DIR/PENDING
  *   pages of a generation that is neither current nor being written), and
  *   truncates free pages at the end of the file under a conditional
@@ -478,6 +480,8 @@ extern Buffer	simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
 extern bool		simhash_page_recyclable(Relation heap, Page page);
 extern void		simhash_refresh_horizon(Relation heap);
 extern void		simhash_fsm_update(Relation index);
+extern void		simhash_defer_free(Relation index, BlockNumber blkno, FullTransactionId safexid);
+extern void		simhash_record_deferred(Relation index, Relation heap);
 extern void		simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
 									BufferAccessStrategy strategy);
 extern Relation simhash_open_heap(Relation index);
