@@ -2,9 +2,10 @@
 # from the runs in place (no new copy), rewrites only runs left sparse,
 # reuses the pages it frees at once and cuts free pages off the end of the
 # file, so rounds of "delete 8%, insert as many, VACUUM" keep the file
-# within a small factor of a bulk build of the same rows.  And a server
-# killed while VACUUM removes entries in place recovers to an index that
-# answers as a sequential scan; the next VACUUM finishes the job.
+# within a small factor of a bulk build of the same rows; single-row inserts
+# reuse the pages their own merges retire.  And a server killed while VACUUM
+# removes entries in place recovers to an index that answers as a
+# sequential scan; the next VACUUM finishes the job.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -100,7 +101,36 @@ $node->safe_psql('postgres', 'VACUUM t');
 cmp_ok(size(), '<', $before, sprintf('after deleting 90%% of the rows the file shrinks (%d -> %d bytes)', $before, size()));
 check_index('after deleting 90%');
 
-# ---- 2. SIGKILL while VACUUM removes dead entries in place ---------------
+# ---- 2. single-row inserts, each its own transaction, no VACUUM ----------
+# Flushes and tier merges run inside the INSERTs; the pages they retire must
+# be reused by the later INSERTs (not wait for a VACUUM), so the file stays
+# near the size of a bulk build of the same rows.
+$node->safe_psql('postgres', q{
+CREATE TABLE ins (id int, fp simhash);
+CREATE INDEX ins_fp ON ins USING simhash (fp) WITH (pending_pages = 1);
+CREATE PROCEDURE ins_rows(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..n LOOP
+    INSERT INTO ins VALUES (i, ('x' || md5(i::text))::bit(64)::simhash);
+    IF i % 20 = 0 THEN COMMIT; END IF;
+  END LOOP;
+END $$;
+});
+$node->safe_psql('postgres', 'CALL ins_rows(60000)');
+my $ins = $node->safe_psql('postgres', "SELECT pg_relation_size('ins_fp')");
+my $merges = $node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('ins_fp') WHERE kind = 'run'});
+$node->safe_psql('postgres', 'CREATE INDEX ins_fp_bulk ON ins USING simhash (fp)');
+my $ins_bulk = $node->safe_psql('postgres', "SELECT pg_relation_size('ins_fp_bulk')");
+note "60,000 single-row inserts: index $ins bytes in $merges runs, a bulk build $ins_bulk";
+cmp_ok($ins, '<=', 2 * $ins_bulk,
+	sprintf('inserts reuse the pages their merges retire: %.2f x a bulk build', $ins / $ins_bulk));
+is($node->safe_psql('postgres', q{SET enable_seqscan = off;
+SELECT count(*) FROM ins WHERE simhash_within(fp, ('x' || md5('777'))::bit(64)::simhash, 3)}), '1',
+	'the inserted index answers');
+is($node->safe_psql('postgres', "SELECT simhash_index_check('ins_fp')"), '', 'and passes the check');
+$node->safe_psql('postgres', 'DROP TABLE ins');
+
+# ---- 3. SIGKILL while VACUUM removes dead entries in place ---------------
 $node->safe_psql('postgres', 'TRUNCATE t');
 $node->safe_psql('postgres', rows_sql(1, 60000));
 $node->safe_psql('postgres', 'CREATE INDEX t_fp2 ON t USING simhash (fp) WITH (bits = 3, blocks = 5)');
