@@ -215,12 +215,13 @@ simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid
  * are recorded by VACUUM's sweep.
  */
 static RelFileNode		  deferred_node;
-static SimhashPooledPage *deferred; /* gen holds the safexid's low 32 bits */
-static FullTransactionId *deferred_xid;
+static BlockNumber		 *deferred;
+static FullTransactionId *deferred_xid; /* their safexids */
 static int				  ndeferred, deferred_cap;
 
 #define SIMHASH_DEFERRED_MAX 65536
 
+/* List a page this backend retired (outside VACUUM's pool) for the FSM. */
 void
 simhash_defer_free(Relation index, BlockNumber blkno, FullTransactionId safexid)
 {
@@ -234,15 +235,15 @@ simhash_defer_free(Relation index, BlockNumber blkno, FullTransactionId safexid)
 		if (deferred_cap >= SIMHASH_DEFERRED_MAX)
 			return; /* VACUUM's sweep will find it */
 		deferred_cap = Max(1024, deferred_cap * 2);
-		deferred = deferred ? repalloc(deferred, sizeof(SimhashPooledPage) * deferred_cap)
-							: MemoryContextAlloc(TopMemoryContext,
-												 sizeof(SimhashPooledPage) * deferred_cap);
+		deferred = deferred
+					   ? repalloc(deferred, sizeof(BlockNumber) * deferred_cap)
+					   : MemoryContextAlloc(TopMemoryContext, sizeof(BlockNumber) * deferred_cap);
 		deferred_xid =
 			deferred_xid
 				? repalloc(deferred_xid, sizeof(FullTransactionId) * deferred_cap)
 				: MemoryContextAlloc(TopMemoryContext, sizeof(FullTransactionId) * deferred_cap);
 	}
-	deferred[ndeferred].blkno = blkno;
+	deferred[ndeferred] = blkno;
 	deferred_xid[ndeferred] = safexid;
 	ndeferred++;
 }
@@ -259,11 +260,11 @@ simhash_record_deferred(Relation index, Relation heap)
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (int i = 0; i < ndeferred; i++)
 	{
-		if (deferred[i].blkno >= nblocks)
+		if (deferred[i] >= nblocks)
 			continue;
 		if (GlobalVisCheckRemovableFullXid(heap, deferred_xid[i]))
 		{
-			RecordFreeIndexPage(index, deferred[i].blkno);
+			RecordFreeIndexPage(index, deferred[i]);
 			recorded++;
 		}
 		else
