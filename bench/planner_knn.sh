@@ -3,7 +3,10 @@
 # a sequential scan, and how fast is exact KNN?  Part `planner` of bench/run.sh.
 #
 #   N=1000000 QUERIES=20 SEQ_SAMPLE=5 BITS="3 6" RADII="0 1 ... 10 12 16 ... 64" bash bench/planner_knn.sh
+#   N=10000000 QUERIES=20 SEQ_SAMPLE=3 RADII="0 1 2 3 4 5 6 7 8 9 10" SHARED_BUFFERS=3GB nice bash bench/planner_knn.sh
 #
+# The CSVs keep the rows of other sizes (N) from earlier runs, so a run at 1M
+# and one at 10M make one table.
 # Data: bench/planted.sql (90% random fingerprints, 10% planted copies with
 # 1..6 bits flipped) plus 50 "centres" with 20 copies each at 1..3 flipped
 # bits.  For every index layout (bits 3 and 6, default blocks = bits + 1):
@@ -39,7 +42,7 @@ if [ "${SIMHASH_BENCH_CLUSTER:-}" != 1 ]; then
 	source tools/tmp-cluster.sh
 	step "building and installing into a private prefix"
 	tmpc_install planner
-	tmpc_start -c shared_buffers=1GB -c maintenance_work_mem=1GB -c work_mem=64MB \
+	tmpc_start -c shared_buffers=${SHARED_BUFFERS:-1GB} -c maintenance_work_mem=1GB -c work_mem=64MB \
 		-c max_parallel_workers_per_gather=0
 fi
 PSQL=${TMPC_BIN:+$TMPC_BIN/}psql
@@ -143,9 +146,23 @@ SELECT $N, $b, '$qs', '$plan', round(i.ms::numeric, 3), round(s.ms::numeric, 3),
 done
 
 # pgvector's HNSW, the approximate reference, is not packaged for PostgreSQL 15
-# in Debian 12 (no postgresql-15-pgvector): not measured here.
+# in Debian 12 (no postgresql-15-pgvector), so this bench cannot install it.
+if [ "$(pg -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 0 ]; then
+	step "SKIP pgvector HNSW: the vector extension is not installed (Debian 12 has no postgresql-15-pgvector)"
+else
+	step "SKIP pgvector HNSW: the vector extension is installed, but this bench does not measure it"
+fi
 mkdir -p "$BENCH_RESULTS"
-mv "$radius_csv" "$BENCH_RESULTS/planner_radius.csv"; mv "$knn_csv" "$BENCH_RESULTS/planner_knn.csv"
+# keep the rows of other sizes from earlier runs
+for f in planner_radius planner_knn; do
+	new=$radius_csv; [ $f = planner_knn ] && new=$knn_csv
+	if [ -f "$BENCH_RESULTS/$f.csv" ]; then
+		tail -n +2 "$BENCH_RESULTS/$f.csv" | awk -F, -v n="$N" '$1 != n' > "$new.old"
+		{ head -1 "$new"; sort -t, -k1,1n -s "$new.old" <(tail -n +2 "$new"); } > "$new.all"
+		mv "$new.all" "$new"; rm -f "$new.old"
+	fi
+	mv "$new" "$BENCH_RESULTS/$f.csv"
+done
 chmod 644 "$BENCH_RESULTS/planner_radius.csv" "$BENCH_RESULTS/planner_knn.csv"
 step "results ($BENCH_RESULTS/planner_radius.csv, planner_knn.csv)"
 column -t -s, "$BENCH_RESULTS/planner_radius.csv"

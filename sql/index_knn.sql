@@ -97,3 +97,78 @@ SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids,
           FROM (SELECT id, fp <~> '0123456789abcdef' AS d, row_number() OVER () AS rn
                   FROM (SELECT id, fp FROM kp ORDER BY fp <~> '0123456789abcdef') o) o2) s;
 RESET enable_seqscan;
+
+-- Ties, LIMITs beyond the table, deleted rows, and a carry that outgrows
+-- work_mem: 300 copies of one fingerprint, 3000 rows 1..7 bits from it (which
+-- the first probe steps meet and keep for later steps), random rows; runs and
+-- pending rows (pending_pages = 1); then deleted rows, before and after VACUUM.
+-- Every order must equal a sequential scan's (distance, then ctid).
+CREATE TABLE kt (id int, fp simhash);
+INSERT INTO kt SELECT i, ('x' || md5('tie' || i))::bit(64)::simhash FROM generate_series(1, 5000) i;
+INSERT INTO kt SELECT 10000 + i, 'a5a5a5a5a5a5a5a5' FROM generate_series(1, 300) i;
+INSERT INTO kt SELECT 20000 + i,
+       ('a5a5a5a5a5a5a5a5'::simhash::bigint #
+        (SELECT bit_or(1::bigint << ((hashint4(i * 64 + b) & 2147483647) % 64))
+           FROM generate_series(1, 1 + i % 7) b))::simhash
+  FROM generate_series(1, 3000) i;
+CREATE INDEX kt_fp ON kt USING simhash (fp) WITH (bits = 3, pending_pages = 1);
+INSERT INTO kt SELECT 30000 + i, ('x' || md5('tie late' || i))::bit(64)::simhash FROM generate_series(1, 1500) i;
+INSERT INTO kt SELECT 40000 + i, 'a5a5a5a5a5a5a5a4' FROM generate_series(1, 20) i;
+CREATE TABLE ktq (qid int, q simhash);
+INSERT INTO ktq VALUES (1, 'a5a5a5a5a5a5a5a5'), (2, 'a5a5a5a5a5a5a5a7'), (3, '5a5a5a5a5a5a5a5a'),
+       (4, ('x' || md5('tie q'))::bit(64)::simhash);
+-- the ids of ORDER BY fp <~> q LIMIT k through the index against a sequential scan
+CREATE FUNCTION knn_mismatches(tab text, ks int[]) RETURNS TABLE (checked int, mismatches int)
+LANGUAGE plpgsql AS $$
+DECLARE qr record; k int; got int[]; want int[];
+BEGIN
+  checked := 0; mismatches := 0;
+  FOR qr IN SELECT q FROM ktq ORDER BY qid LOOP
+    FOREACH k IN ARRAY ks LOOP
+      PERFORM set_config('enable_seqscan', 'off', true);
+      PERFORM set_config('enable_indexscan', 'on', true);
+      EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM %I ORDER BY fp <~> %L LIMIT %s) s', tab, qr.q, k)
+        INTO got;
+      PERFORM set_config('enable_seqscan', 'on', true);
+      PERFORM set_config('enable_indexscan', 'off', true);
+      EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM %I ORDER BY fp <~> %L, ctid LIMIT %s) s', tab, qr.q, k)
+        INTO want;
+      checked := checked + 1;
+      IF got IS DISTINCT FROM want THEN mismatches := mismatches + 1; END IF;
+    END LOOP;
+  END LOOP;
+  RETURN NEXT;
+END $$;
+SELECT count(*) FILTER (WHERE kind = 'run') > 1 AS several_runs, sum(entries) FILTER (WHERE kind = 'pending') > 0 AS pending
+  FROM simhash_index_runs('kt_fp');
+-- 300 ties at distance 0 (320 within 1 of query 1), a LIMIT above the table's 9,820 rows
+SELECT * FROM knn_mismatches('kt', '{1, 10, 299, 300, 301, 320, 321, 3500, 20000}');
+SET work_mem = '64kB';
+SELECT * FROM knn_mismatches('kt', '{1, 10, 300, 3500, 20000}');
+RESET work_mem;
+DELETE FROM kt WHERE id % 10 = 3;
+SELECT * FROM knn_mismatches('kt', '{10, 300, 3500, 20000}');
+VACUUM kt;
+SELECT * FROM knn_mismatches('kt', '{10, 300, 3500, 20000}');
+-- every row once through the index, NULLs last
+SET enable_seqscan = off;
+INSERT INTO kt VALUES (50001, NULL);
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids, (array_agg(id))[count(*)] AS last_id
+  FROM (SELECT id FROM kt ORDER BY fp <~> 'a5a5a5a5a5a5a5a5' LIMIT 100000) s;
+RESET enable_seqscan;
+
+-- 100,000 rows at bits 6: probe levels are cheap against a linear pass, so
+-- the steps go on to 27 bits while rows are carried to 20 only (the level of
+-- a random query's 100th nearest row); a longer order probes whole levels
+-- again past 20 bits before its linear passes.
+CREATE TABLE kb (id int, fp simhash);
+INSERT INTO kb SELECT i, ('x' || md5('big' || i))::bit(64)::simhash FROM generate_series(1, 100000) i;
+CREATE INDEX kb_fp ON kb USING simhash (fp) WITH (bits = 6);
+VACUUM ANALYZE kb;
+TRUNCATE ktq;
+INSERT INTO ktq SELECT i, ('x' || md5('big q' || i))::bit(64)::simhash FROM generate_series(1, 3) i;
+INSERT INTO ktq SELECT 10, fp FROM kb WHERE id = 777;
+SELECT * FROM knn_mismatches('kb', '{10, 100, 1000, 3000}');
+-- the 3000th row of a random query is beyond 20 bits (and within 27)
+SELECT min(d), max(d) FROM (SELECT (SELECT max(d) FROM (SELECT fp <~> q AS d FROM kb ORDER BY fp <~> q LIMIT 3000) s) AS d
+  FROM ktq WHERE qid < 10) x;

@@ -8,6 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
@@ -27,16 +30,9 @@ $standby->init_from_backup($primary, $backup, has_streaming => 1);
 $standby->append_conf('postgresql.conf', "max_standby_streaming_delay = '5s'\n");
 $standby->start;
 
-# Every query answer, as text, through the index only.
-my $queries = q{
-SET enable_seqscan = off; SET enable_bitmapscan = off;
-SELECT q.id, r, (SELECT array_agg(id ORDER BY id) FROM t WHERE simhash_within(fp, q.fp, r))
-  FROM t q, generate_series(0, 5) r WHERE q.id % 211 = 0 ORDER BY 1, 2;
-SELECT q.id, (SELECT array_agg(d) FROM (SELECT fp <~> q.fp AS d FROM t ORDER BY fp <~> q.fp LIMIT 8) s)
-  FROM t q WHERE q.id % 401 = 0 ORDER BY 1;
-SELECT count(*) FROM t WHERE h ~% 1891547140177887264;
-};
-my $seqscan = $queries =~ s/SET enable_seqscan = off; SET enable_bitmapscan = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r;
+# Every query answer, as text, through the index only (and by a sequential scan).
+my ($queries, $seqscan) = index_queries(radius_to => 5, radius_every => 211, knn_every => 401,
+	extra => "SELECT count(*) FROM t WHERE h ~% 1891547140177887264;\n");
 
 sub compare
 {

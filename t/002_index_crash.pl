@@ -8,7 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 use IPC::Run;
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
@@ -24,49 +26,7 @@ autovacuum = off
 ));
 $node->start;
 
-my $queries = q{
-SET enable_seqscan = off; SET enable_bitmapscan = off;
-SELECT q.id, r, (SELECT array_agg(id ORDER BY id) FROM t WHERE simhash_within(fp, q.fp, r))
-  FROM t q, generate_series(0, 4) r WHERE q.id % 97 = 0 ORDER BY 1, 2;
-SELECT q.id, (SELECT array_agg(d) FROM (SELECT fp <~> q.fp AS d FROM t ORDER BY fp <~> q.fp LIMIT 8) s)
-  FROM t q WHERE q.id % 503 = 0 ORDER BY 1;
-};
-my $seqscan = $queries =~ s/SET enable_seqscan = off; SET enable_bitmapscan = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r;
-
-sub check_index
-{
-	my ($step) = @_;
-	my $by_index = $node->safe_psql('postgres', $queries);
-	my $by_seqscan = $node->safe_psql('postgres', $seqscan);
-	ok(length($by_index) > 500, "$step: queries return rows");
-	is($by_index, $by_seqscan, "$step: index scan = sequential scan");
-	my ($rc, $out, $err) = $node->psql('postgres', "SELECT simhash_index_check('t_fp')");
-	is($rc, 0, "$step: simhash_index_check passes");
-	diag($err) if $rc != 0;
-}
-
-# SIGKILL of the postmaster and of every process it started, as a power
-# loss would do; then a normal start, which runs crash recovery.
-sub kill_server
-{
-	my $pid = $node->{_pid};
-	my @children = split /\s+/, `pgrep -P $pid`;
-	$node->kill9;
-	kill 'KILL', grep { /^\d+$/ } @children;
-	for my $child (grep { /^\d+$/ } @children)
-	{
-		usleep(50_000) while kill 0, $child;
-	}
-	$node->start;
-}
-
-# Rows: groups of 4 near copies (3 bits flipped at varying places).
-sub rows_sql
-{
-	my ($from, $to) = @_;
-	return qq{INSERT INTO t SELECT i, (('x' || md5((i / 4)::text))::bit(64)::bigint # (7::bigint << (i % 60)))::simhash
-	            FROM generate_series($from, $to) i};
-}
+my ($queries, $seqscan) = index_queries(radius_to => 4, radius_every => 97, knn_every => 503);
 
 $node->safe_psql('postgres', 'CREATE EXTENSION simhash');
 $node->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, fp simhash)');
@@ -76,8 +36,8 @@ $node->safe_psql('postgres', 'CHECKPOINT');
 
 # 1. crash right after CREATE INDEX
 $node->safe_psql('postgres', 'CREATE INDEX t_fp ON t USING simhash (fp) WITH (bits = 3, blocks = 5)');
-kill_server();
-check_index('crash after CREATE INDEX');
+kill_server($node);
+check_index($node, 'crash after CREATE INDEX', $queries, $seqscan);
 
 # 2. SIGKILL of a backend busy with single-row inserts, each committed
 $node->safe_psql('postgres', 'CHECKPOINT');
@@ -102,7 +62,7 @@ eval { $bg->quit; };
 $node->poll_query_until('postgres', 'SELECT 1', '1') or die 'no recovery';
 my $after = $node->safe_psql('postgres', 'SELECT count(*) FROM t WHERE id > 100000');
 cmp_ok($after, '>=', $before, "committed inserts survive ($after >= $before)");
-check_index('SIGKILL of an inserting backend');
+check_index($node, 'SIGKILL of an inserting backend', $queries, $seqscan);
 like($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE id > 100000 AND fp % (SELECT fp FROM t WHERE id = 100004)"),
 	qr/^[1-9]/, 'rows inserted before the crash are found by the index');
 
@@ -110,18 +70,18 @@ like($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE id > 100000 AND 
 my $bulk = $node->background_psql('postgres', on_error_stop => 0);
 $bulk->query_safe('BEGIN');
 $bulk->query_safe(rows_sql(500001, 530000));
-kill_server();
+kill_server($node);
 eval { $bulk->quit; };
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t WHERE id > 500000'), '0', 'uncommitted rows are gone');
-check_index('crash during an uncommitted insert');
+check_index($node, 'crash during an uncommitted insert', $queries, $seqscan);
 
 # 4. crash right after VACUUM, then new rows into the freed space
 $node->safe_psql('postgres', 'DELETE FROM t WHERE id % 3 = 0');
 $node->safe_psql('postgres', 'VACUUM t');
-kill_server();
-check_index('crash after VACUUM');
+kill_server($node);
+check_index($node, 'crash after VACUUM', $queries, $seqscan);
 $node->safe_psql('postgres', rows_sql(600001, 603000));
-check_index('inserts after the crash');
+check_index($node, 'inserts after the crash', $queries, $seqscan);
 
 # 5. SIGKILL of the server under concurrent inserts and VACUUMs (merges and
 #    page recycling in flight in several backends at once)
@@ -142,12 +102,12 @@ my $pgbench = IPC::Run::start(
 	'>', \$pgb_out, '2>', \$pgb_err);
 $node->poll_query_until('postgres', q{SELECT count(*) >= 6000 FROM t WHERE id > 700000})
   or die 'the concurrent inserts did not progress';
-kill_server();
+kill_server($node);
 $pgbench->finish;
 note "pgbench after the crash: $pgb_err";
-check_index('crash under concurrent inserts and VACUUM');
+check_index($node, 'crash under concurrent inserts and VACUUM', $queries, $seqscan);
 $node->safe_psql('postgres', 'VACUUM t');
-check_index('VACUUM after that crash');
+check_index($node, 'VACUUM after that crash', $queries, $seqscan);
 
 # 6. an unlogged table's index is reset to empty by crash recovery and works
 $node->safe_psql('postgres', q{
@@ -155,7 +115,7 @@ CREATE UNLOGGED TABLE u (fp simhash);
 CREATE INDEX u_fp ON u USING simhash (fp);
 INSERT INTO u SELECT ('x' || md5(i::text))::bit(64)::simhash FROM generate_series(1, 3000) i;
 });
-kill_server();
+kill_server($node);
 is($node->safe_psql('postgres', q{
 SET enable_seqscan = off;
 SELECT count(*) FROM u WHERE fp % ('x' || md5('5'))::bit(64)::simhash;

@@ -7,7 +7,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 
 my $node = PostgreSQL::Test::Cluster->new('runs');
 $node->init;
@@ -55,46 +57,7 @@ is($node->safe_psql('postgres', q{SET enable_seqscan = off;
 SELECT count(*) FROM old WHERE fp % ('x' || md5('5'))::bit(64)::simhash}), '1', 'after REINDEX the index answers');
 
 # ---- 2. SIGKILL of the server in the middle of a merge -----------------
-my $queries = q{
-SET enable_seqscan = off; SET enable_bitmapscan = off;
-SELECT q.id, r, (SELECT array_agg(id ORDER BY id) FROM t WHERE simhash_within(fp, q.fp, r))
-  FROM t q, generate_series(0, 4) r WHERE q.id % 4999 = 0 ORDER BY 1, 2;
-SELECT q.id, (SELECT array_agg(d) FROM (SELECT fp <~> q.fp AS d FROM t ORDER BY fp <~> q.fp LIMIT 8) s)
-  FROM t q WHERE q.id % 9973 = 0 ORDER BY 1;
-};
-my $seqscan = $queries =~ s/SET enable_seqscan = off; SET enable_bitmapscan = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r;
-
-sub check_index
-{
-	my ($step) = @_;
-	my $by_index = $node->safe_psql('postgres', $queries);
-	my $by_seqscan = $node->safe_psql('postgres', $seqscan);
-	ok(length($by_index) > 500, "$step: queries return rows");
-	is($by_index, $by_seqscan, "$step: index scan = sequential scan");
-	my ($rc, $out, $err) = $node->psql('postgres', "SELECT simhash_index_check('t_fp')");
-	is($rc, 0, "$step: simhash_index_check passes");
-	diag($err) if $rc != 0;
-}
-
-sub kill_server
-{
-	my $pid = $node->{_pid};
-	my @children = split /\s+/, `pgrep -P $pid`;
-	$node->kill9;
-	kill 'KILL', grep { /^\d+$/ } @children;
-	for my $child (grep { /^\d+$/ } @children)
-	{
-		usleep(50_000) while kill 0, $child;
-	}
-	$node->start;
-}
-
-sub rows_sql
-{
-	my ($from, $to) = @_;
-	return qq{INSERT INTO t SELECT i, (('x' || md5((i / 4)::text))::bit(64)::bigint # (7::bigint << (i % 60)))::simhash
-	            FROM generate_series($from, $to) i};
-}
+my ($queries, $seqscan) = index_queries(radius_to => 4, radius_every => 4999, knn_every => 9973);
 
 $node->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, fp simhash)');
 $node->safe_psql('postgres', rows_sql(1, 150000));
@@ -118,18 +81,18 @@ for my $round (1 .. 6)
 	$node->poll_query_until('postgres',
 		"SELECT pg_relation_size('t_fp') > $size0 + 2 * 8192 * 100 OR NOT EXISTS (SELECT FROM pg_stat_activity WHERE query = 'VACUUM t;' AND state = 'active')")
 	  or die 'VACUUM did not progress';
-	kill_server();
+	kill_server($node);
 	eval { $vac->quit; };
 	$interrupted = $node->safe_psql('postgres',
 		"SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'merge'");
 	note "round $round: merge interrupted: $interrupted";
 }
 ok($interrupted, 'the server was killed in the middle of a merge');
-check_index('crash mid-merge');
+check_index($node, 'crash mid-merge', $queries, $seqscan);
 $node->safe_psql('postgres', 'VACUUM t');
 is($node->safe_psql('postgres', "SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind IN ('merge', 'flush')"),
 	'0', 'VACUUM forgets the interrupted merge');
-check_index('VACUUM after the crash');
+check_index($node, 'VACUUM after the crash', $queries, $seqscan);
 
 # No page leaks: once the retired pages are past every snapshot (an xid is
 # consumed, then VACUUM sweeps), every page but the metapage and the run
@@ -149,7 +112,7 @@ is($used + $free, $total, "every page is used or free ($used + $free = $total)")
 $node->safe_psql('postgres', rows_sql($next, $next + 5999));
 $node->safe_psql('postgres', 'DELETE FROM t WHERE id % 5 = 0');
 $node->safe_psql('postgres', 'VACUUM t');
-check_index('inserts, deletes and VACUUM after the crash');
+check_index($node, 'inserts, deletes and VACUUM after the crash', $queries, $seqscan);
 my ($total2) = split /\|/, $node->safe_psql('postgres', $pages_sql);
 cmp_ok($total2, '<=', $total * 1.05, "the file barely grows ($total2 <= 1.05 x $total pages): free pages were reused");
 

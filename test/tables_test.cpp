@@ -195,3 +195,78 @@ TEST(Tables, CoveredRadiusIsReachedAndTight)
             }
         }
 }
+
+// Part-way through a level (the first tables_done tables probed with `flips`
+// flipped prefix bits, the others with flips - 1): every fingerprint within
+// the covered radius is reached, and with one prefix block per table the
+// radius is tight (flips + 1 bits in each done table's block, flips in the
+// others', is reached by none).
+TEST(Tables, PartialCoveredRadiusIsReachedAndTight)
+{
+    std::mt19937_64 rng(13);
+    EXPECT_EQ(sh_table_covered_radius_partial(4, 3, 0, 0), -1);
+    EXPECT_EQ(sh_table_covered_radius_partial(4, 3, 0, 1), 0);
+    EXPECT_EQ(sh_table_covered_radius_partial(4, 3, 3, 4), 15);
+    EXPECT_EQ(sh_table_covered_radius_partial(4, 3, 4, 1), 16);  // 4 * 4 + 1 - 1
+    EXPECT_EQ(sh_table_covered_radius_partial(7, 6, 2, 3), 16);
+    EXPECT_EQ(sh_table_covered_radius_partial(6, 3, 3, 5), sh_table_covered_radius(6, 3, 2));
+    EXPECT_EQ(sh_table_covered_radius_partial(6, 3, 3, 20), sh_table_covered_radius(6, 3, 3));
+    EXPECT_EQ(sh_table_covered_radius_partial(4, 3, 1, 5), -1);
+    EXPECT_EQ(sh_table_covered_radius_partial(3, 3, 1, 0), -1);
+    for (int blocks = 2; blocks <= 9; blocks++)
+        for (int bits = 1; bits < blocks; bits++)
+        {
+            auto tabs = layout(blocks, bits);
+            int ntables = static_cast<int>(tabs.size());
+            for (int flips = 0; flips <= 5; flips++)
+                for (int done = 0; done <= ntables; done++)
+                {
+                    auto limit = [&](int t) { return t < done ? flips : flips - 1; };
+                    auto reached = [&](uint64_t q, uint64_t fp)
+                    {
+                        for (int t = 0; t < ntables; t++)
+                            if (__builtin_popcountll((q ^ fp) & tabs[t].prefix_orig_mask) <= limit(t))
+                                return true;
+                        return false;
+                    };
+                    int r = sh_table_covered_radius_partial(blocks, bits, flips, done);
+                    ASSERT_GE(r, -1);
+                    for (int i = 0; i < 200 && r >= 0; i++)
+                    {
+                        uint64_t q = rng(), fp = q;
+                        int d = static_cast<int>(rng() % (r + 1));
+                        std::vector<int> order(64);
+                        for (int k = 0; k < 64; k++)
+                            order[k] = k;
+                        std::shuffle(order.begin(), order.end(), rng);
+                        // odd i: the bits of table 0's prefix first (std::partition: the
+                        // temporary buffer of stable_partition trips ASan's new/delete check)
+                        if (i % 2)
+                            std::partition(order.begin(), order.end(),
+                                           [&](int k) { return (tabs[0].prefix_orig_mask >> k) & 1; });
+                        for (int k = 0; k < d; k++)
+                            fp ^= uint64_t{1} << order[k];
+                        ASSERT_TRUE(reached(q, fp))
+                            << blocks << "/" << bits << "+" << flips << ":" << done << " d=" << d;
+                    }
+                    if (blocks - bits != 1 || r >= 64)
+                        continue;
+                    // tight: table t's block (block t) differs in limit(t) + 1 bits
+                    uint64_t q = rng(), fp = q;
+                    bool fits = true;
+                    for (int t = 0; t < ntables; t++)
+                    {
+                        int n = limit(t) + 1;
+                        fits &= n <= __builtin_popcountll(tabs[t].prefix_orig_mask);
+                        for (int k = 0, set = 0; k < 64 && set < n; k++)
+                            if ((tabs[t].prefix_orig_mask >> k) & 1)
+                                fp ^= uint64_t{1} << k, set++;
+                    }
+                    if (!fits)
+                        continue;
+                    ASSERT_EQ(sh_distance(fp, q), r + 1)
+                        << blocks << "/" << bits << "+" << flips << ":" << done;
+                    ASSERT_FALSE(reached(q, fp)) << blocks << "/" << bits << "+" << flips << ":" << done;
+                }
+        }
+}

@@ -78,7 +78,7 @@ check_chain(Relation index, BlockNumber blkno, uint16 flag, uint32 chain, const 
 	while (BlockNumberIsValid(blkno))
 	{
 		Page page = read_page(index, blkno, &copy, nblocks);
-		int	 i, k = SimhashPageEntries(page);
+		int	 i, k = SimhashPageEntries(index, blkno, page);
 
 		CHECK_FOR_INTERRUPTS();
 		if (SimhashPageGetOpaque(page)->flags != flag)
@@ -157,9 +157,9 @@ check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const s
 					"block %u should be directory page %u of table %d of run %d (generation %u) "
 					"but has flags %04x, table %u, generation %u",
 					dblk, d, t, r, run->gen, dop->flags, dop->table, dop->gen);
-		if (SimhashDirEntries(dpage) != nd)
+		if (SimhashDirEntries(index, dblk, dpage) != nd)
 			CORRUPT(index, "directory block %u (table %d, run %d) holds %d entries, expected %d",
-					dblk, t, r, SimhashDirEntries(dpage), nd);
+					dblk, t, r, SimhashDirEntries(index, dblk, dpage), nd);
 		if (dop->hikey != simhash_entry_key(SimhashDirEntry(dpage, nd - 1)))
 			CORRUPT(index,
 					"directory block %u (table %d, run %d) has high key %016llx, last entry "
@@ -182,7 +182,7 @@ check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const s
 			page = read_page(index, blkno, &copy, nblocks);
 			opaque = SimhashPageGetOpaque(page);
 			mark_used(index, used, blkno);
-			k = SimhashPageEntries(page);
+			k = SimhashPageEntries(index, blkno, page);
 			if (opaque->flags != SIMHASH_RUN || opaque->table != t || opaque->gen != run->gen)
 				CORRUPT(index,
 						"block %u should be page %u of table %d of run %d (generation %u) but has "

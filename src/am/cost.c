@@ -5,8 +5,9 @@
  * A radius r is answered by probing every table with the prefixes within f
  * flipped bits of the query's, for the least f whose covered radius (below)
  * reaches r, or by one linear pass over table 0 when that is cheaper.  KNN
- * probes at f = 0, 1, 2, ... and stops at the level that covers the k-th
- * distance (knn.c).  Pending entries are read whole by every pass.
+ * probes the prefixes exactly f = 0, 1, 2, ... bits away, table by table,
+ * and stops at the step that covers the k-th distance (knn.c).  Pending
+ * entries are read whole by every pass (by KNN once).
  *
  * Costs: a run page read in a linear pass costs seq_page_cost, a page touched
  * by a probe (directory or run) PROBE_PAGE_COST (the index is small and its
@@ -41,6 +42,10 @@ simhash_covered_radius(int bits, int blocks, int flips)
 	return sh_table_covered_radius(blocks, bits, flips);
 }
 
+/*
+ * What the cost model needs from a metapage copy: rows, pending entries,
+ * runs, the layout and each table's prefix bits.
+ */
 void
 simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m)
 {
@@ -70,12 +75,14 @@ simhash_flips_for(const SimhashReadModel *m, int radius)
 	return -1;
 }
 
+/* Pages that hold `entries` packed entries. */
 static double
 pages_of(double entries)
 {
 	return ceil(Max(entries, 0.0) / SIMHASH_PAGE_CAPACITY);
 }
 
+/* Reading the pending buffer, which every scan does. */
 double
 simhash_pending_cost(const SimhashReadModel *m)
 {
@@ -91,33 +98,50 @@ simhash_linear_cost(const SimhashReadModel *m)
 	return pages_of(sorted) * seq_page_cost + sorted * cpu_operator_cost;
 }
 
-/* Every table probed with the prefixes within `flips` bits (pending not included). */
-double
-simhash_probe_cost(const SimhashReadModel *m, int flips)
+/* One probe of table t: a directory search and a run page in every run, and the prefix's entries. */
+static double
+probe_unit_cost(const SimhashReadModel *m, int t)
 {
 	double sorted = Max(m->rows - m->pending, 0.0);
 	double run_pages = Max(pages_of(sorted / Max(m->runs, 1)), 1.0);
 	double dir_reads = ceil(log2(Max(run_pages / SIMHASH_DIR_CAPACITY, 1.0))) + 1;
+	double per_probe = sorted / pow(2.0, m->prefix_bits[t]);
+
+	return (m->runs * (dir_reads + 1) + per_probe / SIMHASH_PAGE_CAPACITY) * PROBE_PAGE_COST *
+			   seq_page_cost +
+		   per_probe * cpu_operator_cost;
+}
+
+/* C(n, k) as a double (0 outside 0 <= k <= n). */
+static double
+binomial(int n, int k)
+{
+	double c = 1;
+
+	if (k < 0 || k > n)
+		return 0;
+	for (int i = 0; i < k; i++)
+		c = c * (n - i) / (i + 1);
+	return c;
+}
+
+/* Every table probed with the prefixes within `flips` bits (pending not included). */
+double
+simhash_probe_cost(const SimhashReadModel *m, int flips)
+{
 	double total = 0;
-	int	   t;
 
-	for (t = 0; t < m->ntables; t++)
-	{
-		int	   b = m->prefix_bits[t];
-		double variants = 0, c = 1, per_probe = sorted / pow(2.0, b);
-		int	   f;
-
-		for (f = 0; f <= flips && f <= b; f++)
-		{
-			variants += c;
-			c = c * (b - f) / (f + 1);
-		}
-		/* each probe: a directory search and a run page in every run, and the prefix's entries */
-		total += variants * ((m->runs * (dir_reads + 1) + per_probe / SIMHASH_PAGE_CAPACITY) *
-								 PROBE_PAGE_COST * seq_page_cost +
-							 per_probe * cpu_operator_cost);
-	}
+	for (int t = 0; t < m->ntables; t++)
+		for (int f = 0; f <= flips && f <= m->prefix_bits[t]; f++)
+			total += binomial(m->prefix_bits[t], f) * probe_unit_cost(m, t);
 	return total;
+}
+
+/* A KNN step: table t probed with the prefixes exactly `flips` bits away. */
+double
+simhash_step_cost(const SimhashReadModel *m, int t, int flips)
+{
+	return binomial(m->prefix_bits[t], flips) * probe_unit_cost(m, t);
 }
 
 /*
@@ -137,43 +161,63 @@ simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost)
 }
 
 /*
- * KNN's probe levels: is probing level `flips` cheaper than finishing with
- * linear passes?  The level is costed as probing all flip counts <= flips
- * again, what knn.c does once its carry of rows is lost (otherwise it probes
- * only the flip count `flips`).  knn.c asks before each level above 0; the
- * cost model below follows the same rule.
+ * KNN's probe levels: is probing level `flips` (every table, the prefixes
+ * exactly `flips` bits away, table by table) cheaper than finishing with a
+ * linear pass?  knn.c asks before each level; the cost model below follows
+ * the same rule.
  */
 bool
 simhash_knn_level_worth(const SimhashReadModel *m, int flips)
 {
-	if (simhash_covered_radius(m->bits, m->blocks, flips - 1) >= 64)
+	double level = 0;
+
+	if (flips > 0 && simhash_covered_radius(m->bits, m->blocks, flips - 1) >= 64)
 		return false;
+	for (int t = 0; t < m->ntables; t++)
+		level += simhash_step_cost(m, t, flips);
 	/* the alternative: a linear pass for the next rows */
-	return simhash_probe_cost(m, flips) <= simhash_linear_cost(m);
+	return level <= simhash_linear_cost(m);
+}
+
+/*
+ * The distance of a random query's k-th nearest row: the least r with
+ * rows * P(distance <= r) >= k (64 at most).
+ */
+int
+simhash_knn_expected_radius(const SimhashReadModel *m, double k)
+{
+	double within = 0, c = 1;
+	int	   r;
+
+	for (r = 0; r < 64; r++)
+	{
+		within += c / 18446744073709551616.0; /* C(64, r) / 2^64 */
+		if (m->rows * within >= k)
+			break;
+		c = c * (64 - r) / (r + 1);
+	}
+	return r;
 }
 
 /*
  * Cost of the first k rows of ORDER BY fp <~> q for a query whose distances
- * to the rows are random (planted neighbours only make it cheaper).
+ * to the rows are random (planted neighbours only make it cheaper): knn.c's
+ * steps up to the one that covers the k-th distance, then linear passes.
  */
 static double
 knn_cost(const SimhashReadModel *m, double k)
 {
-	double cost = 0, linear = simhash_linear_cost(m) + simhash_pending_cost(m);
-	int	   r, f;
+	double cost = simhash_pending_cost(m),
+		   linear = simhash_linear_cost(m) + simhash_pending_cost(m);
+	int r = simhash_knn_expected_radius(m, k), f;
 
-	/* the distance of the k-th nearest: rows * P(distance <= r) >= k */
-	for (r = 0; r < 64; r++)
-		if (m->rows * simhash_random_within(r) >= k)
-			break;
-	for (f = 0;; f++)
-	{
-		if (f > 0 && !simhash_knn_level_worth(m, f))
-			break;
-		cost += simhash_probe_cost(m, f) + simhash_pending_cost(m);
-		if (simhash_covered_radius(m->bits, m->blocks, f) >= r)
-			return cost;
-	}
+	for (f = 0; f == 0 || simhash_knn_level_worth(m, f); f++)
+		for (int t = 0; t < m->ntables; t++)
+		{
+			cost += simhash_step_cost(m, t, f);
+			if (sh_table_covered_radius_partial(m->blocks, m->bits, f, t + 1) >= r)
+				return cost;
+		}
 	/* linear passes of 1000, 2000, 4000, ... rows (knn.c) */
 	return cost + linear * Max(1.0, ceil(log2(Max(k, 1.0) / 1000.0 + 1.0)));
 }
@@ -211,6 +255,11 @@ path_radius(IndexPath *path)
 	return radius;
 }
 
+/*
+ * amcostestimate: prices what a scan of this path reads (probes, flipped-
+ * prefix probes, a linear pass or KNN steps, plus the pending buffer) from the
+ * index's metapage, through PostgreSQL's generic index costs.
+ */
 void
 simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost *indexStartupCost,
 					 Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,

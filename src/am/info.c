@@ -48,19 +48,6 @@ put_row(ReturnSetInfo *rsinfo, const char *kind, int64 gen, int level, int64 ent
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/* qsort order of runs: most entries first, then by generation. */
-static int
-run_entries_desc(const void *a, const void *b)
-{
-	const SimhashRun *x = a, *y = b;
-
-	return x->count > y->count	 ? -1
-		   : x->count < y->count ? 1
-								 : (x->gen < y->gen	  ? -1
-									: x->gen > y->gen ? 1
-													  : 0);
-}
-
 /*
  * simhash_index_runs(regclass): the index's pending buffer and its runs, a
  * row each (kind, generation, level, entries, pages), largest run first.
@@ -91,7 +78,7 @@ simhash_index_runs(PG_FUNCTION_ARGS)
 	simhash_read_meta(index, &meta);
 	prows = simhash_pending_limit(index);
 	memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
-	qsort(runs, meta.list.nruns, sizeof(SimhashRun), run_entries_desc);
+	qsort(runs, meta.list.nruns, sizeof(SimhashRun), simhash_run_cmp_desc);
 	for (r = 0; r < meta.list.nruns; r++)
 		put_row(rsinfo, "run", runs[r].gen, simhash_run_level(runs[r].count, prows),
 				(int64) runs[r].count,

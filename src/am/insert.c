@@ -20,6 +20,7 @@ append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer t
 	SimhashMetaPage	  meta;
 	BlockNumber		  tail;
 	Page			  page;
+	int				  nentries;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
@@ -29,7 +30,7 @@ append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer t
 	{
 		tailbuf = ReadBuffer(index, tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		if (SimhashPageEntries(BufferGetPage(tailbuf)) >= SIMHASH_PAGE_CAPACITY)
+		if (SimhashPageEntries(index, tail, BufferGetPage(tailbuf)) >= SIMHASH_PAGE_CAPACITY)
 			newbuf = simhash_alloc_buffer(index, heap, true);
 	}
 	else
@@ -65,7 +66,10 @@ append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer t
 	else
 		page = GenericXLogRegisterBuffer(state, tailbuf, 0);
 
-	simhash_entry_set(SimhashPageEntry(page, SimhashPageEntries(page)), fp, tid);
+	nentries =
+		SimhashPageEntries(index, BufferGetBlockNumber(BufferIsValid(newbuf) ? newbuf : tailbuf),
+						   page);
+	simhash_entry_set(SimhashPageEntry(page, nentries), fp, tid);
 	((PageHeader) page)->pd_lower += SIMHASH_ENTRY_SIZE;
 	if (nulls)
 		meta->nnulls++;

@@ -3,21 +3,25 @@
  * levels, in the manner of multi-index hashing (Norouzi, Punjani and Fleet,
  * "Fast Exact Search in Hamming Space with Multi-Index Hashing", 2014).
  *
- * Levels 0 to f probe every table with the prefixes within f flipped bits of
- * the query's.  Every row within simhash_covered_radius(f) of the query is
- * then reached (tables.h has the bound), so level f returns, complete and
- * sorted, the rows at distances (covered(f - 1), covered(f)].  Level f probes
- * only the prefixes exactly f bits away and meets each row at one level
- * (scan.c, simhash_probe_exact); the rows it meets beyond its band are kept
- * (the carry) for the level whose band holds them.  Should the carry outgrow
- * half of work_mem, it is dropped and the later levels probe every prefix
- * within f bits again, keeping only their band.  The executor stops
- * asking once it has its LIMIT: at the first level whose covered radius
- * reaches the k-th distance.  When the next level would cost more than a
- * linear pass (cost.c), linear passes finish the order: each keeps the
- * `batch` nearest rows after the last one returned in a bounded max-heap
- * (order: distance, then heap TID), so memory stays bounded and ties are
- * returned in TID order as by the probe levels.
+ * Level f probes the prefixes exactly f bits away from the query's, one table
+ * at a time: a step.  Each row is met at one step only (scan.c, owned_at):
+ * the first table of the level of its fewest flipped prefix bits.  Once the
+ * steps up to table t of level f are probed, every row within
+ * sh_table_covered_radius_partial(f, t + 1) of the query has been met (with
+ * one prefix block per table, each step covers one more bit), so a step
+ * returns, complete and sorted, the rows of its band: distances above the
+ * previous step's covered radius, up to its own.  The rows a step meets beyond
+ * its band are kept, by distance, for the step whose band holds them (the
+ * carry), up to carry_radius; the pending rows are read by the first step.
+ * The executor stops asking once it has its LIMIT: at the first step whose
+ * covered radius reaches the k-th distance.  Should a band reach beyond
+ * carry_radius, or the carry outgrow half of work_mem, the carry is dropped
+ * and the later levels probe every prefix within f bits again, keeping only
+ * their band.  When the next level would cost more than a linear pass
+ * (cost.c), linear passes finish the order: each keeps the `batch` nearest
+ * rows after the last one returned in a bounded max-heap (order: distance,
+ * then heap TID), so memory stays bounded and ties are returned in TID order
+ * as by the probe steps.
  */
 #include "simhash_am.h"
 #include "scan_int.h"
@@ -26,8 +30,9 @@
 #include "port/pg_bitutils.h"
 
 #define KNN_FIRST_BATCH 1000
+#define KNN_CARRY_ROWS	100
 
-/* Rows of the current level's band [band_lo, band_hi]. */
+/* Rows of the current band [band_lo, band_hi] (once the carry was lost). */
 static void
 visit_level(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
@@ -37,7 +42,22 @@ visit_level(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 		simhash_add_hit(so, fp, tid, d, false);
 }
 
-/* Keep a row for a later level's band, while the carry fits its memory. */
+/* Forget the carried rows: from now on, whole levels probe everything. */
+static void
+carry_drop(SimhashScanOpaque so)
+{
+	for (int d = 0; d <= 64; d++)
+	{
+		if (so->carry[d])
+			pfree(so->carry[d]);
+		so->carry[d] = NULL;
+		so->ncarry[d] = so->maxcarry[d] = 0;
+	}
+	so->carry_bytes = 0;
+	so->carry_lost = true;
+}
+
+/* Keep a row for a later step's band, while the carry fits its memory. */
 static void
 carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 {
@@ -45,74 +65,97 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 
 	if (so->carry_lost)
 		return;
-	if (so->ncarry == so->maxcarry)
+	if (so->ncarry[d] == so->maxcarry[d])
 	{
-		int64 cap = (int64) work_mem * 1024 / 2 / (int64) sizeof(SimhashHit);
+		int64 cap = Max(64, so->maxcarry[d] * 2);
+		Size  more = (Size) (cap - so->maxcarry[d]) * sizeof(SimhashHit);
 
-		if (so->maxcarry >= cap)
+		if (so->carry_bytes + more > (Size) work_mem * 1024 / 2)
 		{
-			so->carry_lost = true;
-			if (so->carry)
-				pfree(so->carry);
-			so->carry = NULL;
-			so->ncarry = so->maxcarry = 0;
+			carry_drop(so);
 			return;
 		}
-		so->maxcarry = Min(Max(1024, so->maxcarry * 2), cap);
-		if (so->carry == NULL)
-			so->carry = MemoryContextAllocHuge(so->cxt, so->maxcarry * sizeof(SimhashHit));
+		if (so->carry[d] == NULL)
+			so->carry[d] = MemoryContextAllocHuge(so->cxt, cap * sizeof(SimhashHit));
 		else
-			so->carry = repalloc_huge(so->carry, so->maxcarry * sizeof(SimhashHit));
+			so->carry[d] = repalloc_huge(so->carry[d], cap * sizeof(SimhashHit));
+		so->maxcarry[d] = cap;
+		so->carry_bytes += more;
 	}
-	h = &so->carry[so->ncarry++];
+	h = &so->carry[d][so->ncarry[d]++];
 	h->tid = *tid;
 	h->fp = fp;
 	h->dist = (int16) d;
 	h->isnull = false;
 }
 
-/* Rows of the runs met once over the levels: this band's, or carried. */
+/* Rows met once over the steps: this band's, or carried for a later band. */
 static void
-visit_level_once(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+visit_step(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	int d = simhash_hamming(fp, so->order_q);
 
 	if (d > so->band_hi)
-		carry_add(so, fp, tid, d);
+	{
+		if (d <= so->carry_radius)
+			carry_add(so, fp, tid, d);
+	}
 	else if (d >= so->band_lo)
 		simhash_add_hit(so, fp, tid, d, false);
 }
 
+/* The radius covered once the next step is probed. */
+static int
+step_radius(SimhashScanOpaque so)
+{
+	return sh_table_covered_radius_partial(so->meta.blocks, so->meta.bits, so->level,
+										   so->step_table + 1);
+}
+
+/*
+ * The next step: table step_table at level `level`, whose band ends at the
+ * radius covered once it is probed; or, once the carry was lost, the rest of
+ * the level: every table and the pending rows again, keeping only the band.
+ */
 static void
-probe_level(IndexScanDesc scan)
+probe_step(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int				  f = so->level;
+	int				  f = so->level, t = so->step_table;
 
-	so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
+	if (!so->carry_lost && step_radius(so) > so->carry_radius)
+		carry_drop(so);
 	if (!so->carry_lost)
 	{
-		int64 i, kept = 0;
-
-		/* the rows met by earlier levels that fall in this band */
-		for (i = 0; i < so->ncarry; i++)
+		so->band_hi = step_radius(so);
+		/* the rows met by earlier steps that fall in this band */
+		for (int d = so->band_lo; d <= so->band_hi; d++)
 		{
-			SimhashHit *h = &so->carry[i];
-
-			if (h->dist <= so->band_hi)
-				simhash_add_hit(so, h->fp, &h->tid, h->dist, false);
-			else
-				so->carry[kept++] = *h;
+			for (int64 i = 0; i < so->ncarry[d]; i++)
+				simhash_add_hit(so, so->carry[d][i].fp, &so->carry[d][i].tid, d, false);
+			if (so->carry[d])
+				pfree(so->carry[d]);
+			so->carry_bytes -= (Size) so->maxcarry[d] * sizeof(SimhashHit);
+			so->carry[d] = NULL;
+			so->ncarry[d] = so->maxcarry[d] = 0;
 		}
-		so->ncarry = kept;
-		/* a carry lost during this level loses only later levels' rows */
-		simhash_probe_exact(scan, so->order_q, so->last_radius, f, visit_level_once, visit_level);
+		/* a carry lost during this step loses only later steps' rows */
+		simhash_probe_table_exact(scan, t, so->order_q, so->carry_radius, f, visit_step);
+		/* the pending rows, once: what is beyond this band is carried */
+		if (f == 0 && t == 0)
+			simhash_scan_pending(scan, visit_step);
+		t++;
 	}
 	else
+	{
+		so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
 		simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
+		t = so->ntables;
+	}
 	simhash_sort_hits(so);
-	so->band_lo = so->band_hi + 1;
-	so->level = f + 1;
+	so->band_lo = Max(so->band_lo, so->band_hi + 1);
+	so->level = t == so->ntables ? f + 1 : f;
+	so->step_table = t == so->ntables ? 0 : t;
 	if (so->band_lo > 64)
 		so->phase = SIMHASH_PHASE_NULLS;
 }
@@ -124,6 +167,7 @@ hit_after(int d, ItemPointer tid, int e, ItemPointer etid)
 	return d != e ? d > e : ItemPointerCompare(tid, etid) > 0;
 }
 
+/* Restore the heap order (the worst hit at the root) below position i. */
 static void
 sift_down(SimhashHit *h, int64 n, int64 i)
 {
@@ -145,6 +189,7 @@ sift_down(SimhashHit *h, int64 n, int64 i)
 	}
 }
 
+/* Restore the heap order above position i, after an append. */
 static void
 sift_up(SimhashHit *h, int64 i)
 {
@@ -186,6 +231,11 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 	sift_down(so->hits, so->nhits, 0);
 }
 
+/*
+ * Beyond the last level worth probing: one pass over every row, keeping
+ * the next `batch` rows of the order (after the last returned) in a heap;
+ * each later pass doubles the batch, within work_mem.
+ */
 static void
 linear_pass(IndexScanDesc scan)
 {
@@ -208,29 +258,42 @@ linear_pass(IndexScanDesc scan)
 	so->batch = Max(so->batch, Min(so->batch * 2, cap));
 }
 
-/* The first level: the rows within `bits`, like a radius query's probes. */
+/*
+ * The first step: level 0 of table 0, the rows nearest the query.  Rows are
+ * carried up to the covered radius of the level that holds the expected
+ * distance of the KNN_CARRY_ROWS-th nearest row (and of the last level worth
+ * probing): beyond, far more rows would be carried than a LIMIT of that size
+ * needs, so a longer order re-probes whole levels instead.
+ */
 void
 simhash_knn_start(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int				  f;
+	int				  f, last;
 
 	so->model = palloc(sizeof(SimhashReadModel));
 	simhash_read_model(&so->meta, so->model);
 	so->level = 0;
+	so->step_table = 0;
 	so->band_lo = 0;
-	so->carry = NULL;
-	so->ncarry = so->maxcarry = 0;
+	for (int d = 0; d <= 64; d++)
+	{
+		so->carry[d] = NULL;
+		so->ncarry[d] = so->maxcarry[d] = 0;
+	}
+	so->carry_bytes = 0;
 	so->carry_lost = false;
-	/* the levels to probe (see simhash_knn_next): no farther row is carried */
 	for (f = 1; simhash_knn_level_worth(so->model, f); f++)
 		;
-	so->last_radius = simhash_covered_radius(so->meta.bits, so->meta.blocks, f - 1);
+	last = simhash_covered_radius(so->meta.bits, so->meta.blocks, f - 1);
+	f = simhash_flips_for(so->model, simhash_knn_expected_radius(so->model, KNN_CARRY_ROWS));
+	so->carry_radius =
+		f < 0 ? last : Min(last, simhash_covered_radius(so->meta.bits, so->meta.blocks, f));
 	so->phase = SIMHASH_PHASE_LEVELS;
-	probe_level(scan);
+	probe_step(scan);
 }
 
-/* The next level, or a linear pass once probing costs more. */
+/* The next step, or a linear pass once probing costs more. */
 void
 simhash_knn_next(IndexScanDesc scan)
 {
@@ -238,17 +301,13 @@ simhash_knn_next(IndexScanDesc scan)
 
 	if (so->phase == SIMHASH_PHASE_LEVELS)
 	{
-		if (simhash_knn_level_worth(so->model, so->level))
+		if (so->level == 0 || simhash_knn_level_worth(so->model, so->level))
 		{
-			probe_level(scan);
+			probe_step(scan);
 			return;
 		}
 		/* everything nearer than band_lo has been returned */
-		if (so->carry)
-			pfree(so->carry);
-		so->carry = NULL;
-		so->ncarry = so->maxcarry = 0;
-		so->carry_lost = true;
+		carry_drop(so);
 		so->phase = SIMHASH_PHASE_LINEAR;
 		so->after_dist = so->band_lo - 1;
 		ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);

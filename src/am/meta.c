@@ -78,3 +78,14 @@ simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 	read_runlist(index, copy);
 	UnlockReleaseBuffer(buf);
 }
+
+/* qsort order of runs (SimhashRun): most entries first, then by generation. */
+int
+simhash_run_cmp_desc(const void *a, const void *b)
+{
+	const SimhashRun *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen ? 1 : 0;
+}

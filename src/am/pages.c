@@ -515,3 +515,47 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		stats->pages_free = nfree - Min(nfree, nblocks > now ? nblocks - now : 0);
 	}
 }
+
+/*
+ * Reports index_corrupted unless blkno, a link read from block `from` of the
+ * index (a chain's next page, a directory entry), is a block of the index,
+ * and unless `steps`, the pages of a chain walked so far, stays within the
+ * relation's size, which only a loop could exceed.  The size is read afresh:
+ * a page linked after the caller started was allocated before its link.
+ */
+void
+simhash_check_link(Relation index, BlockNumber from, BlockNumber blkno, BlockNumber steps)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	if (blkno >= nblocks || steps > nblocks)
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": block %u links to block %u, %s",
+							   RelationGetRelationName(index), from, blkno,
+							   blkno >= nblocks ? "beyond the end of the index" : "closing a loop"),
+						errhint("REINDEX the index.")));
+}
+
+/*
+ * The number of entries of `size` bytes on an entry or directory page: its
+ * special space must be where this access method puts it, and pd_lower inside
+ * the contents at an entry boundary, so that no read or write goes past the
+ * page.  PostgreSQL's own page check lets pd_lower be anything up to pd_upper.
+ */
+int
+simhash_page_nentries(Relation index, BlockNumber blkno, Page page, Size size)
+{
+	PageHeader ph = (PageHeader) page;
+	Size	   first = MAXALIGN(SizeOfPageHeaderData);
+
+	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
+		ph->pd_lower < first || ph->pd_lower > ph->pd_special || (ph->pd_lower - first) % size != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\" is corrupted at block %u",
+						RelationGetRelationName(index), blkno),
+				 errdetail_internal("The page's bounds (pd_lower %u, pd_special %u) are invalid.",
+									ph->pd_lower, ph->pd_special),
+				 errhint("REINDEX the index; simhash_index_check() describes the damage.")));
+	return (int) ((ph->pd_lower - first) / size);
+}

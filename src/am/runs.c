@@ -328,22 +328,24 @@ cursor_next_page(RunCursor *c)
 			return false;
 		if (c->dir_i >= c->dir_n)
 		{
+			simhash_check_link(c->index, SIMHASH_RUNLIST_BLKNO, c->next_dir, 0);
 			read_copy(c->index, c->next_dir, c->strategy, c->dirpage.data);
 			simhash_expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen,
 								c->table);
 			c->next_dir++;
 			c->dir_i = 0;
-			c->dir_n = SimhashDirEntries(c->dirpage.data);
+			c->dir_n = SimhashDirEntries(c->index, c->next_dir - 1, c->dirpage.data);
 			if (c->dir_n == 0)
 				return false;
 		}
 		blkno = simhash_dir_block(SimhashDirEntry(c->dirpage.data, c->dir_i));
 		c->dir_i++;
 		c->pages_left--;
+		simhash_check_link(c->index, c->next_dir - 1, blkno, 0);
 		read_copy(c->index, blkno, c->strategy, c->page.data);
 		simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->gen, c->table);
 		c->i = 0;
-		c->n = SimhashPageEntries(c->page.data);
+		c->n = SimhashPageEntries(c->index, blkno, c->page.data);
 		vacuum_delay_point();
 	}
 	return true;
@@ -600,13 +602,15 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 	{
 		int i, n;
 
+		simhash_check_link(index, SIMHASH_RUNLIST_BLKNO, dir + d, 0);
 		read_copy(index, dir + d, strategy, dirpage.data);
 		simhash_expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
-		n = SimhashDirEntries(dirpage.data);
+		n = SimhashDirEntries(index, dir + d, dirpage.data);
 		for (i = 0; i < n; i++)
 		{
 			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dirpage.data, i));
 
+			simhash_check_link(index, dir + d, blkno, 0);
 			vacuum_delay_point();
 			simhash_delete_page(index, blkno, safexid, strategy);
 			if (pool)
@@ -677,7 +681,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 		CHECK_FOR_INTERRUPTS();
 		read_copy(index, blkno, NULL, copy.data);
 		simhash_expect_page(index, copy.data, blkno, SIMHASH_PENDING, meta.sealed_chain, 0);
-		n = SimhashPageEntries(copy.data);
+		n = SimhashPageEntries(index, blkno, copy.data);
 		for (i = 0; i < n; i++)
 		{
 			const char	   *e = SimhashPageEntry(copy.data, i);
@@ -698,6 +702,8 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 			chain = repalloc(chain, sizeof(BlockNumber) * chaincap);
 		}
 		chain[nchain++] = blkno;
+		if (BlockNumberIsValid(SimhashPageGetOpaque(copy.data)->next))
+			simhash_check_link(index, blkno, SimhashPageGetOpaque(copy.data)->next, nchain);
 		blkno = SimhashPageGetOpaque(copy.data)->next;
 	}
 
@@ -917,19 +923,6 @@ simhash_finish_interrupted_merge(Relation index, Relation heap, BufferAccessStra
 	MemoryContextDelete(cxt);
 }
 
-/* Runs by size, largest first. */
-static int
-run_cmp_desc(const void *a, const void *b)
-{
-	const SimhashRun *x = a, *y = b;
-
-	return x->count > y->count	 ? -1
-		   : x->count < y->count ? 1
-								 : (x->gen < y->gen	  ? -1
-									: x->gen > y->gen ? 1
-													  : 0);
-}
-
 /*
  * The runs a merge may take (not uneven, not part of an interrupted merge),
  * largest first; returns how many.
@@ -944,7 +937,7 @@ mergeable_runs(const SimhashMetaPageData *meta, SimhashRun *runs)
 			simhash_run_has(meta, r, 0))
 			runs[n++] = meta->list.runs[r];
 	if (n > 1)
-		qsort(runs, n, sizeof(SimhashRun), run_cmp_desc);
+		qsort(runs, n, sizeof(SimhashRun), simhash_run_cmp_desc);
 	return n;
 }
 

@@ -17,6 +17,7 @@
 
 static void dir_cache_reset(SimhashScanOpaque so);
 
+/* ambeginscan: the scan's state and its memory context. */
 IndexScanDesc
 simhash_beginscan(Relation index, int nkeys, int norderbys)
 {
@@ -34,6 +35,10 @@ simhash_beginscan(Relation index, int nkeys, int norderbys)
 	return scan;
 }
 
+/*
+ * amrescan: the scan keys as conditions (query fingerprint, radius), the
+ * ORDER BY operand; nothing is read until the first tuple is asked for.
+ */
 void
 simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
@@ -102,6 +107,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	MemoryContextSwitchTo(old);
 }
 
+/* amendscan: frees everything the scan allocated. */
 void
 simhash_endscan(IndexScanDesc scan)
 {
@@ -157,14 +163,7 @@ corrupt_block(Relation index, BlockNumber blkno, const char *detail)
 static int
 page_nentries(Relation index, Buffer buf, Size size)
 {
-	PageHeader ph = (PageHeader) BufferGetPage(buf);
-	Size	   first = MAXALIGN(SizeOfPageHeaderData);
-
-	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
-		ph->pd_lower < first || ph->pd_lower > ph->pd_special || (ph->pd_lower - first) % size != 0)
-		corrupt_block(index, BufferGetBlockNumber(buf),
-					  "The page's bounds (pd_lower, pd_special) are invalid.");
-	return (int) ((ph->pd_lower - first) / size);
+	return simhash_page_nentries(index, BufferGetBlockNumber(buf), BufferGetPage(buf), size);
 }
 
 /*
@@ -279,6 +278,7 @@ typedef struct ProbeCtx
 	/* the run page last read, kept pinned for the next range on it */
 	Buffer		buf;
 	BlockNumber blkno;
+	int			dir_hint; /* run page of the last range in a cached directory */
 } ProbeCtx;
 
 /*
@@ -520,9 +520,23 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	cache = dir_cache_get(c);
 	if (cache != NULL)
 	{
-		int a = 0, b = cache->n;
+		int a = c->dir_hint, b = cache->n, step = 1;
 
-		/* the first run page whose hikey is >= lo */
+		/*
+		 * The first run page whose hikey is >= lo, searched from the page of
+		 * the previous range, by doubling steps, then by halving: probes come
+		 * in key order (exact levels), usually a few pages apart.
+		 */
+		if (a > cache->n || (a > 0 && cache->hikeys[a - 1] >= lo))
+			a = 0;
+		else
+		{
+			for (b = a; b < cache->n && cache->hikeys[b] < lo; step *= 2)
+			{
+				a = b + 1;
+				b = Min(b + step, cache->n);
+			}
+		}
 		while (a < b)
 		{
 			int mid = a + (b - a) / 2;
@@ -532,6 +546,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 			else
 				b = mid;
 		}
+		c->dir_hint = a;
 		for (; more && a < cache->n; a++)
 		{
 			uint64 below = a > 0 ? cache->hikeys[a - 1] : 0;
@@ -680,10 +695,14 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exa
 	c.arg = arg;
 	c.buf = InvalidBuffer;
 	c.blkno = InvalidBlockNumber;
+	c.dir_hint = 0;
 	if (exact)
 	{
 		for (c.r = 0; c.r < so->meta.list.nruns; c.r++)
+		{
+			c.dir_hint = 0;
 			probe_exact_sorted(&c, 0, flips, 0);
+		}
 	}
 	else
 		probe_variants(&c, 0, flips, 0);
@@ -699,12 +718,17 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 	BlockNumber		  nblocks =
 		  BlockNumberIsValid(blkno) ? RelationGetNumberOfBlocks(scan->indexRelation) : 0;
 	BlockNumber steps = 0;
+	BlockNumber prev = SIMHASH_METAPAGE_BLKNO;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer buf = ReadBuffer(scan->indexRelation, blkno);
+		Buffer buf;
 		Page   page;
 		int	   n, i;
+
+		if (blkno >= nblocks)
+			simhash_check_link(scan->indexRelation, prev, blkno, steps);
+		buf = ReadBuffer(scan->indexRelation, blkno);
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -725,6 +749,7 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 			simhash_entry_tid(ent, &tid);
 			visit(so, simhash_entry_key(ent), &tid, arg);
 		}
+		prev = blkno;
 		blkno = SimhashPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
@@ -823,6 +848,7 @@ add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
 	h->isnull = isnull;
 }
 
+/* Does a fingerprint meet every condition of the scan? */
 static bool
 conds_hold(SimhashScanOpaque so, uint64 fp)
 {
@@ -834,6 +860,7 @@ conds_hold(SimhashScanOpaque so, uint64 fp)
 	return true;
 }
 
+/* Visitor of radius scans: a hit when every condition holds. */
 static void
 visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
@@ -843,12 +870,14 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 			false);
 }
 
+/* Visitor of the NULLs chain: a hit with no distance. */
 static void
 visit_null(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	add_hit(so, 0, tid, -1, true);
 }
 
+/* qsort order of hits: distance, then heap TID. */
 static int
 hit_cmp(const void *a, const void *b)
 {
@@ -860,13 +889,11 @@ hit_cmp(const void *a, const void *b)
 }
 
 /*
- * Every table's probes (the prefixes up to `flips` bits away, or with
- * `exact` exactly that many) to visit_runs, then every pending row, sealed
- * chain first, to visit_pending.
+ * Every table's probes (the prefixes up to `flips` bits away), then every
+ * pending row, sealed chain first.
  */
 static void
-probe_tables(IndexScanDesc scan, uint64 q, int radius, int flips, bool exact,
-			 SimhashVisit visit_runs, SimhashVisit visit_pending)
+probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int				  t;
@@ -874,16 +901,10 @@ probe_tables(IndexScanDesc scan, uint64 q, int radius, int flips, bool exact,
 	for (t = 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		probe_table(scan, t, q, radius, flips, exact, visit_runs, NULL);
+		probe_table(scan, t, q, radius, flips, false, visit, NULL);
 	}
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit_pending, NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit_pending, NULL);
-}
-
-static void
-probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
-{
-	probe_tables(scan, q, radius, flips, false, visit, visit);
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }
 
 /* The primitives knn.c builds on (scan_int.h). */
@@ -894,35 +915,50 @@ simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVi
 }
 
 /*
- * KNN's levels: the rows of the runs within radius whose fewest flipped
- * prefix bits over the tables is exactly `flips` (each row at one level
- * only), to visit_runs; the pending rows, all of them again, to visit_pending.
+ * A step of KNN's levels: the rows of table t's runs within radius whose
+ * fewest flipped prefix bits over the tables is exactly `flips`, table t
+ * being the first with that few (see owned_at: each row is met at one step).
  */
 void
-simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit_runs,
-					SimhashVisit visit_pending)
+simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+						  SimhashVisit visit)
 {
-	probe_tables(scan, q, radius, flips, true, visit_runs, visit_pending);
+	CHECK_FOR_INTERRUPTS();
+	probe_table(scan, t, q, radius, flips, true, visit, NULL);
 }
 
+/* Every pending row, sealed chain first. */
+void
+simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
+}
+
+/* Every row of the index (one table of the runs, and the pending rows). */
 void
 simhash_scan_all(IndexScanDesc scan, SimhashVisit visit)
 {
 	scan_all(scan, visit, NULL);
 }
 
+/* A hit for knn.c, which shares the scan's hit array. */
 void
 simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
 {
 	add_hit(so, fp, tid, dist, isnull);
 }
 
+/* The hits in the order hit_cmp gives (distance, then TID). */
 void
 simhash_sort_hits(SimhashScanOpaque so)
 {
 	qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
 }
 
+/* The scan met reused pages after it had returned rows: a retryable error. */
 static void
 stale_error(IndexScanDesc scan)
 {
@@ -960,6 +996,11 @@ start_scan(IndexScanDesc scan)
 	}
 }
 
+/*
+ * The scan's first answers from a fresh copy of the metapage: radius
+ * conditions by probes (or a full pass when cheaper), an order by KNN steps,
+ * or the NULLs; sets the phase that next_batch() continues from.
+ */
 static void
 collect(IndexScanDesc scan)
 {
@@ -1028,6 +1069,10 @@ next_batch(IndexScanDesc scan)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * amgettuple: the next hit (in distance order when ordered), collecting
+ * more when the batch is used up.
+ */
 bool
 simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -1065,6 +1110,10 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 	return true;
 }
 
+/*
+ * amgetbitmap: every hit into the bitmap, marked for recheck with the
+ * exclusion operator class (@%@), as amgettuple does.
+ */
 int64
 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {

@@ -68,17 +68,24 @@ typedef struct SimhashScanOpaqueData
 	int64			 maxhits;
 	int64			 next;
 	SimhashScanPhase phase;
-	/* KNN (knn.c): a probe level returns the distances [band_lo, band_hi] */
-	SimhashReadModel *model; /* of the copied metapage */
-	int				  level; /* next probe level: prefix bits flipped */
+	/* KNN (knn.c): a probe step returns the distances [band_lo, band_hi] */
+	SimhashReadModel *model;	  /* of the copied metapage */
+	int				  level;	  /* next step's level: prefix bits flipped */
+	int				  step_table; /* next step's table */
 	int				  band_lo;
 	int				  band_hi;
-	/* KNN: rows met by an earlier level beyond its band, for later levels */
-	SimhashHit *carry;
-	int64		ncarry;
-	int64		maxcarry;
-	bool		carry_lost;	 /* outgrew its memory: levels probe all again */
-	int			last_radius; /* covered radius of the last level to probe */
+	/*
+	 * KNN: rows met by an earlier step beyond its band, by distance, for the
+	 * later steps whose band holds them; up to carry_radius, in at most half
+	 * of work_mem.  Once lost (a step's band reaches beyond carry_radius, or
+	 * the memory ran out), whole levels probe everything again.
+	 */
+	SimhashHit *carry[65];
+	int64		ncarry[65];
+	int64		maxcarry[65];
+	Size		carry_bytes;
+	bool		carry_lost;
+	int			carry_radius;
 	/* KNN's linear passes return the rows after (after_dist, after_tid) */
 	int				after_dist;
 	ItemPointerData after_tid;
@@ -97,8 +104,9 @@ typedef void (*SimhashVisit)(SimhashScanOpaque so, uint64 fp, ItemPointer tid, v
 /* Probing primitives (scan.c) */
 extern void
 simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit);
-extern void simhash_probe_exact(IndexScanDesc scan, uint64 q, int radius, int flips,
-								SimhashVisit visit_runs, SimhashVisit visit_pending);
+extern void simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+									  SimhashVisit visit);
+extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
 extern void
 simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull);

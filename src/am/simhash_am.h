@@ -216,13 +216,15 @@ typedef SimhashPageOpaqueData *SimhashPageOpaque;
 #define SimhashDirPages(run_npages) \
 	(((run_npages) + SIMHASH_DIR_CAPACITY - 1) / SIMHASH_DIR_CAPACITY)
 
-#define SimhashPageEntries(page) \
-	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
-			SIMHASH_ENTRY_SIZE))
+/*
+ * The entries of an entry page (run, pending, NULLs) or a directory page,
+ * checked: a page whose bounds are damaged raises index_corrupted (pages.c).
+ */
+#define SimhashPageEntries(index, blkno, page) \
+	simhash_page_nentries(index, blkno, page, SIMHASH_ENTRY_SIZE)
 #define SimhashPageEntry(page, i) ((char *) PageGetContents(page) + (Size) (i) *SIMHASH_ENTRY_SIZE)
-#define SimhashDirEntries(page) \
-	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / \
-			SIMHASH_DIR_ENTRY_SIZE))
+#define SimhashDirEntries(index, blkno, page) \
+	simhash_page_nentries(index, blkno, page, SIMHASH_DIR_ENTRY_SIZE)
 #define SimhashDirEntry(page, i) \
 	((char *) PageGetContents(page) + (Size) (i) *SIMHASH_DIR_ENTRY_SIZE)
 
@@ -460,6 +462,7 @@ extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
 /* The metapage and run list, read and checked (meta.c) */
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
+extern int	simhash_run_cmp_desc(const void *a, const void *b);
 
 /* Read-cost model (cost.c) */
 extern int	  simhash_covered_radius(int bits, int blocks, int flips);
@@ -468,10 +471,15 @@ extern int	  simhash_flips_for(const SimhashReadModel *m, int radius);
 extern double simhash_pending_cost(const SimhashReadModel *m);
 extern double simhash_linear_cost(const SimhashReadModel *m);
 extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
+extern double simhash_step_cost(const SimhashReadModel *m, int t, int flips);
 extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
 extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
+extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
 
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
+extern void
+simhash_check_link(Relation index, BlockNumber from, BlockNumber blkno, BlockNumber steps);
+extern int		simhash_page_nentries(Relation index, BlockNumber blkno, Page page, Size size);
 extern void		simhash_init_page(Page page, uint16 flags);
 extern void		simhash_init_metapage(Page page, int bits, int blocks, int ntables);
 extern void		simhash_init_runlist(Page page);

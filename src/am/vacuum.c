@@ -33,7 +33,8 @@ is_dead(ItemPointer tid, void *arg)
 static uint64
 vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkDeleteResult *stats)
 {
-	uint64 removed = 0;
+	uint64		removed = 0;
+	BlockNumber steps = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
@@ -45,9 +46,18 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 
 		vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
+			(SimhashPageGetOpaque(page)->flags != SIMHASH_PENDING &&
+			 SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
+			ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+							errmsg("simhash index \"%s\": block %u of a chain is not a pending or "
+								   "NULLs page",
+								   RelationGetRelationName(info->index), blkno),
+							errhint("REINDEX the index.")));
 		state = GenericXLogStart(info->index);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
-		n = SimhashPageEntries(page);
+		n = SimhashPageEntries(info->index, blkno, page);
 		for (i = 0; i < n; i++)
 		{
 			char		   *ent = SimhashPageEntry(page, i);
@@ -64,6 +74,8 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 				memmove(SimhashPageEntry(page, kept), ent, SIMHASH_ENTRY_SIZE);
 			kept++;
 		}
+		if (BlockNumberIsValid(SimhashPageGetOpaque(page)->next))
+			simhash_check_link(info->index, blkno, SimhashPageGetOpaque(page)->next, ++steps);
 		blkno = SimhashPageGetOpaque(page)->next;
 		if (kept != n)
 		{
@@ -101,28 +113,31 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 
 	for (BlockNumber d = 0; d < ndir; d++)
 	{
-		Buffer dbuf =
-			ReadBufferExtended(info->index, MAIN_FORKNUM, dir + d, RBM_NORMAL, info->strategy);
-		int nd;
+		Buffer dbuf;
+		int	   nd;
+
+		simhash_check_link(info->index, SIMHASH_RUNLIST_BLKNO, dir + d, 0);
+		dbuf = ReadBufferExtended(info->index, MAIN_FORKNUM, dir + d, RBM_NORMAL, info->strategy);
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 		memcpy(dirpage.data, BufferGetPage(dbuf), BLCKSZ);
 		UnlockReleaseBuffer(dbuf);
 		simhash_expect_page(info->index, dirpage.data, dir + d, SIMHASH_DIR, run->gen, t);
-		nd = SimhashDirEntries(dirpage.data);
+		nd = SimhashDirEntries(info->index, dir + d, dirpage.data);
 		for (int e = 0; e < nd; e++)
 		{
 			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dirpage.data, e));
-			Buffer		buf =
-				ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-			Page page;
-			int	 n, i, first_dead = -1;
+			Buffer		buf;
+			Page		page;
+			int			n, i, first_dead = -1;
 
+			simhash_check_link(info->index, dir + d, blkno, 0);
+			buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 			vacuum_delay_point();
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			page = BufferGetPage(buf);
 			simhash_expect_page(info->index, page, blkno, SIMHASH_RUN, run->gen, t);
-			n = SimhashPageEntries(page);
+			n = SimhashPageEntries(info->index, blkno, page);
 			for (i = 0; i < n && first_dead < 0; i++)
 			{
 				ItemPointerData tid;
@@ -146,7 +161,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 				}
 				state = GenericXLogStart(info->index);
 				page = GenericXLogRegisterBuffer(state, buf, 0);
-				n = SimhashPageEntries(page);
+				n = SimhashPageEntries(info->index, blkno, page);
 				for (i = first_dead; i < n; i++)
 				{
 					char		   *ent = SimhashPageEntry(page, i);

@@ -154,4 +154,17 @@ extern "C"
         return r < 64 ? r : 64;
     }
 
+    int sh_table_covered_radius_partial(int blocks, int bits, int flips, int tables_done) noexcept
+    {
+        int ntables = sh_table_count(blocks, bits);
+        if (ntables == 0 || flips < 0 || tables_done < 0 || tables_done > ntables)
+            return -1;
+        if (tables_done == ntables)
+            return sh_table_covered_radius(blocks, bits, flips);
+        if (blocks - bits > 1)
+            return flips > 0 ? sh_table_covered_radius(blocks, bits, flips - 1) : -1;
+        int r = blocks * flips + tables_done - 1;
+        return r < 64 ? r : 64;
+    }
+
 }  // extern "C"

@@ -83,6 +83,21 @@ int			sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uin
  */
 int			sh_table_covered_radius(int blocks, int bits, int flips) SH_NOEXCEPT;
 
+/*
+ * The covered radius part-way through a level: tables 0 .. tables_done - 1
+ * probed with up to `flips` flipped prefix bits, the others with up to
+ * flips - 1 (not at all when flips = 0).  With one prefix block per table
+ * (blocks = bits + 1) the prefixes split the 64 bits, so a fingerprint no
+ * table reaches differs in >= flips + 1 bits in each of the first tables'
+ * blocks and >= flips in the others': the radius is
+ * blocks * flips + tables_done - 1, each table adding one (multi-index
+ * hashing's bound).  Otherwise the prefixes overlap and this is the covered
+ * radius of flips - 1 until every table is done.  Capped at 64; -1 when
+ * nothing is covered or the arguments are not valid.
+ */
+int			sh_table_covered_radius_partial(int blocks, int bits, int flips,
+											int tables_done) SH_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

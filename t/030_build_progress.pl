@@ -1,0 +1,105 @@
+# CREATE INDEX ... USING simhash reports its progress in
+# pg_stat_progress_create_index: a watcher session samples the view, one
+# transaction per sample, while another session builds the index; the phases
+# and counters it saw must be the simhash build's own and consistent.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $rows = 1500000;
+my $node = PostgreSQL::Test::Cluster->new('progress');
+$node->init;
+$node->append_conf('postgresql.conf', qq(
+autovacuum = off
+max_parallel_maintenance_workers = 0
+maintenance_work_mem = '256MB'
+jit = off
+));
+$node->start;
+
+$node->safe_psql('postgres', qq{
+CREATE EXTENSION simhash;
+CREATE TABLE t AS
+  SELECT i AS id, ('x' || md5(i::text))::bit(64)::bigint::simhash AS fp
+    FROM generate_series(1, $rows) i;
+VACUUM ANALYZE t;
+CREATE TABLE seen (n int, phase text, blocks_total bigint, blocks_done bigint,
+                   tuples_total bigint, tuples_done bigint);
+-- Samples the build of an index on t until it ends (or for at most
+-- max_seconds): a row per sample, each in a transaction of its own, as a
+-- backend reads the progress of others once per transaction.
+CREATE PROCEDURE watch(max_seconds float8) LANGUAGE plpgsql AS \$\$
+DECLARE
+    stop timestamptz := clock_timestamp() + make_interval(secs => max_seconds);
+    seen_build bool := false;
+    i int := 0;
+    got int;
+BEGIN
+    LOOP
+        i := i + 1;
+        INSERT INTO seen
+          SELECT i, phase, blocks_total, blocks_done, tuples_total, tuples_done
+            FROM pg_stat_progress_create_index WHERE relid = 't'::regclass;
+        GET DIAGNOSTICS got = ROW_COUNT;
+        COMMIT;
+        EXIT WHEN got = 0 AND seen_build;
+        seen_build := seen_build OR got > 0;
+        EXIT WHEN clock_timestamp() > stop;
+        PERFORM pg_sleep(0.002);
+    END LOOP;
+END
+\$\$;
+});
+
+# The watcher first, so that it cannot miss the start of the build.
+my $watcher = $node->background_psql('postgres');
+$watcher->query_until(qr/watching/, "\\echo watching\nCALL watch(600);\n\\echo done\n");
+$node->safe_psql('postgres', 'CREATE INDEX t_fp ON t USING simhash (fp) WITH (bits = 3)');
+$watcher->query_until(qr/done/, '');
+$watcher->quit;
+
+my $phases = $node->safe_psql('postgres',
+	q{SELECT string_agg(DISTINCT phase, ', ' ORDER BY phase) FROM seen});
+note("phases seen: $phases");
+is( $node->safe_psql('postgres', q{
+SELECT count(*) FROM seen
+ WHERE phase NOT IN ('initializing', 'building index: initializing',
+                     'building index: scanning table', 'building index: sorting tables',
+                     'building index: writing runs')}),
+	'0',
+	'every phase seen is a phase of the simhash build');
+cmp_ok($node->safe_psql('postgres', 'SELECT count(DISTINCT n) FROM seen'), '>=', 3,
+	'the build was sampled several times');
+like($phases, qr/building index: scanning table/, 'the table scan is reported');
+like($phases, qr/building index: (sorting tables|writing runs)/,
+	'sorting or writing the permuted tables is reported');
+is( $node->safe_psql('postgres', q{
+SELECT count(*) FROM seen
+ WHERE phase = 'building index: scanning table'
+   AND (blocks_total <> pg_relation_size('t') / current_setting('block_size')::int
+        OR blocks_done > blocks_total)}),
+	'0',
+	'while scanning: blocks_total is the table size, blocks_done at most that');
+
+# bits 3: blocks 4, C(4, 3) = 4 permuted tables, each holding every row.
+is( $node->safe_psql('postgres', qq{
+SELECT count(*) FROM seen
+ WHERE phase IN ('building index: sorting tables', 'building index: writing runs')
+   AND (tuples_total <> 4 * $rows OR tuples_done > tuples_total)}),
+	'0',
+	'while sorting and writing: tuples_total is rows x tables, tuples_done at most that');
+is( $node->safe_psql('postgres', q{
+SELECT count(*) FROM (
+  SELECT tuples_done < lag(tuples_done) OVER (ORDER BY n) AS back
+    FROM seen
+   WHERE phase IN ('building index: sorting tables', 'building index: writing runs')) s
+ WHERE back}),
+	'0',
+	'tuples_done never goes back over the tables');
+is( $node->safe_psql('postgres', q{SELECT simhash_index_check('t_fp')}), '',
+	'the index built while watched is sound');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,71 @@
+# SimhashTAP.pm: what several TAP tests of t/ share — the queries that compare
+# a simhash index with a sequential scan, the check built on them, a simulated
+# power loss, and the rows the crash tests insert.  A test loads it with
+#   use FindBin; use lib $FindBin::RealBin; use SimhashTAP;
+package SimhashTAP;
+use strict;
+use warnings;
+use Exporter 'import';
+use Test::More;
+use Time::HiRes qw(usleep);
+
+our @EXPORT = qw(index_queries check_index kill_server rows_sql);
+
+# ($through_index, $through_seqscan): radius queries at 0..$radius_to for every
+# row whose id is a multiple of $radius_every, and the distances of the 8
+# nearest rows for every multiple of $knn_every, on table t (id, fp), forced
+# through the index, then the same forced through a sequential scan.  $extra
+# (SQL) is appended to both.
+sub index_queries
+{
+	my (%o) = @_;
+	my $index = qq{SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT q.id, r, (SELECT array_agg(id ORDER BY id) FROM t WHERE simhash_within(fp, q.fp, r))
+  FROM t q, generate_series(0, $o{radius_to}) r WHERE q.id % $o{radius_every} = 0 ORDER BY 1, 2;
+SELECT q.id, (SELECT array_agg(d) FROM (SELECT fp <~> q.fp AS d FROM t ORDER BY fp <~> q.fp LIMIT 8) s)
+  FROM t q WHERE q.id % $o{knn_every} = 0 ORDER BY 1;
+} . ($o{extra} // '');
+	my $seqscan = $index =~ s/SET enable_seqscan = off; SET enable_bitmapscan = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r;
+	return ($index, $seqscan);
+}
+
+# Three tests: the queries return rows, the index answers as the sequential
+# scan, and simhash_index_check('t_fp') passes.
+sub check_index
+{
+	my ($node, $step, $queries, $seqscan) = @_;
+	my $by_index = $node->safe_psql('postgres', $queries);
+	my $by_seqscan = $node->safe_psql('postgres', $seqscan);
+	ok(length($by_index) > 500, "$step: queries return rows");
+	is($by_index, $by_seqscan, "$step: index scan = sequential scan");
+	my ($rc, $out, $err) = $node->psql('postgres', "SELECT simhash_index_check('t_fp')");
+	is($rc, 0, "$step: simhash_index_check passes");
+	diag($err) if $rc != 0;
+}
+
+# SIGKILL of the postmaster and of every process it started, as a power
+# loss would do; then a normal start, which runs crash recovery.
+sub kill_server
+{
+	my ($node) = @_;
+	my $pid = $node->{_pid};
+	my @children = grep { /^\d+$/ } split /\s+/, `pgrep -P $pid`;
+	$node->kill9;
+	kill 'KILL', @children;
+	for my $child (@children)
+	{
+		usleep(50_000) while kill 0, $child;
+	}
+	$node->start;
+}
+
+# INSERT of rows $from..$to into t: groups of 4 near copies of a random
+# fingerprint, each with 3 bits flipped at a place that moves with the id.
+sub rows_sql
+{
+	my ($from, $to) = @_;
+	return qq{INSERT INTO t SELECT i, (('x' || md5((i / 4)::text))::bit(64)::bigint # (7::bigint << (i % 60)))::simhash
+	            FROM generate_series($from, $to) i};
+}
+
+1;
