@@ -4,7 +4,10 @@
 # deletes and radius-3 queries on a MIX_ROWS-row table (default 1,000,000)
 # with the simhash index, autovacuum on; pgbench reports tps every 10 s.
 # Prints the tps of the first and the last 30 s and their ratio, and the
-# index's runs and size at the end and after a VACUUM; writes steady_mix.csv.
+# index's runs and size at the end and after a VACUUM, as ratios to its size
+# after the bulk build and to a bulk build of the rows the table holds then
+# (deletes of random ids miss rows deleted before, so the table grows a
+# little); writes steady_mix.csv.
 source "$(dirname "$0")/lib.sh"
 bench_setup_sql
 have_am || skip "no index access method simhash in this build"
@@ -58,6 +61,15 @@ size2=$(val "SELECT pg_relation_size('mix_fp')")
 sql -c 'CREATE EXTENSION IF NOT EXISTS pg_freespacemap' >/dev/null 2>&1 || true
 fsm=$(val "SELECT count(*) FROM generate_series(1, pg_relation_size('mix_fp') / 8192 - 1) b WHERE pg_freespace('mix_fp', b) > 0" 2>/dev/null || echo "")
 echo "tps first 30 s $first, last 30 s $last: ratio $ratio; runs at the end $runs"
+r1=$(awk -v a="$size1" -v b="$size0" 'BEGIN {printf "%.2f", a / b}')
+r2=$(awk -v a="$size2" -v b="$size0" 'BEGIN {printf "%.2f", a / b}')
+rows_end=$(val "SELECT count(*) FROM mix")
+sql -c 'CREATE INDEX mix_fp_rebuilt ON mix USING simhash (fp)'
+size3=$(val "SELECT pg_relation_size('mix_fp_rebuilt')")
+sql -c 'DROP INDEX mix_fp_rebuilt'
+r3=$(awk -v a="$size2" -v b="$size3" 'BEGIN {printf "%.2f", a / b}')
 echo "index bytes: $size0 after the bulk build, $size1 after the mix, $size2 after a VACUUM (${fsm:-?} free pages)"
-echo "rows,clients,seconds,tps_first30,tps_last30,ratio,runs_end,index_bytes_start,index_bytes_end,index_bytes_vacuumed,free_pages" > "$out"
-echo "$N,$C,$T,$first,$last,$ratio,$runs,$size0,$size1,$size2,$fsm" >> "$out"
+echo "index size vs the bulk build: ${r1}x after the mix, ${r2}x after a VACUUM"
+echo "after the VACUUM vs a bulk build of the $rows_end rows the table holds then ($size3 bytes): ${r3}x"
+echo "rows,clients,seconds,tps_first30,tps_last30,ratio,runs_end,index_bytes_start,index_bytes_end,index_bytes_vacuumed,free_pages,size_ratio_end,size_ratio_vacuumed,rows_end,index_bytes_rebuilt,size_ratio_vacuumed_rebuilt" > "$out"
+echo "$N,$C,$T,$first,$last,$ratio,$runs,$size0,$size1,$size2,$fsm,$r1,$r2,$rows_end,$size3,$r3" >> "$out"

@@ -120,9 +120,12 @@ mark_used(Relation index, bool *used, BlockNumber blkno)
 
 /*
  * Table t of run r: its directory (contiguous pages of (hikey, block) in
- * order) and the run pages it lists (flags, table, generation, full pages
- * but the last, keys in (key, TID) order, hikeys matching the directory),
- * the run's page and entry counts.  Appends the entries, unpermuted, to have.
+ * order) and the run pages it lists (flags, table, generation, pages
+ * written full but the last, with the entries VACUUM removed in place
+ * counted on the page; keys in (key, TID) order, at most the page's hikey,
+ * which matches the directory), the run's page and entry counts (not for an
+ * uneven run, whose tables may differ by dead entries).  Appends the
+ * entries, unpermuted, to have.
  */
 static void
 check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const sh_table *tab,
@@ -132,12 +135,12 @@ check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const s
 	BlockNumber		  dstart = simhash_meta_dir(meta, r, t);
 	BlockNumber		  ndir = SimhashDirPages(run->npages);
 	BlockNumber		  d, p = 0;
-	uint64			  count = 0, prev = 0;
+	uint64			  count = 0, prev = 0, floor = 0; /* the previous page's high key */
 	ItemPointerData	  prevtid;
 	PGAlignedBlock	  dcopy, copy;
 
 	ItemPointerSetInvalid(&prevtid);
-	if (run->npages == 0 || run->count == 0)
+	if (run->npages == 0 || (run->count == 0 && !meta->list.uneven[r]))
 		CORRUPT(index, "run %d (generation %u) is empty", r, run->gen);
 	for (d = 0; d < ndir; d++)
 	{
@@ -185,8 +188,10 @@ check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const s
 						"block %u should be page %u of table %d of run %d (generation %u) but has "
 						"flags %04x, table %u, generation %u",
 						blkno, p, t, r, run->gen, opaque->flags, opaque->table, opaque->gen);
-			if (k == 0 || (p + 1 < run->npages && k != SIMHASH_PAGE_CAPACITY))
-				CORRUPT(index, "block %u (table %d, run %d) holds %d entries", blkno, t, r, k);
+			if (k + opaque->removed == 0 || k + opaque->removed > SIMHASH_PAGE_CAPACITY ||
+				(p + 1 < run->npages && k + opaque->removed != SIMHASH_PAGE_CAPACITY))
+				CORRUPT(index, "block %u (table %d, run %d) holds %d entries and %d removed ones",
+						blkno, t, r, k, opaque->removed);
 			for (i = 0; i < k; i++)
 			{
 				const char	   *ent = SimhashPageEntry(page, i);
@@ -206,15 +211,23 @@ check_run(Relation index, const SimhashMetaPageData *meta, int r, int t, const s
 				count++;
 				simhash_items_push(have, sh_table_unpermute(tab, key), &tid);
 			}
-			if (opaque->hikey != prev || dirkey != prev)
+			/* the hikey was the last key; after VACUUM removed some, a bound */
+			if (opaque->hikey != dirkey || dirkey < floor ||
+				(k > 0 &&
+				 (simhash_entry_key(SimhashPageEntry(page, 0)) < floor || prev > dirkey)) ||
+				(opaque->removed == 0 && prev != dirkey))
 				CORRUPT(index,
 						"block %u (table %d, run %d) has high key %016llx and directory key "
-						"%016llx, last key %016llx",
+						"%016llx, keys from %016llx to %016llx",
 						blkno, t, r, (unsigned long long) opaque->hikey,
-						(unsigned long long) dirkey, (unsigned long long) prev);
+						(unsigned long long) dirkey,
+						(unsigned long long) (k > 0 ? simhash_entry_key(SimhashPageEntry(page, 0))
+													: floor),
+						(unsigned long long) prev);
+			floor = dirkey;
 		}
 	}
-	if (count != run->count)
+	if (count != run->count && !meta->list.uneven[r])
 		CORRUPT(index,
 				"table %d of run %d holds " UINT64_FORMAT
 				" entries, the metapage says " UINT64_FORMAT,
@@ -289,7 +302,8 @@ simhash_check_index(Relation heap, Relation index)
 		int				 r;
 
 		for (r = 0; r < meta.list.nruns; r++)
-			check_run(index, &meta, r, t, &tables[t], nblocks, used, &have);
+			if (simhash_run_has(&meta, r, t))
+				check_run(index, &meta, r, t, &tables[t], nblocks, used, &have);
 		for (i = 0; i < pending.n; i++)
 			simhash_items_push(&have, pending.items[i].key, &pending.items[i].tid);
 		simhash_sort_items(have.items, have.n);

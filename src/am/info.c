@@ -91,6 +91,10 @@ simhash_index_runs(PG_FUNCTION_ARGS)
 		put_row(rsinfo, "flush", meta.flush_gen, -1, 0, 0);
 	if (meta.merge_gen != 0)
 		put_row(rsinfo, "merge", meta.merge_gen, -1, 0, 0);
+	/* a run VACUUM is removing dead entries from in place (or was, at a crash) */
+	for (r = 0; r < meta.list.nruns; r++)
+		if (meta.list.uneven[r])
+			put_row(rsinfo, "clean", meta.list.runs[r].gen, -1, 0, 0);
 	index_close(index, AccessShareLock);
 	return (Datum) 0;
 }

@@ -11,7 +11,7 @@
 
 /* Append one entry to the chain whose head/tail/count the metapage holds. */
 static void
-append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npending)
+append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer tid, int64 *npending)
 {
 	Buffer			  metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
 	Buffer			  tailbuf = InvalidBuffer;
@@ -31,10 +31,10 @@ append_entry(Relation index, bool nulls, uint64 fp, ItemPointer tid, int64 *npen
 		tailbuf = ReadBuffer(index, tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
 		if (SimhashPageEntries(index, tail, BufferGetPage(tailbuf)) >= SIMHASH_PAGE_CAPACITY)
-			newbuf = simhash_extend_buffer(index);
+			newbuf = simhash_alloc_buffer(index, heap, true);
 	}
 	else
-		newbuf = simhash_extend_buffer(index);
+		newbuf = simhash_alloc_buffer(index, heap, true);
 
 	state = GenericXLogStart(index);
 	meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -98,7 +98,7 @@ simhash_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	uint64 fp = 0;
 	bool   null_key = isnull[0] || !simhash_index_value(index, values[0], &fp);
 
-	append_entry(index, null_key, fp, ht_ctid, &npending);
+	append_entry(index, heapRel, null_key, fp, ht_ctid, &npending);
 	if (null_key || npending < limit)
 		return false;
 

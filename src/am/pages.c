@@ -1,19 +1,37 @@
 /*
  * pages.c — page initialisation, allocation, retirement and recycling.
  *
- * Run pages come from the FSM when a recyclable page is there, else by
- * extending the relation; pending and NULLs pages always extend (they are
- * allocated under the metapage lock, where waiting on an FSM page's lock
- * would be unwise).  See the locking protocol in simhash_am.h.
+ * New pages come from the FSM when a recyclable page is there, else by
+ * extending the relation (directories of more than one page, which must be
+ * contiguous, always extend).  The allocator never waits for the lock of a
+ * page the FSM offers, so pending and NULLs pages may be taken under the
+ * metapage lock.  The pages a flush or an INSERT's merge retires are
+ * offered to the FSM by the same backend's next flush or merge, once they
+ * are recyclable in its view, so that the next writer reuses them instead
+ * of extending the file; VACUUM's merges reuse theirs through a
+ * SimhashPagePool.  The allocator re-checks every page the FSM offers and
+ * puts back one that must still wait.  VACUUM's sweep records every
+ * recyclable page and cuts free pages off the end of the file.  See the
+ * locking protocol in simhash_am.h.
  */
 #include "simhash_am.h"
 
+#include "access/xact.h"
 #include "access/table.h"
+#include "catalog/storage.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
+
+/* FSM pages the allocator tries before it extends the relation. */
+#define SIMHASH_FSM_TRIES 8
+/* Free pages at the end of the file that VACUUM tries to cut off. */
+#define SIMHASH_TRUNCATE_MIN 16
 
 /* An empty page of the given kind, with the page id at its end. */
 void
@@ -91,6 +109,19 @@ simhash_page_recyclable(Relation heap, Page page)
 		   GlobalVisCheckRemovableFullXid(heap, opaque->safexid);
 }
 
+/*
+ * Bring this backend's view of the heap's horizon up to date.  VACUUM works
+ * under one snapshot, and GlobalVisCheckRemovableFullXid() recomputes the
+ * horizon only when the backend took a newer one, so without this a VACUUM
+ * would not see that the pages it retired a moment ago are no longer read
+ * (as nbtree's _bt_pendingfsm_finalize does).
+ */
+void
+simhash_refresh_horizon(Relation heap)
+{
+	(void) GetOldestNonRemovableTransactionId(heap);
+}
+
 /* A new page at the end of the relation, exclusively locked. */
 Buffer
 simhash_extend_buffer(Relation index)
@@ -108,28 +139,49 @@ simhash_extend_buffer(Relation index)
  * A page for a run, exclusively locked: a recyclable page from the FSM when
  * use_fsm, else a new one.  The FSM may hand the same page to two backends;
  * the conditional lock and the re-check make only one of them keep it (the
- * other sees it locked, or no longer DELETED), as in nbtree.
+ * other sees it locked, or no longer DELETED), as in nbtree.  A DELETED page
+ * that some snapshot may still read goes back into the FSM for later.
  */
 Buffer
 simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm)
 {
-	while (use_fsm)
+	for (int tries = 0; use_fsm && tries < SIMHASH_FSM_TRIES; tries++)
 	{
 		BlockNumber blkno = GetFreeIndexPage(index);
 		Buffer		buf;
+		bool		wait = false;
 
 		if (blkno == InvalidBlockNumber)
 			break;
+		if (blkno >= RelationGetNumberOfBlocks(index))
+			continue; /* an FSM entry older than a truncation */
 		buf = ReadBuffer(index, blkno);
 		if (ConditionalLockBuffer(buf))
 		{
-			if (simhash_page_recyclable(heap, BufferGetPage(buf)))
+			Page page = BufferGetPage(buf);
+
+			if (simhash_page_recyclable(heap, page))
 				return buf;
+			wait = (SimhashPageGetOpaque(page)->flags & SIMHASH_DELETED) != 0;
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		}
 		ReleaseBuffer(buf);
+		if (wait)
+			RecordFreeIndexPage(index, blkno);
 	}
 	return simhash_extend_buffer(index);
+}
+
+/*
+ * After a batch of simhash_delete_page(): let searches of the FSM find the
+ * pages (recording a page updates the FSM's bottom level only), and make
+ * them start from the lowest free page, which packs the index towards the
+ * start of the file and leaves free pages at its end for VACUUM to cut off.
+ */
+void
+simhash_fsm_update(Relation index)
+{
+	IndexFreeSpaceMapVacuum(index);
 }
 
 /*
@@ -153,6 +205,205 @@ simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid
 	UnlockReleaseBuffer(buf);
 }
 
+/*
+ * Pages this backend's flushes and INSERT merges retired, for one index:
+ * offered to the FSM by its next flush or merge once its own view of the
+ * horizon says they are recyclable (not at once: a statement's own
+ * snapshot keeps what it retired readable, and offering such pages would
+ * make every allocation of the statement skip them and extend the file).
+ * Pages still listed when the backend exits, or moves to another index,
+ * are recorded by VACUUM's sweep.
+ */
+static RelFileNode		  deferred_node;
+static BlockNumber		 *deferred;
+static FullTransactionId *deferred_xid; /* their safexids */
+static int				  ndeferred, deferred_cap;
+
+#define SIMHASH_DEFERRED_MAX 65536
+
+/* List a page this backend retired (outside VACUUM's pool) for the FSM. */
+void
+simhash_defer_free(Relation index, BlockNumber blkno, FullTransactionId safexid)
+{
+	if (!RelFileNodeEquals(deferred_node, index->rd_node))
+	{
+		deferred_node = index->rd_node;
+		ndeferred = 0;
+	}
+	if (ndeferred == deferred_cap)
+	{
+		if (deferred_cap >= SIMHASH_DEFERRED_MAX)
+			return; /* VACUUM's sweep will find it */
+		deferred_cap = Max(1024, deferred_cap * 2);
+		deferred = deferred
+					   ? repalloc(deferred, sizeof(BlockNumber) * deferred_cap)
+					   : MemoryContextAlloc(TopMemoryContext, sizeof(BlockNumber) * deferred_cap);
+		deferred_xid =
+			deferred_xid
+				? repalloc(deferred_xid, sizeof(FullTransactionId) * deferred_cap)
+				: MemoryContextAlloc(TopMemoryContext, sizeof(FullTransactionId) * deferred_cap);
+	}
+	deferred[ndeferred] = blkno;
+	deferred_xid[ndeferred] = safexid;
+	ndeferred++;
+}
+
+/* Offer the deferred pages that are recyclable now to the FSM. */
+void
+simhash_record_deferred(Relation index, Relation heap)
+{
+	int			kept = 0, recorded = 0;
+	BlockNumber nblocks;
+
+	if (ndeferred == 0 || !RelFileNodeEquals(deferred_node, index->rd_node))
+		return;
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (int i = 0; i < ndeferred; i++)
+	{
+		if (deferred[i] >= nblocks)
+			continue;
+		if (GlobalVisCheckRemovableFullXid(heap, deferred_xid[i]))
+		{
+			RecordFreeIndexPage(index, deferred[i]);
+			recorded++;
+		}
+		else
+		{
+			deferred[kept] = deferred[i];
+			deferred_xid[kept] = deferred_xid[i];
+			kept++;
+		}
+	}
+	ndeferred = kept;
+	if (recorded > 0)
+		simhash_fsm_update(index);
+}
+
+/* ---- a VACUUM merge's own retired pages ---------------------------------- */
+
+/* Remember a page a VACUUM merge retired (of a run of generation gen). */
+void
+simhash_pool_add(SimhashPagePool *pool, BlockNumber blkno, uint32 gen)
+{
+	if (pool->n == pool->cap)
+	{
+		pool->cap = Max(256, pool->cap * 2);
+		pool->pages = pool->pages
+						  ? repalloc(pool->pages, sizeof(SimhashPooledPage) * pool->cap)
+						  : MemoryContextAlloc(pool->cxt, sizeof(SimhashPooledPage) * pool->cap);
+	}
+	pool->pages[pool->n].blkno = blkno;
+	pool->pages[pool->n].gen = gen;
+	pool->n++;
+}
+
+/* Pooled pages by block number, highest first: the lowest is taken first. */
+static int
+pooled_cmp(const void *a, const void *b)
+{
+	BlockNumber x = ((const SimhashPooledPage *) a)->blkno;
+	BlockNumber y = ((const SimhashPooledPage *) b)->blkno;
+
+	return x > y ? -1 : x < y ? 1 : 0;
+}
+
+/*
+ * After a batch of retirements (a table switched over): the transactions
+ * that have a snapshot now are the ones that may still read the pages, as a
+ * scan copies the run list under its snapshot.  Lazy VACUUMs (ours and
+ * others) read no run of this index through a snapshot.
+ */
+void
+simhash_pool_seal(SimhashPagePool *pool)
+{
+	MemoryContext old;
+
+	qsort(pool->pages, pool->n, sizeof(SimhashPooledPage), pooled_cmp);
+	old = MemoryContextSwitchTo(pool->cxt);
+	if (pool->vxids)
+		pfree(pool->vxids);
+	pool->vxids =
+		GetCurrentVirtualXIDs(InvalidTransactionId, true, false, PROC_IN_VACUUM, &pool->nvxids);
+	MemoryContextSwitchTo(old);
+	pool->safe = false;
+	pool->takes = 0;
+}
+
+/* Have the transactions of the last seal all ended?  (Checked every 32 takes.) */
+static bool
+pool_safe(SimhashPagePool *pool)
+{
+	if (!pool->safe && pool->takes++ % 32 == 0)
+	{
+		int i;
+
+		for (i = 0; i < pool->nvxids; i++)
+			if (!VirtualXactLock(pool->vxids[i], false))
+				break;
+		pool->safe = i == pool->nvxids;
+	}
+	return pool->safe;
+}
+
+/* A page of the pool, exclusively locked, or InvalidBuffer. */
+Buffer
+simhash_pool_take(SimhashPagePool *pool, Relation index)
+{
+	while (pool->n > 0 && pool_safe(pool))
+	{
+		SimhashPooledPage *pp = &pool->pages[--pool->n];
+		Buffer			   buf = ReadBuffer(index, pp->blkno);
+
+		if (ConditionalLockBuffer(buf))
+		{
+			SimhashPageOpaque opaque = SimhashPageGetOpaque(BufferGetPage(buf));
+
+			/*
+			 * Still as the merge retired it: nobody took it from the FSM
+			 * meanwhile (a page taken and retired again, by a flush, would
+			 * have another generation; no other merge runs).
+			 */
+			if (!PageIsNew(BufferGetPage(buf)) && opaque->flags == SIMHASH_DELETED &&
+				opaque->gen == pp->gen)
+			{
+				RecordUsedIndexPage(index, pp->blkno); /* retirement recorded it free */
+				return buf;
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+	return InvalidBuffer;
+}
+
+/*
+ * May the truncation treat this DELETED page as free: is it one of the
+ * pool's, whose readers have all ended?
+ */
+bool
+simhash_pool_free(SimhashPagePool *pool, BlockNumber blkno, Page page)
+{
+	int lo = 0, hi = pool->n;
+
+	if (pool->n == 0 || PageIsNew(page) || SimhashPageGetOpaque(page)->flags != SIMHASH_DELETED)
+		return false;
+	pool->takes = 0; /* check now */
+	if (!pool_safe(pool))
+		return false;
+	/* sorted by block number, highest first */
+	while (lo < hi)
+	{
+		int mid = lo + (hi - lo) / 2;
+
+		if (pool->pages[mid].blkno > blkno)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pool->n && pool->pages[lo].blkno == blkno &&
+		   pool->pages[lo].gen == SimhashPageGetOpaque(page)->gen;
+}
+
 /* Is a page of this generation referenced, or being written? */
 static bool
 gen_in_use(const SimhashMetaPageData *meta, uint16 flags, uint32 gen)
@@ -170,23 +421,57 @@ gen_in_use(const SimhashMetaPageData *meta, uint16 flags, uint32 gen)
 }
 
 /*
- * VACUUM's sweep: put recyclable pages into the FSM, and retire RUN, DIR and
+ * Cut the free pages at the end of the file off, if no one else has the
+ * index open for a moment (a conditional AccessExclusiveLock, as VACUUM
+ * truncates a heap; the lock is WAL-logged, so hot standby queries reading
+ * the index conflict with the truncation as with a heap's).  `last` is the
+ * last block the sweep found in use.  Not in a parallel VACUUM (the lock
+ * needs a transaction id, which parallel mode cannot assign).
+ */
+static void
+truncate_tail(Relation index, Relation heap, SimhashPagePool *pool, BlockNumber last)
+{
+	BlockNumber nblocks, keep;
+
+	if (IsInParallelMode() || RelationGetNumberOfBlocks(index) < last + 1 + SIMHASH_TRUNCATE_MIN ||
+		!ConditionalLockRelation(index, AccessExclusiveLock))
+		return;
+	/* under the lock nobody reads, allocates or extends: check the tail again */
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (keep = nblocks; keep > SIMHASH_RUNLIST_BLKNO + 1; keep--)
+	{
+		Buffer buf = ReadBuffer(index, keep - 1);
+		bool   free_page;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		free_page = simhash_page_recyclable(heap, BufferGetPage(buf)) ||
+					(pool && simhash_pool_free(pool, keep - 1, BufferGetPage(buf)));
+		UnlockReleaseBuffer(buf);
+		if (!free_page)
+			break;
+	}
+	if (keep < nblocks)
+		RelationTruncate(index, keep);
+	UnlockRelation(index, AccessExclusiveLock);
+}
+
+/*
+ * VACUUM's sweep: put recyclable pages into the FSM, retire RUN, DIR and
  * PENDING pages that nothing references (left by a flush or merge that
  * failed before switching the metapage, or whose retirement a crash
- * interrupted).  The caller holds the merge lock, so no merge is under way;
- * a flush may be, and its generation is in the metapage.  stats may be NULL.
+ * interrupted), then cut free pages off the end of the file.  The caller
+ * holds the merge lock, so no merge is under way; a flush may be, and its
+ * generation is in the metapage.  stats may be NULL.
  */
 void
 simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
-					  IndexBulkDeleteResult *stats)
+					  SimhashPagePool *pool, IndexBulkDeleteResult *stats)
 {
 	SimhashMetaPageData meta;
 	BlockNumber			nblocks = RelationGetNumberOfBlocks(index);
-	BlockNumber			blkno;
+	BlockNumber			blkno, last = SIMHASH_RUNLIST_BLKNO, nfree = 0;
 
 	simhash_read_meta(index, &meta);
-	if (stats)
-		stats->pages_free = 0;
 	for (blkno = SIMHASH_RUNLIST_BLKNO + 1; blkno < nblocks; blkno++)
 	{
 		Buffer			  buf;
@@ -195,26 +480,40 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		bool			  orphan = false;
 
 		vacuum_delay_point();
+		if ((blkno & 1023) == SIMHASH_RUNLIST_BLKNO + 1)
+			simhash_refresh_horizon(heap);
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		opaque = SimhashPageGetOpaque(page);
-		if (simhash_page_recyclable(heap, page))
+		if (simhash_page_recyclable(heap, page) || (pool && simhash_pool_free(pool, blkno, page)))
 		{
 			RecordFreeIndexPage(index, blkno);
-			if (stats)
-				stats->pages_free++;
+			nfree++;
 		}
-		else if ((opaque->flags & (SIMHASH_RUN | SIMHASH_DIR | SIMHASH_PENDING)) &&
-				 !gen_in_use(&meta, opaque->flags, opaque->gen))
-			orphan = true;
+		else
+		{
+			last = blkno;
+			orphan = (opaque->flags & (SIMHASH_RUN | SIMHASH_DIR | SIMHASH_PENDING)) &&
+					 !gen_in_use(&meta, opaque->flags, opaque->gen);
+			/* a page in use that the FSM lists (it was taken without the FSM) */
+			if (!(opaque->flags & SIMHASH_DELETED) && GetRecordedFreeSpace(index, blkno) > 0)
+				RecordUsedIndexPage(index, blkno);
+		}
 		UnlockReleaseBuffer(buf);
 		if (orphan)
 			simhash_delete_page(index, blkno, ReadNextFullTransactionId(), strategy);
 	}
-	if (stats)
-		stats->num_pages = nblocks;
 	IndexFreeSpaceMapVacuum(index);
+	truncate_tail(index, heap, pool, last);
+	if (stats)
+	{
+		BlockNumber now = RelationGetNumberOfBlocks(index);
+
+		stats->num_pages = now;
+		/* the pages cut off were free ones */
+		stats->pages_free = nfree - Min(nfree, nblocks > now ? nblocks - now : 0);
+	}
 }
 
 /*

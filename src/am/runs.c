@@ -104,6 +104,16 @@ simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concu
 	w->npages = 0;
 	w->dircap = 64;
 	w->dir = palloc(w->dircap * SIMHASH_DIR_ENTRY_SIZE);
+	w->pool = NULL;
+}
+
+/* A page for the writer: from its pool, else from the FSM or a new one. */
+static Buffer
+writer_buffer(SimhashRunWriter *w)
+{
+	Buffer buf = w->pool ? simhash_pool_take(w->pool, w->index) : InvalidBuffer;
+
+	return BufferIsValid(buf) ? buf : simhash_alloc_buffer(w->index, w->heap, w->concurrent);
 }
 
 /* Write the filled page to a page of its own and list it in the directory. */
@@ -111,7 +121,7 @@ static void
 write_current(SimhashRunWriter *w)
 {
 	SimhashPageOpaque opaque = SimhashPageGetOpaque(w->image.data);
-	Buffer			  buf = simhash_alloc_buffer(w->index, w->heap, w->concurrent);
+	Buffer			  buf = writer_buffer(w);
 
 	if (w->npages == w->dircap)
 	{
@@ -150,7 +160,8 @@ simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid)
 }
 
 /*
- * Write the last page and the directory (contiguous pages at the end of the
+ * Write the last page and the directory (contiguous pages: a directory of
+ * one page may take any free page, a longer one is appended to the
  * relation); returns the directory's first block, InvalidBlockNumber for an
  * empty run.  w->npages and w->count tell the run's size.
  */
@@ -163,7 +174,7 @@ simhash_run_finish(SimhashRunWriter *w)
 	if (w->n > 0)
 		write_current(w);
 	ndir = SimhashDirPages(w->npages);
-	if (ndir > 0)
+	if (ndir > 1)
 		LockRelationForExtension(w->index, ExclusiveLock);
 	for (d = 0; d < ndir; d++)
 	{
@@ -171,9 +182,15 @@ simhash_run_finish(SimhashRunWriter *w)
 		int				  nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, w->npages - d0);
 		const char		 *src = w->dir + (Size) d0 * SIMHASH_DIR_ENTRY_SIZE;
 		SimhashPageOpaque opaque;
-		Buffer			  buf = ReadBuffer(w->index, P_NEW);
+		Buffer			  buf;
 
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (ndir == 1)
+			buf = writer_buffer(w);
+		else
+		{
+			buf = ReadBuffer(w->index, P_NEW);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		}
 		if (d == 0)
 			first = BufferGetBlockNumber(buf);
 		if (BufferGetBlockNumber(buf) != first + d)
@@ -187,7 +204,7 @@ simhash_run_finish(SimhashRunWriter *w)
 		opaque->hikey = simhash_entry_key(src + (Size) (nd - 1) * SIMHASH_DIR_ENTRY_SIZE);
 		put_page(w->index, buf, image.data, w->concurrent);
 	}
-	if (ndir > 0)
+	if (ndir > 1)
 		UnlockRelationForExtension(w->index, ExclusiveLock);
 	pfree(w->dir);
 	w->dir = NULL;
@@ -270,8 +287,9 @@ read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page
  * Reports corruption unless page is a live page of the given kind, run
  * generation and table.
  */
-static void
-expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags, uint32 gen, int table)
+void
+simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags, uint32 gen,
+					int table)
 {
 	SimhashPageOpaque o = SimhashPageGetOpaque(page);
 
@@ -312,7 +330,8 @@ cursor_next_page(RunCursor *c)
 		{
 			simhash_check_link(c->index, SIMHASH_RUNLIST_BLKNO, c->next_dir, 0);
 			read_copy(c->index, c->next_dir, c->strategy, c->dirpage.data);
-			expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen, c->table);
+			simhash_expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen,
+								c->table);
 			c->next_dir++;
 			c->dir_i = 0;
 			c->dir_n = SimhashDirEntries(c->index, c->next_dir - 1, c->dirpage.data);
@@ -324,7 +343,7 @@ cursor_next_page(RunCursor *c)
 		c->pages_left--;
 		simhash_check_link(c->index, c->next_dir - 1, blkno, 0);
 		read_copy(c->index, blkno, c->strategy, c->page.data);
-		expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->gen, c->table);
+		simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->gen, c->table);
 		c->i = 0;
 		c->n = SimhashPageEntries(c->index, blkno, c->page.data);
 		vacuum_delay_point();
@@ -350,12 +369,15 @@ cursor_peek(RunCursor *c, uint64 *key, ItemPointer tid)
 
 typedef enum MetaOp
 {
-	META_START_FLUSH, /* seal the pending chain, hand out a generation */
-	META_START_MERGE, /* hand out a generation */
-	META_END_FLUSH,	  /* add the run, drop the sealed chain */
-	META_END_MERGE,	  /* replace the input runs by the output run */
-	META_CLEAR_FLUSH, /* forget a flush a crash interrupted */
-	META_CLEAR_MERGE  /* forget a merge a crash interrupted */
+	META_START_FLUSH,  /* seal the pending chain, hand out a generation */
+	META_START_MERGE,  /* hand out a generation */
+	META_END_FLUSH,	   /* add the run, drop the sealed chain */
+	META_SWITCH_TABLE, /* table t of a merge's run replaces the inputs' */
+	META_END_MERGE,	   /* drop the input runs (their merge is empty) */
+	META_CLEAR_FLUSH,  /* forget a flush a crash interrupted */
+	META_CLEAR_MERGE,  /* forget a merge a crash interrupted */
+	META_START_CLEAN,  /* VACUUM starts removing entries of a run in place */
+	META_END_CLEAN	   /* ... and sets its new count */
 } MetaOp;
 
 typedef struct MetaChange
@@ -364,9 +386,65 @@ typedef struct MetaChange
 	uint64		  count;
 	BlockNumber	  npages;
 	BlockNumber	 *dir;	  /* per table; NULL: no run to add */
-	const uint32 *inputs; /* META_END_MERGE: generations it replaces */
+	int			  table;  /* META_SWITCH_TABLE: the table written */
+	const uint32 *inputs; /* a merge's input runs */
 	int			  ninputs;
+	bool		  uneven; /* META_END_CLEAN: its tables still differ */
 } MetaChange;
+
+/* The slot of run `gen` in the list, -1 if none. */
+static int
+find_run(const SimhashRunList *l, uint32 gen)
+{
+	for (int r = 0; r < l->nruns; r++)
+		if (l->runs[r].gen == gen)
+			return r;
+	return -1;
+}
+
+/* A new run at the end of the list (its directories: dir, or none yet). */
+static void
+add_run(Relation index, const SimhashMetaPageData *m, SimhashRunList *l, const MetaChange *ch,
+		const BlockNumber *dir)
+{
+	int r;
+
+	if (l->nruns >= simhash_max_runs(m->ntables))
+		elog(ERROR, "simhash index \"%s\": no free run slot", RelationGetRelationName(index));
+	r = l->nruns++;
+	l->uneven[r] = 0;
+	l->runs[r].gen = ch->gen;
+	l->runs[r].count = ch->count;
+	l->runs[r].npages = ch->npages;
+	for (int t = 0; t < m->ntables; t++)
+		l->run_dir[r * m->ntables + t] = dir ? dir[t] : InvalidBlockNumber;
+}
+
+/* Drop a merge's input runs from the list, keeping the others in order. */
+static void
+drop_inputs(Relation index, const SimhashMetaPageData *m, SimhashRunList *l, const MetaChange *ch)
+{
+	int kept = 0;
+
+	for (int r = 0; r < l->nruns; r++)
+	{
+		bool input = false;
+
+		for (int j = 0; j < ch->ninputs; j++)
+			input |= l->runs[r].gen == ch->inputs[j];
+		if (input)
+			continue;
+		l->runs[kept] = l->runs[r];
+		l->uneven[kept] = l->uneven[r];
+		for (int t = 0; t < m->ntables; t++)
+			l->run_dir[kept * m->ntables + t] = l->run_dir[r * m->ntables + t];
+		kept++;
+	}
+	if (l->nruns - kept != ch->ninputs)
+		elog(ERROR, "simhash index \"%s\": merge inputs changed under the merge lock",
+			 RelationGetRelationName(index));
+	l->nruns = kept;
+}
 
 /*
  * Apply one change to the metapage (one WAL record) and copy it out.
@@ -382,22 +460,33 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 	SimhashMetaPage	  m;
 	SimhashRunList	 *l;
 	bool			  done = true;
-	int				  r, t, j, kept;
+	int				  r;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	/* the run list changes only when a flush or merge ends */
-	if (op == META_END_FLUSH || op == META_END_MERGE)
-		l = SimhashPageGetRunList(GenericXLogRegisterBuffer(state, listbuf, 0));
+	/* the run list changes only when a flush or merge ends, and around a clean */
+	if (op == META_END_FLUSH || op == META_END_MERGE || op == META_SWITCH_TABLE ||
+		op == META_START_CLEAN || op == META_END_CLEAN)
+	{
+		Page		  lp = GenericXLogRegisterBuffer(state, listbuf, 0);
+		LocationIndex end =
+			(char *) SimhashPageGetRunList(lp) + sizeof(SimhashRunList) - (char *) lp;
+
+		/* a list written before uneven[] existed: cover it (zeroes, in the hole) */
+		if (((PageHeader) lp)->pd_lower < end)
+			((PageHeader) lp)->pd_lower = end;
+		l = SimhashPageGetRunList(lp);
+	}
 	else
 		l = SimhashPageGetRunList(BufferGetPage(listbuf));
 	switch (op)
 	{
 		case META_START_FLUSH:
+			/* the last free slot is kept for a merge's new run */
 			if (!BlockNumberIsValid(m->sealed_head) && BlockNumberIsValid(m->pending_head) &&
-				l->nruns < simhash_max_runs(m->ntables))
+				l->nruns < simhash_max_runs(m->ntables) - 1)
 			{
 				m->sealed_head = m->pending_head;
 				m->sealed_chain = m->pending_chain;
@@ -405,7 +494,7 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 				m->pending_head = m->pending_tail = InvalidBlockNumber;
 				m->npending = 0;
 			}
-			if (!BlockNumberIsValid(m->sealed_head) || l->nruns >= simhash_max_runs(m->ntables))
+			if (!BlockNumberIsValid(m->sealed_head) || l->nruns >= simhash_max_runs(m->ntables) - 1)
 			{
 				done = false;
 				break;
@@ -427,50 +516,57 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 			else
 				m->merge_gen = 0;
 			break;
-		case META_END_FLUSH:
-		case META_END_MERGE:
-			if (op == META_END_MERGE)
+		case META_SWITCH_TABLE:
+			/* the run appears with its table 0; inputs lose each table in turn */
+			if (ch->table == 0)
+				add_run(index, m, l, ch, NULL);
+			r = find_run(l, ch->gen);
+			if (r < 0)
+				elog(ERROR, "simhash index \"%s\": merged run %u is gone",
+					 RelationGetRelationName(index), ch->gen);
+			l->run_dir[r * m->ntables + ch->table] = ch->dir[ch->table];
+			for (int j = 0; j < ch->ninputs; j++)
 			{
-				kept = 0;
-				for (r = 0; r < l->nruns; r++)
-				{
-					bool input = false;
+				int i = find_run(l, ch->inputs[j]);
 
-					for (j = 0; j < ch->ninputs; j++)
-						input |= l->runs[r].gen == ch->inputs[j];
-					if (input)
-						continue;
-					l->runs[kept] = l->runs[r];
-					for (t = 0; t < m->ntables; t++)
-						l->run_dir[kept * m->ntables + t] = l->run_dir[r * m->ntables + t];
-					kept++;
-				}
-				if (l->nruns - kept != ch->ninputs)
+				if (i < 0)
 					elog(ERROR, "simhash index \"%s\": merge inputs changed under the merge lock",
 						 RelationGetRelationName(index));
-				l->nruns = kept;
+				l->run_dir[i * m->ntables + ch->table] = InvalidBlockNumber;
+			}
+			if (ch->table == m->ntables - 1)
+			{
+				drop_inputs(index, m, l, ch);
 				m->merge_gen = 0;
 				m->merges++;
 			}
+			break;
+		case META_START_CLEAN:
+		case META_END_CLEAN:
+			r = find_run(l, ch->gen);
+			if (r < 0)
+				elog(ERROR, "simhash index \"%s\": run %u to clean is gone",
+					 RelationGetRelationName(index), ch->gen);
+			if (op == META_START_CLEAN)
+				l->uneven[r] = 1;
 			else
 			{
-				m->sealed_head = InvalidBlockNumber;
-				m->nsealed = 0;
-				m->flush_gen = 0;
-				m->flushes++;
-			}
-			if (ch->dir && ch->count > 0)
-			{
-				if (l->nruns >= simhash_max_runs(m->ntables))
-					elog(ERROR, "simhash index \"%s\": no free run slot",
-						 RelationGetRelationName(index));
-				r = l->nruns++;
-				l->runs[r].gen = ch->gen;
 				l->runs[r].count = ch->count;
-				l->runs[r].npages = ch->npages;
-				for (t = 0; t < m->ntables; t++)
-					l->run_dir[r * m->ntables + t] = ch->dir[t];
+				l->uneven[r] = ch->uneven ? 1 : 0;
 			}
+			break;
+		case META_END_MERGE:
+			drop_inputs(index, m, l, ch);
+			m->merge_gen = 0;
+			m->merges++;
+			break;
+		case META_END_FLUSH:
+			m->sealed_head = InvalidBlockNumber;
+			m->nsealed = 0;
+			m->flush_gen = 0;
+			m->flushes++;
+			if (ch->dir && ch->count > 0)
+				add_run(index, m, l, ch, ch->dir);
 			break;
 	}
 	if (done)
@@ -488,50 +584,61 @@ change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy
 	return done;
 }
 
-/* Mark every page of a replaced run DELETED (its directory last). */
+/*
+ * Mark every page of table t of a replaced run DELETED (its directory
+ * last), and add them to pool unless it is NULL.
+ */
 static void
-retire_run(Relation index, const SimhashMetaPageData *meta, int r, FullTransactionId safexid,
-		   BufferAccessStrategy strategy)
+retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
+			 FullTransactionId safexid, BufferAccessStrategy strategy, SimhashPagePool *pool)
 {
+	uint32		   gen = meta->list.runs[r].gen;
 	PGAlignedBlock dirpage;
-	int			   t;
+	BlockNumber	   dir = simhash_meta_dir(meta, r, t);
+	BlockNumber	   ndir = SimhashDirPages(meta->list.runs[r].npages);
+	BlockNumber	   d;
 
-	for (t = 0; t < meta->ntables; t++)
+	for (d = 0; d < ndir; d++)
 	{
-		BlockNumber dir = simhash_meta_dir(meta, r, t);
-		BlockNumber ndir = SimhashDirPages(meta->list.runs[r].npages);
-		BlockNumber d;
+		int i, n;
 
-		for (d = 0; d < ndir; d++)
+		simhash_check_link(index, SIMHASH_RUNLIST_BLKNO, dir + d, 0);
+		read_copy(index, dir + d, strategy, dirpage.data);
+		simhash_expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
+		n = SimhashDirEntries(index, dir + d, dirpage.data);
+		for (i = 0; i < n; i++)
 		{
-			int i, n;
+			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dirpage.data, i));
 
-			read_copy(index, dir + d, strategy, dirpage.data);
-			expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
-			n = SimhashDirEntries(index, dir + d, dirpage.data);
-			for (i = 0; i < n; i++)
-			{
-				vacuum_delay_point();
-				simhash_delete_page(index, simhash_dir_block(SimhashDirEntry(dirpage.data, i)),
-									safexid, strategy);
-			}
+			simhash_check_link(index, dir + d, blkno, 0);
+			vacuum_delay_point();
+			simhash_delete_page(index, blkno, safexid, strategy);
+			if (pool)
+				simhash_pool_add(pool, blkno, gen);
+			else
+				simhash_defer_free(index, blkno, safexid);
 		}
-		for (d = 0; d < ndir; d++)
-			simhash_delete_page(index, dir + d, safexid, strategy);
+	}
+	for (d = 0; d < ndir; d++)
+	{
+		simhash_delete_page(index, dir + d, safexid, strategy);
+		if (pool)
+			simhash_pool_add(pool, dir + d, gen);
+		else
+			simhash_defer_free(index, dir + d, safexid);
 	}
 }
 
 /*
- * Forget the flush (or merge) a crash interrupted, so that VACUUM retires
- * the pages it had written.  The caller holds the flush (merge) lock, so no
- * flush (merge) is under way.
+ * Forget the flush a crash interrupted, so that VACUUM retires the pages it
+ * had written.  The caller holds the flush lock, so no flush is under way.
  */
 void
-simhash_clear_interrupted(Relation index, bool flush)
+simhash_clear_interrupted(Relation index)
 {
 	MetaChange ch = {0};
 
-	change_meta(index, flush ? META_CLEAR_FLUSH : META_CLEAR_MERGE, &ch, NULL);
+	change_meta(index, META_CLEAR_FLUSH, &ch, NULL);
 }
 
 /* ---- flush ------------------------------------------------------------- */
@@ -558,6 +665,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 		AllocSetContextCreate(CurrentMemoryContext, "simhash flush", SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
+	simhash_record_deferred(index, heap);
 	if (!change_meta(index, META_START_FLUSH, &ch, &meta))
 	{
 		MemoryContextSwitchTo(old);
@@ -572,7 +680,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 
 		CHECK_FOR_INTERRUPTS();
 		read_copy(index, blkno, NULL, copy.data);
-		expect_page(index, copy.data, blkno, SIMHASH_PENDING, meta.sealed_chain, 0);
+		simhash_expect_page(index, copy.data, blkno, SIMHASH_PENDING, meta.sealed_chain, 0);
 		n = SimhashPageEntries(index, blkno, copy.data);
 		for (i = 0; i < n; i++)
 		{
@@ -608,7 +716,10 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 
 	safexid = ReadNextFullTransactionId();
 	for (i = 0; i < nchain; i++)
+	{
 		simhash_delete_page(index, chain[i], safexid, NULL);
+		simhash_defer_free(index, chain[i], safexid);
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return true;
@@ -617,47 +728,49 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 /* ---- merge ------------------------------------------------------------- */
 
 /*
- * Merge the runs whose generations are listed into one, table by table,
- * streaming: one page per input run in memory.  The caller holds the merge
- * lock.  Dead entries (VACUUM) are dropped and counted in stats.
+ * Write tables from..ntables-1 of run `gen`, merging the k input runs
+ * (streaming: one page per input run in memory), and switch each table
+ * over as soon as it is written: the run list then lists the new run for
+ * that table and no longer the inputs, whose pages of that table are
+ * retired at once.  So a merge needs new pages for one table at a time
+ * beyond the index, not a whole copy: a VACUUM reuses the pages of table t
+ * for table t + 1 once no scan can still read them.  `meta` is a copy of
+ * the metapage where the inputs hold tables from..; for from > 0, the new
+ * run is listed already with count and npages.
  */
 static void
-merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDeadCallback dead,
-		   void *dead_state, BufferAccessStrategy strategy, IndexBulkDeleteResult *stats)
+merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, const uint32 *gens,
+			 int k, uint32 gen, int from, uint64 count, BlockNumber npages,
+			 BufferAccessStrategy strategy, SimhashPagePool *pool)
 {
-	SimhashMetaPageData meta;
-	MetaChange			ch = {0};
-	BlockNumber			dir[SIMHASH_MAX_TABLES];
-	RunCursor		   *cur;
-	int				   *idx;
-	int					t, j, r;
-	int64				removed = 0;
-	FullTransactionId	safexid;
-	MemoryContext		cxt =
-		AllocSetContextCreate(CurrentMemoryContext, "simhash merge", SIMHASH_CONTEXT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
+	MetaChange	ch = {0};
+	BlockNumber dir[SIMHASH_MAX_TABLES];
+	RunCursor  *cur = palloc(sizeof(RunCursor) * k);
+	int		   *idx = palloc(sizeof(int) * k);
+	int			t, j;
 
-	change_meta(index, META_START_MERGE, &ch, &meta);
-	cur = palloc(sizeof(RunCursor) * k);
-	idx = palloc(sizeof(int) * k);
 	for (j = 0; j < k; j++)
 	{
-		idx[j] = -1;
-		for (r = 0; r < meta.list.nruns; r++)
-			if (meta.list.runs[r].gen == gens[j])
-				idx[j] = r;
+		idx[j] = find_run(&meta->list, gens[j]);
 		if (idx[j] < 0)
 			elog(ERROR, "simhash index \"%s\": run %u to merge is gone",
 				 RelationGetRelationName(index), gens[j]);
 	}
-
-	for (t = 0; t < meta.ntables; t++)
+	ch.gen = gen;
+	ch.count = count;
+	ch.npages = npages;
+	ch.dir = dir;
+	ch.inputs = gens;
+	ch.ninputs = k;
+	for (t = from; t < meta->ntables; t++)
 	{
-		SimhashRunWriter w;
+		SimhashRunWriter  w;
+		FullTransactionId safexid;
 
 		for (j = 0; j < k; j++)
-			cursor_open(&cur[j], index, strategy, &meta, idx[j], t);
-		simhash_run_begin(&w, index, heap, true, t, ch.gen);
+			cursor_open(&cur[j], index, strategy, meta, idx[j], t);
+		simhash_run_begin(&w, index, heap, true, t, gen);
+		w.pool = pool;
 		for (;;)
 		{
 			int				best = -1;
@@ -678,12 +791,6 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 			if (best < 0)
 				break;
 			cur[best].i++;
-			if (dead && dead(&btid, dead_state))
-			{
-				if (t == 0)
-					removed++;
-				continue;
-			}
 			simhash_run_add(&w, bkey, &btid);
 		}
 		dir[t] = simhash_run_finish(&w);
@@ -692,46 +799,146 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, SimhashDead
 			ch.count = w.count;
 			ch.npages = w.npages;
 		}
-		else if (w.count != ch.count)
+		else if (w.count != ch.count || w.npages != ch.npages)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("simhash index \"%s\": table %d of the merged runs holds " UINT64_FORMAT
 							" entries, table 0 " UINT64_FORMAT,
 							RelationGetRelationName(index), t, w.count, ch.count),
 					 errhint("REINDEX the index.")));
+		if (ch.count == 0)
+		{
+			/* the inputs were empty (VACUUM removed every entry): drop them */
+			change_meta(index, META_END_MERGE, &ch, NULL);
+			safexid = ReadNextFullTransactionId();
+			for (j = 0; j < k; j++)
+				for (int u = 0; u < meta->ntables; u++)
+					retire_table(index, meta, idx[j], u, safexid, strategy, NULL);
+			simhash_fsm_update(index);
+			break;
+		}
+		ch.table = t;
+		change_meta(index, META_SWITCH_TABLE, &ch, NULL);
+		safexid = ReadNextFullTransactionId();
+		for (j = 0; j < k; j++)
+			retire_table(index, meta, idx[j], t, safexid, strategy, pool);
+		if (pool)
+			simhash_pool_seal(pool);
+		simhash_fsm_update(index);
+		simhash_refresh_horizon(heap);
 	}
-	ch.dir = dir;
-	ch.inputs = gens;
-	ch.ninputs = k;
-	change_meta(index, META_END_MERGE, &ch, NULL);
-	if (stats)
-		stats->tuples_removed += (double) removed;
+	pfree(cur);
+	pfree(idx);
+}
 
-	safexid = ReadNextFullTransactionId();
-	for (j = 0; j < k; j++)
-		retire_run(index, &meta, idx[j], safexid, strategy);
+/*
+ * Merge the runs whose generations are listed into one (k = 1: rewrite a
+ * run without the holes VACUUM left in it).  The caller holds the merge
+ * lock.
+ */
+static void
+merge_runs(Relation index, Relation heap, const uint32 *gens, int k, BufferAccessStrategy strategy,
+		   SimhashPagePool *pool)
+{
+	SimhashMetaPageData meta;
+	MetaChange			ch = {0};
+	MemoryContext		cxt =
+		AllocSetContextCreate(CurrentMemoryContext, "simhash merge", SIMHASH_CONTEXT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	change_meta(index, META_START_MERGE, &ch, &meta);
+	merge_tables(index, heap, &meta, gens, k, ch.gen, 0, 0, 0, strategy, pool);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }
 
-/* Does table 0 of run r hold a TID that "dead" reports? */
-static bool
-run_has_dead(Relation index, const SimhashMetaPageData *meta, int r, SimhashDeadCallback dead,
-			 void *dead_state, BufferAccessStrategy strategy)
+/*
+ * A merge a crash interrupted (the caller, VACUUM, holds the merge lock).
+ * If it had switched no table, forget it: VACUUM's sweep retires what it
+ * wrote.  Otherwise finish it: retire the pages it had written for the
+ * tables not switched yet (a pass over the file), then write those tables
+ * again from the inputs, which the run list still lists for them.
+ */
+void
+simhash_finish_interrupted_merge(Relation index, Relation heap, BufferAccessStrategy strategy,
+								 SimhashPagePool *pool)
 {
-	RunCursor	   *c = palloc(sizeof(RunCursor));
-	uint64			key;
-	ItemPointerData tid;
-	bool			found = false;
+	SimhashMetaPageData meta;
+	MetaChange			ch = {0};
+	uint32				gens[SIMHASH_MAX_RUNS];
+	int					k = 0, o, from;
+	BlockNumber			nblocks;
+	FullTransactionId	safexid;
+	MemoryContext		cxt, old;
 
-	cursor_open(c, index, strategy, meta, r, 0);
-	while (!found && cursor_peek(c, &key, &tid))
+	simhash_read_meta(index, &meta);
+	if (meta.merge_gen == 0)
+		return;
+	o = find_run(&meta.list, meta.merge_gen);
+	if (o < 0)
 	{
-		found = dead(&tid, dead_state);
-		c->i++;
+		change_meta(index, META_CLEAR_MERGE, &ch, NULL);
+		return;
 	}
-	pfree(c);
-	return found;
+	for (from = 0; from < meta.ntables && BlockNumberIsValid(simhash_meta_dir(&meta, o, from));
+		 from++)
+		;
+	for (int r = 0; r < meta.list.nruns; r++)
+		if (r != o && !BlockNumberIsValid(simhash_meta_dir(&meta, r, 0)))
+			gens[k++] = meta.list.runs[r].gen;
+	if (from == 0 || from == meta.ntables || k == 0)
+		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+						errmsg("simhash index \"%s\": the interrupted merge of run %u cannot be "
+							   "finished (%d tables written, %d inputs)",
+							   RelationGetRelationName(index), meta.merge_gen, from, k),
+						errhint("REINDEX the index.")));
+	ereport(LOG, (errmsg("simhash index \"%s\": finishing the merge into run %u a crash "
+						 "interrupted after %d of %d tables",
+						 RelationGetRelationName(index), meta.merge_gen, from, meta.ntables)));
+
+	nblocks = RelationGetNumberOfBlocks(index);
+	safexid = ReadNextFullTransactionId();
+	for (BlockNumber blkno = SIMHASH_RUNLIST_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+		SimhashPageOpaque op;
+		bool			  orphan;
+
+		vacuum_delay_point();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		op = SimhashPageGetOpaque(BufferGetPage(buf));
+		orphan = !PageIsNew(BufferGetPage(buf)) && op->page_id == SIMHASH_PAGE_ID &&
+				 (op->flags & (SIMHASH_RUN | SIMHASH_DIR)) != 0 && op->gen == meta.merge_gen &&
+				 op->table >= from;
+		UnlockReleaseBuffer(buf);
+		if (orphan)
+			simhash_delete_page(index, blkno, safexid, strategy);
+	}
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash merge", SIMHASH_CONTEXT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	merge_tables(index, heap, &meta, gens, k, meta.merge_gen, from, meta.list.runs[o].count,
+				 meta.list.runs[o].npages, strategy, pool);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/*
+ * The runs a merge may take (not uneven, not part of an interrupted merge),
+ * largest first; returns how many.
+ */
+static int
+mergeable_runs(const SimhashMetaPageData *meta, SimhashRun *runs)
+{
+	int n = 0;
+
+	for (int r = 0; r < meta->list.nruns; r++)
+		if (!meta->list.uneven[r] && meta->list.runs[r].gen != meta->merge_gen &&
+			simhash_run_has(meta, r, 0))
+			runs[n++] = meta->list.runs[r];
+	if (n > 1)
+		qsort(runs, n, sizeof(SimhashRun), simhash_run_cmp_desc);
+	return n;
 }
 
 /*
@@ -746,6 +953,7 @@ simhash_insert_merges(Relation index, Relation heap)
 {
 	int64 prows = simhash_pending_limit(index);
 
+	simhash_record_deferred(index, heap);
 	if (!ConditionalLockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock))
 		return;
 	for (;;)
@@ -753,15 +961,16 @@ simhash_insert_merges(Relation index, Relation heap)
 		SimhashMetaPageData meta;
 		SimhashRun			runs[SIMHASH_MAX_RUNS];
 		uint32				gens[SIMHASH_MAX_RUNS];
-		int					k = 0, r, level, found = -1;
+		int					k = 0, r, level, nruns, found = -1;
 
 		simhash_read_meta(index, &meta);
-		memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
-		qsort(runs, meta.list.nruns, sizeof(SimhashRun), simhash_run_cmp_desc);
-		if (meta.list.nruns >= simhash_max_runs(meta.ntables))
+		if (meta.merge_gen != 0)
+			break; /* interrupted by a crash: VACUUM finishes it */
+		nruns = mergeable_runs(&meta, runs);
+		if (meta.list.nruns >= simhash_max_runs(meta.ntables) - 1)
 		{
 			/* full list: the smallest runs, at least two */
-			for (r = meta.list.nruns - 1; r >= 0 && k < SIMHASH_TIER_RATIO; r--)
+			for (r = nruns - 1; r >= 0 && k < SIMHASH_TIER_RATIO; r--)
 				gens[k++] = runs[r].gen;
 		}
 		else
@@ -771,7 +980,7 @@ simhash_insert_merges(Relation index, Relation heap)
 				uint64 pages = 0;
 
 				k = 0;
-				for (r = meta.list.nruns - 1; r >= 0; r--)
+				for (r = nruns - 1; r >= 0; r--)
 					if (simhash_run_level(runs[r].count, prows) == level)
 					{
 						gens[k++] = runs[r].gen;
@@ -788,57 +997,101 @@ simhash_insert_merges(Relation index, Relation heap)
 		}
 		if (k < 2)
 			break;
-		merge_runs(index, heap, gens, k, NULL, NULL, NULL, NULL);
+		merge_runs(index, heap, gens, k, NULL, NULL);
 	}
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
+}
+
+/*
+ * Is a run worth rewriting alone?  VACUUM removes dead entries in place, so
+ * a run's pages may hold far fewer entries than they can: when they are
+ * less than half full, a rewrite at least halves them.
+ */
+static bool
+run_sparse(const SimhashRun *run)
+{
+	return run->count * 2 < (uint64) run->npages * SIMHASH_PAGE_CAPACITY;
 }
 
 /*
  * VACUUM's compaction (the caller holds the merge lock): with the runs
  * sorted largest first, keep each run that holds at least
  * SIMHASH_TIER_RATIO times the rows of all smaller runs together; merge the
- * rest into one.  With "dead" (bulk delete), the merge drops dead entries,
- * and every kept run that holds one is rewritten alone.
+ * rest into one.  A kept run whose pages are less than half full (after
+ * VACUUM removed dead entries in place) is rewritten alone.  Uneven runs
+ * are left as they are.
  */
 void
-simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead, void *dead_state,
-				BufferAccessStrategy strategy, IndexBulkDeleteResult *stats)
+simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy, SimhashPagePool *pool)
 {
 	SimhashMetaPageData meta;
 	SimhashRun			runs[SIMHASH_MAX_RUNS];
 	uint32				gens[SIMHASH_MAX_RUNS];
 	uint64				smaller = 0;
-	int					first_merged, r, k = 0;
+	int					first_merged, nruns, r, k = 0;
 
 	simhash_read_meta(index, &meta);
-	memcpy(runs, meta.list.runs, sizeof(SimhashRun) * meta.list.nruns);
-	qsort(runs, meta.list.nruns, sizeof(SimhashRun), simhash_run_cmp_desc);
+	nruns = mergeable_runs(&meta, runs);
 
 	/* the first run (largest first) that does not dominate the smaller ones */
-	first_merged = meta.list.nruns;
-	for (r = meta.list.nruns - 1; r >= 0; r--)
+	first_merged = nruns;
+	for (r = nruns - 1; r >= 0; r--)
 	{
 		if (runs[r].count < (uint64) SIMHASH_TIER_RATIO * smaller)
 			first_merged = r;
 		smaller += runs[r].count;
 	}
-	/* a single trailing run needs no merge unless it holds dead entries */
-	for (r = first_merged; r < meta.list.nruns; r++)
+	for (r = first_merged; r < nruns; r++)
 		gens[k++] = runs[r].gen;
 	if (k >= 2)
-		merge_runs(index, heap, gens, k, dead, dead_state, strategy, stats);
-	if (dead == NULL)
-		return;
-	for (r = 0; r < meta.list.nruns; r++)
 	{
-		int m;
-
+		simhash_refresh_horizon(heap);
+		merge_runs(index, heap, gens, k, strategy, pool);
+	}
+	for (r = 0; r < nruns; r++)
+	{
 		if (k >= 2 && r >= first_merged)
 			break;
-		for (m = 0; m < meta.list.nruns; m++)
-			if (meta.list.runs[m].gen == runs[r].gen)
-				break;
-		if (run_has_dead(index, &meta, m, dead, dead_state, strategy))
-			merge_runs(index, heap, &runs[r].gen, 1, dead, dead_state, strategy, stats);
+		if (run_sparse(&runs[r]))
+		{
+			simhash_refresh_horizon(heap);
+			merge_runs(index, heap, &runs[r].gen, 1, strategy, pool);
+		}
 	}
+}
+
+/* ---- VACUUM's removal of dead entries in place ---------------------------- */
+
+/*
+ * Before the first page of run `gen` changes: flag the run uneven (one WAL
+ * record), so that a crash before simhash_clean_end() leaves it out of
+ * merges and of the check's count comparison.  The caller holds the merge
+ * lock.
+ */
+void
+simhash_clean_begin(Relation index, uint32 gen)
+{
+	MetaChange ch = {0};
+
+	ch.gen = gen;
+	change_meta(index, META_START_CLEAN, &ch, NULL);
+}
+
+/*
+ * Every table of run `gen` cleaned: set its entry count (table 0's), and
+ * clear its uneven flag unless its tables still hold different counts.  A
+ * run left empty is dropped from the list and its pages retired.
+ */
+void
+simhash_clean_end(Relation index, Relation heap, uint32 gen, uint64 count, bool uneven,
+				  BufferAccessStrategy strategy)
+{
+	MetaChange ch = {0};
+
+	ch.gen = gen;
+	ch.count = count;
+	ch.uneven = uneven;
+	change_meta(index, META_END_CLEAN, &ch, NULL);
+	if (count == 0 && !uneven)
+		merge_runs(index, heap, &gen, 1, strategy, NULL);
 }

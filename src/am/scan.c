@@ -167,17 +167,18 @@ page_nentries(Relation index, Buffer buf, Size size)
 }
 
 /*
- * The entries of page p of a run: every page but the last is full, the last
- * holds the rest of the run list's count, so a damaged page cannot hide rows.
+ * The entries of page p of a run: every page but the last was written full,
+ * and VACUUM counts on the page the entries it removed in place, so a
+ * damaged page cannot hide rows.
  */
 static int
 run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p)
 {
 	int n = page_nentries(index, buf, SIMHASH_ENTRY_SIZE);
-	int want = p + 1 < run->npages ? SIMHASH_PAGE_CAPACITY
-								   : (int) (run->count - (uint64) p * SIMHASH_PAGE_CAPACITY);
+	int written = n + SimhashPageGetOpaque(BufferGetPage(buf))->removed;
 
-	if (n != want)
+	if (p + 1 < run->npages ? written != SIMHASH_PAGE_CAPACITY
+							: written < 1 || written > SIMHASH_PAGE_CAPACITY)
 		corrupt_block(index, BufferGetBlockNumber(buf),
 					  "The run page holds fewer or more entries than the run list accounts for.");
 	return n;
@@ -202,6 +203,10 @@ check_stale(IndexScanDesc scan)
 	for (r = 0; r < now.list.nruns; r++)
 		if (now.list.runs[r].gen != so->meta.list.runs[r].gen)
 			return;
+	/* a merge switches its tables over one by one, keeping the same runs */
+	if (memcmp(now.list.run_dir, so->meta.list.run_dir,
+			   sizeof(BlockNumber) * now.list.nruns * now.ntables) != 0)
+		return;
 	corrupt_block(scan->indexRelation, so->stale_blkno,
 				  "The page is not the run, directory or pending page the metapage points to.");
 }
@@ -216,9 +221,11 @@ check_meta(IndexScanDesc scan)
 	if (so->meta.ntables != so->ntables)
 		corrupt_block(scan->indexRelation, SIMHASH_METAPAGE_BLKNO,
 					  "The metapage's table count does not match its layout.");
+	/* pages may hold fewer entries than they were written with (VACUUM) */
 	for (r = 0; r < so->meta.list.nruns; r++)
-		if (so->meta.list.runs[r].npages !=
-			(so->meta.list.runs[r].count + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY)
+		if (so->meta.list.runs[r].npages == 0 ||
+			so->meta.list.runs[r].count >
+				(uint64) so->meta.list.runs[r].npages * SIMHASH_PAGE_CAPACITY)
 			corrupt_block(scan->indexRelation, SIMHASH_RUNLIST_BLKNO,
 						  "A run's page count does not match its entry count.");
 }
@@ -366,7 +373,7 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	Buffer			  buf;
 	Page			  page;
-	bool			  more = true;
+	bool			  more = true, current;
 	int				  n, i;
 
 	if (BufferIsValid(c->buf) && c->blkno == blkno)
@@ -380,10 +387,9 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	n = page_current(so, buf, SIMHASH_RUN, gen, c->t)
-			? run_page_nentries(c->scan->indexRelation, buf, run, p)
-			: 0;
-	if (n == 0)
+	current = page_current(so, buf, SIMHASH_RUN, gen, c->t);
+	n = current ? run_page_nentries(c->scan->indexRelation, buf, run, p) : 0;
+	if (!current)
 		more = false;
 	/* the first entry >= lo: (key, TID) order holds on a run page */
 	i = first_at_least(page, n, lo, where < 0 ? n / 2 : Min((int) (where * n), n));
@@ -408,7 +414,8 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 		simhash_entry_tid(ent, &tid);
 		c->visit(so, fp, &tid, c->arg);
 	}
-	if (n > 0 && SimhashPageGetOpaque(page)->hikey > hi)
+	/* the page's hikey: its last key when written, now an upper bound */
+	if (current && SimhashPageGetOpaque(page)->hikey > hi)
 		more = false;
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	return more;
@@ -497,8 +504,7 @@ dir_cache_reset(SimhashScanOpaque so)
 static void
 range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 {
-	SimhashDirCache *cache = dir_cache_get(c);
-
+	SimhashDirCache	 *cache;
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	Relation		  index = c->scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[c->r];
@@ -508,6 +514,10 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	bool			  more = true;
 	int				  i;
 
+	/* a run that does not hold this table (a merge is switching tables over) */
+	if (!BlockNumberIsValid(dstart))
+		return;
+	cache = dir_cache_get(c);
 	if (cache != NULL)
 	{
 		int a = c->dir_hint, b = cache->n, step = 1;
@@ -756,6 +766,10 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 	BlockNumber		  d;
 	BlockNumber		  blocks[SIMHASH_DIR_CAPACITY];
 
+	/* a merge's input whose table 0 the new run holds already */
+	if (!BlockNumberIsValid(dstart))
+		return;
+
 	for (d = 0; d < SimhashDirPages(run->npages); d++)
 	{
 		Buffer buf = ReadBuffer(scan->indexRelation, dstart + d);
@@ -773,13 +787,15 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 			return;
 		for (p = 0; p < n; p++)
 		{
-			int k;
+			int	 k;
+			bool current;
 
 			CHECK_FOR_INTERRUPTS();
 			buf = ReadBuffer(scan->indexRelation, blocks[p]);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			k = page_current(so, buf, SIMHASH_RUN, run->gen, 0)
+			current = page_current(so, buf, SIMHASH_RUN, run->gen, 0);
+			k = current
 					? run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p)
 					: 0;
 			for (i = 0; i < k; i++)
@@ -791,7 +807,7 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 				visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
 			}
 			UnlockReleaseBuffer(buf);
-			if (k == 0)
+			if (!current)
 				return;
 		}
 	}

@@ -8,11 +8,13 @@
  * log-structured: every indexed row is in exactly one place, a RUN or the
  * pending buffer.
  *
- *   RUN      a run is an immutable set of rows, stored once per table t as
- *            pages of packed (table t's permuted key, heap TID) entries in
- *            (key, TID) order; the opaque area holds the table, the run's
- *            generation and hikey, the last key on the page.  A run's pages
- *            may lie anywhere in the file (any free page will do).
+ *   RUN      a run is a set of rows, stored once per table t as pages of
+ *            packed (table t's permuted key, heap TID) entries in (key, TID)
+ *            order; the opaque area holds the table, the run's generation
+ *            and hikey, the last key on the page when it was written.  Only
+ *            VACUUM changes a run page, removing dead entries in place (the
+ *            page counts them in opaque->removed; hikey stays, an upper
+ *            bound).  A run's pages may lie anywhere in the file.
  *   DIR      each (run, table) has a directory: contiguous pages of
  *            (hikey, block) pairs, one per run page in key order, so a probe
  *            binary-searches the directory (a page or two) and then reads
@@ -49,13 +51,25 @@
  *   Afterwards run sizes grow geometrically, so a table holds at most
  *   log5(rows / pending rows) + 1 runs, and a VACUUM rewrites at most a
  *   quarter of the index unless the runs were of similar size.
- * - VACUUM's bulk delete rewrites only the runs that hold a dead TID (found
- *   by reading table 0 of each run), and compacts the pending buffer and
- *   the NULLs chain in place.
+ * - VACUUM's bulk delete removes dead TIDs from the run pages in place, so
+ *   deletes make no new copy of anything, and compacts the pending buffer
+ *   and the NULLs chain in place.  A run being cleaned is flagged uneven in
+ *   the run list first: after a crash its tables may differ by dead entries
+ *   (merges skip it, the check does not compare its counts) until the next
+ *   bulk delete, handed the same dead TIDs, has cleaned it whole.  VACUUM's
+ *   cleanup rewrites a run whose pages are less than half full.
  * Every merge is a streaming k-way merge of already-sorted runs, table by
  * table: it holds one page per input run and 12 bytes per output page (the
  * directory), whatever the number of rows, so its memory stays far below
- * maintenance_work_mem.  A bulk build writes one run.
+ * maintenance_work_mem.  Each table is switched over as soon as it is
+ * written (the run list then holds the new run for the tables written and
+ * the inputs for the others; a run does not hold a table whose directory
+ * slot is InvalidBlockNumber), and the inputs' pages of that table are
+ * retired at once; a merge a crash interrupted after its first switch is
+ * finished by VACUUM.  VACUUM's merges reuse the pages they retired as soon
+ * as every transaction that had a snapshot then has ended (a virtual xid
+ * check, SimhashPagePool), so even a merge of the whole index needs new
+ * pages for one table only.  A bulk build writes one run.
  *
  * A scan copies the metapage once, then for a radius query probes every run
  * of every table (binary search in the run's directory, then the run pages
@@ -72,9 +86,10 @@
  *   they then read pages one at a time under a share lock, copying what they
  *   need before releasing it.
  * - aminsert takes the metapage lock exclusively, then the tail page of the
- *   pending (or NULLs) chain; a new tail page is allocated by extending the
- *   relation, initialised and linked under the metapage lock, all in one
- *   GenericXLog record.
+ *   pending (or NULLs) chain; a new tail page is allocated (from the FSM,
+ *   never waiting for a page lock, or by extending the relation),
+ *   initialised and linked under the metapage lock, all in one GenericXLog
+ *   record.
  * - Flushes are serialised by the heavyweight page lock on block 0
  *   (SIMHASH_FLUSH_LOCK), merges by the one on block 1 (SIMHASH_MERGE_LOCK);
  *   these are lock tags, not buffer locks.  An INSERT tries them
@@ -83,18 +98,28 @@
  *   (new inserts start a fresh chain) and records its run's generation in
  *   meta->flush_gen; a merge records its generation in meta->merge_gen.
  *   Either writes its run to pages nobody references, then in one WAL
- *   record adds it to the metapage (a flush also drops the sealed chain, a
- *   merge its input runs), and only then marks the replaced pages DELETED
- *   with safexid = next full xid.
- * - Page allocation (pages.c): run pages come from the FSM or by extending
- *   the relation; a page taken from the FSM is locked conditionally and
+ *   record adds it to the metapage (a flush also drops the sealed chain; a
+ *   merge does this table by table, and drops its input runs with the
+ *   last), and only then marks the replaced pages DELETED with safexid =
+ *   next full xid.  A flush never takes the last free run slot, which is
+ *   kept for the new run of a merge (listed beside its inputs).
+ * - VACUUM's in-place removal holds the merge lock, so no merge reads a run
+ *   it changes; scans copy a run page under its share lock.
+ * - Page allocation (pages.c): pages come from the FSM or by extending the
+ *   relation (directories of more than one page, which must be contiguous,
+ *   always extend); a page taken from the FSM is locked conditionally and
  *   re-checked recyclable, so two backends never both take it.  A DELETED
  *   page is recyclable once GlobalVisCheckRemovableFullXid(heap, safexid)
  *   says no snapshot of this database can still read it (the heap's own
  *   horizon: a transaction in another database does not hold it back).
- *   VACUUM moves recyclable pages into the FSM, and retires pages a crash
- *   left unreferenced (RUN/DIR/PENDING pages of a generation that is neither
- *   current nor being written).
+ *   The pages a flush or an INSERT's merge retires are offered to the FSM
+ *   by the same backend's next flush or merge once they are recyclable;
+ *   the allocator puts back a page the FSM offers that is not recyclable
+ *   yet.  VACUUM records recyclable pages in the
+ *   FSM again, retires pages a crash left unreferenced (RUN/DIR/PENDING
+ *   pages of a generation that is neither current nor being written), and
+ *   truncates free pages at the end of the file under a conditional
+ *   AccessExclusiveLock (not in a parallel VACUUM).
  * - On a hot standby the primary's horizon does not cover standby
  *   snapshots, so every page a scan reads is also checked against the
  *   generation it expects (opaque->gen): a recycled page makes the scan
@@ -115,6 +140,7 @@
 #include "access/transam.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
+#include "storage/lock.h"
 #include "utils/relcache.h"
 
 #include "simhash.h"
@@ -167,7 +193,8 @@ typedef struct SimhashPageOpaqueData
 	uint32 gen;
 	uint16 table; /* RUN/DIR: table number */
 	uint16 flags;
-	uint16 unused;
+	/* RUN: entries VACUUM removed in place (the page was written with entries + removed) */
+	uint16 removed;
 	uint16 page_id; /* SIMHASH_PAGE_ID: the page's last 2 bytes */
 } SimhashPageOpaqueData;
 
@@ -258,6 +285,13 @@ typedef struct SimhashRunList
 	SimhashRun runs[SIMHASH_MAX_RUNS];
 	/* first directory block of (run r, table t): run_dir[r * ntables + t] */
 	BlockNumber run_dir[SIMHASH_RUN_SLOTS];
+	/*
+	 * uneven[r]: VACUUM is removing dead entries of run r in place, or a
+	 * crash interrupted it: its tables may hold different numbers of entries
+	 * (the dead ones some tables still hold), count is table 0's, and no
+	 * merge takes it until a VACUUM has cleaned every table of it.
+	 */
+	uint8 uneven[SIMHASH_MAX_RUNS];
 } SimhashRunList;
 
 /*
@@ -309,6 +343,17 @@ simhash_meta_dir(const SimhashMetaPageData *meta, int r, int t)
 	return meta->list.run_dir[r * meta->ntables + t];
 }
 
+/*
+ * Does run r hold table t?  While a merge switches tables over one by one,
+ * its new run holds the tables written so far and the inputs the others
+ * (their directory slots are InvalidBlockNumber for the rest).
+ */
+static inline bool
+simhash_run_has(const SimhashMetaPageData *meta, int r, int t)
+{
+	return BlockNumberIsValid(simhash_meta_dir(meta, r, t));
+}
+
 /* Runs the metapage can list with this many tables. */
 static inline int
 simhash_max_runs(int ntables)
@@ -333,7 +378,8 @@ simhash_meta_rows(const SimhashMetaPageData *meta)
 	double n = simhash_meta_pending(meta);
 
 	for (int r = 0; r < meta->list.nruns; r++)
-		n += (double) meta->list.runs[r].count;
+		if (simhash_run_has(meta, r, 0))
+			n += (double) meta->list.runs[r].count;
 	return n;
 }
 
@@ -350,7 +396,8 @@ simhash_meta_run_pages(const SimhashMetaPageData *meta)
 	uint64 n = 0;
 
 	for (int r = 0; r < meta->list.nruns; r++)
-		n += meta->list.runs[r].npages;
+		if (simhash_run_has(meta, r, 0))
+			n += meta->list.runs[r].npages;
 	return n;
 }
 
@@ -439,26 +486,62 @@ extern void		simhash_init_runlist(Page page);
 extern Buffer	simhash_extend_buffer(Relation index);
 extern Buffer	simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
 extern bool		simhash_page_recyclable(Relation heap, Page page);
+extern void		simhash_refresh_horizon(Relation heap);
+extern void		simhash_fsm_update(Relation index);
+extern void		simhash_defer_free(Relation index, BlockNumber blkno, FullTransactionId safexid);
+extern void		simhash_record_deferred(Relation index, Relation heap);
 extern void		simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid,
 									BufferAccessStrategy strategy);
-extern void		simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
-									  IndexBulkDeleteResult *stats);
 extern Relation simhash_open_heap(Relation index);
+
+/*
+ * Pages a merge run by VACUUM retired, which the same merge reuses once
+ * every transaction that had a snapshot when they were retired has ended
+ * (VACUUM's own snapshot is not one that reads the index; a backend's own
+ * scans may be, so an INSERT's merge does not use a pool).  They are in the
+ * FSM too; whoever takes one first, under its exclusive lock, keeps it.
+ */
+typedef struct SimhashPooledPage
+{
+	BlockNumber blkno;
+	uint32		gen; /* of the run it belonged to */
+} SimhashPooledPage;
+
+typedef struct SimhashPagePool
+{
+	MemoryContext		  cxt; /* where its arrays live (outlives merges) */
+	SimhashPooledPage	 *pages;
+	int					  n;
+	int					  cap;
+	VirtualTransactionId *vxids; /* transactions with a snapshot at the
+									 * last retirement */
+	int					  nvxids;
+	bool				  safe; /* they have all ended */
+	int					  takes;
+} SimhashPagePool;
+
+extern void	  simhash_pool_add(SimhashPagePool *pool, BlockNumber blkno, uint32 gen);
+extern void	  simhash_pool_seal(SimhashPagePool *pool);
+extern Buffer simhash_pool_take(SimhashPagePool *pool, Relation index);
+extern bool	  simhash_pool_free(SimhashPagePool *pool, BlockNumber blkno, Page page);
+extern void	  simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
+									SimhashPagePool *pool, IndexBulkDeleteResult *stats);
 
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
 {
-	Relation	   index;
-	Relation	   heap;
-	bool		   concurrent; /* WAL-log each page, take free pages */
-	int			   table;
-	uint32		   gen;
-	PGAlignedBlock image; /* the page being filled */
-	int			   n;	  /* entries on it */
-	uint64		   count;
-	char		  *dir; /* directory entries, one per page */
-	BlockNumber	   npages;
-	BlockNumber	   dircap;
+	Relation		 index;
+	Relation		 heap;
+	bool			 concurrent; /* WAL-log each page, take free pages */
+	int				 table;
+	uint32			 gen;
+	PGAlignedBlock	 image; /* the page being filled */
+	int				 n;		/* entries on it */
+	uint64			 count;
+	char			*dir; /* directory entries, one per page */
+	BlockNumber		 npages;
+	BlockNumber		 dircap;
+	SimhashPagePool *pool; /* pages to take first, or NULL */
 } SimhashRunWriter;
 
 extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent,
@@ -474,10 +557,16 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dead_state,
 						  IndexBulkDeleteResult *stats);
 extern void simhash_insert_merges(Relation index, Relation heap);
-extern void simhash_clear_interrupted(Relation index, bool flush);
-extern void
-simhash_compact(Relation index, Relation heap, SimhashDeadCallback dead, void *dead_state,
-				BufferAccessStrategy strategy, IndexBulkDeleteResult *stats);
+extern void simhash_clear_interrupted(Relation index);
+extern void simhash_finish_interrupted_merge(Relation index, Relation heap,
+											 BufferAccessStrategy strategy, SimhashPagePool *pool);
+extern void simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy,
+							SimhashPagePool *pool);
+extern void simhash_clean_begin(Relation index, uint32 gen);
+extern void simhash_clean_end(Relation index, Relation heap, uint32 gen, uint64 count, bool uneven,
+							  BufferAccessStrategy strategy);
+extern void simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags,
+								uint32 gen, int table);
 extern int64 simhash_pending_limit(Relation index);
 extern int	 simhash_run_level(uint64 count, int64 pending_rows);
 

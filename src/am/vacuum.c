@@ -1,7 +1,8 @@
 /*
  * vacuum.c — bulk delete (flush the pending buffer without its dead
- * entries, rewrite the runs that hold dead TIDs) and cleanup (flush,
- * compact the runs, recycle retired pages through the FSM).
+ * entries, remove dead TIDs from the runs' pages in place) and cleanup
+ * (flush, compact the runs, rewrite runs left sparse, recycle retired pages
+ * through the FSM, cut free pages off the end of the file).
  */
 #include "simhash_am.h"
 
@@ -89,6 +90,149 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 	return removed;
 }
 
+/*
+ * Remove dead TIDs in place from every page of table t of run r; returns
+ * the entries left.  Entries stay in (key, TID) order and the directory's
+ * high keys stay upper bounds, so scans read the page as before; the page
+ * counts what it lost (opaque->removed), so the scans' check that a page
+ * holds what it was written with still holds.  *begun: the run was flagged
+ * uneven before its first change.
+ */
+static uint64
+clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, int t, DeadState *ds,
+				bool *begun)
+{
+	const SimhashRun *run = &meta->list.runs[r];
+	BlockNumber		  dir = simhash_meta_dir(meta, r, t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	uint64			  left = 0;
+	PGAlignedBlock	  dirpage;
+
+	if (!BlockNumberIsValid(dir))
+		return 0;
+
+	for (BlockNumber d = 0; d < ndir; d++)
+	{
+		Buffer dbuf;
+		int	   nd;
+
+		simhash_check_link(info->index, SIMHASH_RUNLIST_BLKNO, dir + d, 0);
+		dbuf = ReadBufferExtended(info->index, MAIN_FORKNUM, dir + d, RBM_NORMAL, info->strategy);
+
+		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+		memcpy(dirpage.data, BufferGetPage(dbuf), BLCKSZ);
+		UnlockReleaseBuffer(dbuf);
+		simhash_expect_page(info->index, dirpage.data, dir + d, SIMHASH_DIR, run->gen, t);
+		nd = SimhashDirEntries(info->index, dir + d, dirpage.data);
+		for (int e = 0; e < nd; e++)
+		{
+			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dirpage.data, e));
+			Buffer		buf;
+			Page		page;
+			int			n, i, first_dead = -1;
+
+			simhash_check_link(info->index, dir + d, blkno, 0);
+			buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
+			vacuum_delay_point();
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			page = BufferGetPage(buf);
+			simhash_expect_page(info->index, page, blkno, SIMHASH_RUN, run->gen, t);
+			n = SimhashPageEntries(info->index, blkno, page);
+			for (i = 0; i < n && first_dead < 0; i++)
+			{
+				ItemPointerData tid;
+
+				simhash_entry_tid(SimhashPageEntry(page, i), &tid);
+				if (is_dead(&tid, ds))
+					first_dead = i;
+			}
+			if (first_dead >= 0)
+			{
+				GenericXLogState *state;
+				int				  kept = first_dead;
+
+				if (!*begun)
+				{
+					/* the metapage is locked after this page: let go of it first */
+					LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+					simhash_clean_begin(info->index, run->gen);
+					*begun = true;
+					LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				}
+				state = GenericXLogStart(info->index);
+				page = GenericXLogRegisterBuffer(state, buf, 0);
+				n = SimhashPageEntries(info->index, blkno, page);
+				for (i = first_dead; i < n; i++)
+				{
+					char		   *ent = SimhashPageEntry(page, i);
+					ItemPointerData tid;
+
+					simhash_entry_tid(ent, &tid);
+					if (is_dead(&tid, ds))
+						continue;
+					memmove(SimhashPageEntry(page, kept), ent, SIMHASH_ENTRY_SIZE);
+					kept++;
+				}
+				SimhashPageGetOpaque(page)->removed += n - kept;
+				((PageHeader) page)->pd_lower =
+					MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
+				GenericXLogFinish(state);
+				n = kept;
+			}
+			UnlockReleaseBuffer(buf);
+			left += n;
+		}
+	}
+	return left;
+}
+
+/*
+ * Remove dead TIDs from every run in place: no run is rewritten, so a
+ * VACUUM after deletes writes no new pages (cleanup rewrites the runs left
+ * less than half full).  The caller holds the merge lock.
+ */
+static void
+clean_runs(IndexVacuumInfo *info, Relation heap, DeadState *ds, IndexBulkDeleteResult *stats)
+{
+	SimhashMetaPageData meta;
+	uint32				gens[SIMHASH_MAX_RUNS];
+	int					nruns;
+
+	simhash_read_meta(info->index, &meta);
+	nruns = meta.list.nruns;
+	for (int r = 0; r < nruns; r++)
+		gens[r] = meta.list.runs[r].gen;
+	for (int g = 0; g < nruns; g++)
+	{
+		uint64 left0 = 0;
+		bool   begun, uneven = false;
+		int	   r;
+
+		/* a run dropped because it emptied moves the others in the list */
+		simhash_read_meta(info->index, &meta);
+		for (r = 0; r < meta.list.nruns && meta.list.runs[r].gen != gens[g]; r++)
+			;
+		if (r == meta.list.nruns)
+			continue;
+		begun = meta.list.uneven[r] != 0;
+		for (int t = 0; t < meta.ntables; t++)
+		{
+			uint64 left = clean_run_table(info, &meta, r, t, ds, &begun);
+
+			if (t == 0)
+				left0 = left;
+			else if (left != left0)
+				uneven = true;
+		}
+		if (begun)
+		{
+			stats->tuples_removed +=
+				(double) (meta.list.runs[r].count - Min(left0, meta.list.runs[r].count));
+			simhash_clean_end(info->index, heap, gens[g], left0, uneven, info->strategy);
+		}
+	}
+}
+
 /* Subtract removed entries from the chains' counts in the metapage. */
 static void
 uncount(Relation index, uint64 pending, uint64 sealed, uint64 nulls)
@@ -156,9 +300,10 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	nulls = vacuum_chain(info, meta.nulls_head, &ds, stats);
 	uncount(index, 0, 0, nulls);
 
-	/* the runs: compaction drops dead entries, other runs holding one are rewritten */
+	/* the runs: dead entries removed in place */
 	LockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
-	simhash_compact(index, heap, is_dead, &ds, info->strategy, stats);
+	simhash_finish_interrupted_merge(index, heap, info->strategy, NULL);
+	clean_runs(info, heap, &ds, stats);
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
 
 	count_tuples(index, stats);
@@ -174,23 +319,26 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 IndexBulkDeleteResult *
 simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	Relation index = info->index;
-	Relation heap;
+	Relation		index = info->index;
+	Relation		heap;
+	SimhashPagePool pool = {0}; /* what its merges retire, for its merges */
 
 	if (info->analyze_only)
 		return stats;
+	pool.cxt = CurrentMemoryContext;
 	heap = simhash_open_heap(index);
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	LockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
 	simhash_flush(index, heap, NULL, NULL, NULL);
-	simhash_clear_interrupted(index, true);
+	simhash_clear_interrupted(index);
 	UnlockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
 
 	LockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
-	simhash_clear_interrupted(index, false);
-	simhash_compact(index, heap, NULL, NULL, info->strategy, NULL);
-	simhash_recycle_pages(index, heap, info->strategy, stats);
+	simhash_finish_interrupted_merge(index, heap, info->strategy, &pool);
+	simhash_fsm_update(index);
+	simhash_compact(index, heap, info->strategy, &pool);
+	simhash_recycle_pages(index, heap, info->strategy, &pool, stats);
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
 
 	count_tuples(index, stats);

@@ -1,0 +1,176 @@
+# The index's size under deletes and inserts: VACUUM removes dead entries
+# from the runs in place (no new copy), rewrites only runs left sparse,
+# reuses the pages it frees at once and cuts free pages off the end of the
+# file, so rounds of "delete 8%, insert as many, VACUUM" keep the file
+# within a small factor of a bulk build of the same rows; single-row inserts
+# reuse the pages their own merges retire.  And a server killed while VACUUM
+# removes entries in place recovers to an index that answers as a
+# sequential scan; the next VACUUM finishes the job.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('size');
+$node->init;
+$node->append_conf('postgresql.conf', qq(
+restart_after_crash = on
+autovacuum = off
+jit = off
+max_parallel_maintenance_workers = 0
+));
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION simhash');
+
+# fingerprints with near neighbours (groups of 4 rows share a base value)
+sub rows_sql
+{
+	my ($from, $to) = @_;
+	return qq{INSERT INTO t SELECT i, (('x' || md5((i / 4)::text))::bit(64)::bigint # (7::bigint << (i % 60)))::simhash
+	            FROM generate_series($from, $to) i};
+}
+
+my $queries = q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT q.id, r, (SELECT array_agg(id ORDER BY id) FROM t WHERE simhash_within(fp, q.fp, r))
+  FROM t q, generate_series(0, 4) r WHERE q.id % 997 = 0 ORDER BY 1, 2;
+SELECT q.id, (SELECT array_agg(d) FROM (SELECT fp <~> q.fp AS d FROM t ORDER BY fp <~> q.fp LIMIT 8) s)
+  FROM t q WHERE q.id % 9973 = 0 ORDER BY 1;
+SELECT count(*), sum(id) FROM t WHERE simhash_within(fp, '0123456789abcdef', 12);
+};
+my $seqscan = $queries =~ s/SET enable_seqscan = off; SET enable_bitmapscan = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r;
+
+sub check_index
+{
+	my ($step) = @_;
+	my $by_index = $node->safe_psql('postgres', $queries);
+	my $by_seqscan = $node->safe_psql('postgres', $seqscan);
+	ok(length($by_index) > 500, "$step: queries return rows");
+	is($by_index, $by_seqscan, "$step: index scan = sequential scan");
+	my ($rc, $out, $err) = $node->psql('postgres', "SELECT simhash_index_check('t_fp')");
+	is($rc, 0, "$step: simhash_index_check passes");
+	diag($err) if $rc != 0;
+}
+
+sub size { return $node->safe_psql('postgres', "SELECT pg_relation_size('t_fp')"); }
+
+# ---- 1. rounds of deletes and inserts, each followed by a VACUUM ---------
+my $n = 100000;
+$node->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, fp simhash)');
+$node->safe_psql('postgres', rows_sql(1, $n));
+$node->safe_psql('postgres', 'CREATE INDEX t_fp ON t USING simhash (fp)');
+my $bulk = size();
+my $next = $n + 1;
+my $largest = 0;
+for my $round (1 .. 12)
+{
+	# 8% of the rows, spread over the whole table, then as many new ones
+	$node->safe_psql('postgres', "DELETE FROM t WHERE hashint4(id) % 25 IN (2 * $round, 2 * $round + 1)");
+	my $deleted = $n - $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+	$node->safe_psql('postgres', rows_sql($next, $next + $deleted - 1));
+	$next += $deleted;
+	$node->safe_psql('postgres', 'VACUUM t');
+	my $s = size();
+	$largest = $s if $s > $largest;
+	note sprintf("round %d: %d rows deleted and inserted, index %.2f x its bulk size, runs: %s", $round, $deleted,
+		$s / $bulk, $node->safe_psql('postgres', q{SELECT string_agg(entries::text, ' ') FROM simhash_index_runs('t_fp') WHERE kind = 'run'}));
+	check_index("round $round") if $round % 4 == 0;
+}
+$node->safe_psql('postgres', 'CREATE INDEX t_fp_bulk ON t USING simhash (fp)');
+my $rebuilt = $node->safe_psql('postgres', "SELECT pg_relation_size('t_fp_bulk')");
+$node->safe_psql('postgres', 'DROP INDEX t_fp_bulk');
+note "bulk build $bulk bytes, largest after a VACUUM $largest, rebuilt at the end $rebuilt";
+cmp_ok($largest, '<=', 2 * $bulk, sprintf('after every VACUUM the index is at most 2 x its bulk size (%.2f x)', $largest / $bulk));
+cmp_ok(size(), '<=', 1.75 * $rebuilt, sprintf('at the end it is at most 1.75 x a bulk build of the same rows (%.2f x)', size() / $rebuilt));
+
+# a VACUUM that finds no dead rows and nothing to merge leaves the file alone
+my $before = size();
+$node->safe_psql('postgres', 'VACUUM t');
+is(size(), $before, 'a VACUUM with nothing to do does not change the size');
+
+# free pages at the end of the file are cut off: delete most rows, VACUUM
+# (it rewrites the sparse runs), consume a transaction id (a page retired
+# with the next id as its horizon is recyclable once an id was given out
+# after it), VACUUM again
+$node->safe_psql('postgres', 'DELETE FROM t WHERE id % 10 <> 0');
+$node->safe_psql('postgres', 'VACUUM t');
+$node->safe_psql('postgres', 'SELECT txid_current()');
+$node->safe_psql('postgres', 'VACUUM t');
+cmp_ok(size(), '<', $before, sprintf('after deleting 90%% of the rows the file shrinks (%d -> %d bytes)', $before, size()));
+check_index('after deleting 90%');
+
+# ---- 2. single-row inserts, each its own transaction, no VACUUM ----------
+# Flushes and tier merges run inside the INSERTs; the pages they retire must
+# be reused by the later INSERTs (not wait for a VACUUM), so the file stays
+# near the size of a bulk build of the same rows.
+$node->safe_psql('postgres', q{
+CREATE TABLE ins (id int, fp simhash);
+CREATE INDEX ins_fp ON ins USING simhash (fp) WITH (pending_pages = 1);
+CREATE PROCEDURE ins_rows(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..n LOOP
+    INSERT INTO ins VALUES (i, ('x' || md5(i::text))::bit(64)::simhash);
+    IF i % 20 = 0 THEN COMMIT; END IF;
+  END LOOP;
+END $$;
+});
+$node->safe_psql('postgres', 'CALL ins_rows(60000)');
+my $ins = $node->safe_psql('postgres', "SELECT pg_relation_size('ins_fp')");
+my $merges = $node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('ins_fp') WHERE kind = 'run'});
+$node->safe_psql('postgres', 'CREATE INDEX ins_fp_bulk ON ins USING simhash (fp)');
+my $ins_bulk = $node->safe_psql('postgres', "SELECT pg_relation_size('ins_fp_bulk')");
+note "60,000 single-row inserts: index $ins bytes in $merges runs, a bulk build $ins_bulk";
+cmp_ok($ins, '<=', 2 * $ins_bulk,
+	sprintf('inserts reuse the pages their merges retire: %.2f x a bulk build', $ins / $ins_bulk));
+is($node->safe_psql('postgres', q{SET enable_seqscan = off;
+SELECT count(*) FROM ins WHERE simhash_within(fp, ('x' || md5('777'))::bit(64)::simhash, 3)}), '1',
+	'the inserted index answers');
+is($node->safe_psql('postgres', "SELECT simhash_index_check('ins_fp')"), '', 'and passes the check');
+$node->safe_psql('postgres', 'DROP TABLE ins');
+
+# ---- 3. SIGKILL while VACUUM removes dead entries in place ---------------
+$node->safe_psql('postgres', 'TRUNCATE t');
+$node->safe_psql('postgres', rows_sql(1, 60000));
+$node->safe_psql('postgres', 'CREATE INDEX t_fp2 ON t USING simhash (fp) WITH (bits = 3, blocks = 5)');
+$node->safe_psql('postgres', 'DROP INDEX t_fp');
+$node->safe_psql('postgres', 'ALTER INDEX t_fp2 RENAME TO t_fp');
+$node->safe_psql('postgres', 'DELETE FROM t WHERE id % 7 = 0');
+$node->safe_psql('postgres', 'CHECKPOINT');
+
+# VACUUM slowed down to about 10 ms a page, so that the kill lands while it
+# removes entries from the run (after a first page changed, before the last)
+my $vac = $node->background_psql('postgres', on_error_stop => 0);
+$vac->query_until(qr/started/, "SET vacuum_cost_delay = 10; SET vacuum_cost_limit = 1;\n\\echo started\nVACUUM t;\n");
+$node->poll_query_until('postgres', q{SELECT count(*) > 0 FROM simhash_index_runs('t_fp') WHERE kind = 'clean'})
+  or die 'VACUUM did not start removing entries';
+usleep(300_000);
+my $pid = $node->{_pid};
+my @children = split /\s+/, `pgrep -P $pid`;
+$node->kill9;
+kill 'KILL', grep { /^\d+$/ } @children;
+for my $child (grep { /^\d+$/ } @children)
+{
+	usleep(50_000) while kill 0, $child;
+}
+eval { $vac->quit; };
+$node->start;
+is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'clean'}),
+	'1', 'after the crash the run is flagged as being cleaned');
+check_index('crash while VACUUM removed entries in place');
+
+# inserts merge runs, but never the flagged one
+$node->safe_psql('postgres', rows_sql(100001, 130000));
+is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'clean'}),
+	'1', 'inserts leave the flagged run alone');
+check_index('inserts after the crash');
+
+# the next VACUUM is handed the same dead rows and finishes the run
+$node->safe_psql('postgres', 'VACUUM t');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'clean'}),
+	'0', 'the next VACUUM clears the flag');
+check_index('VACUUM after the crash');
+
+$node->stop;
+done_testing();
