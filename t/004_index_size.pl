@@ -11,6 +11,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('size');
@@ -24,35 +27,8 @@ max_parallel_maintenance_workers = 0
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION simhash');
 
-# fingerprints with near neighbours (groups of 4 rows share a base value)
-sub rows_sql
-{
-	my ($from, $to) = @_;
-	return qq{INSERT INTO t SELECT i, (('x' || md5((i / 4)::text))::bit(64)::bigint # (7::bigint << (i % 60)))::simhash
-	            FROM generate_series($from, $to) i};
-}
-
-my $queries = q{
-SET enable_seqscan = off; SET enable_bitmapscan = off;
-SELECT q.id, r, (SELECT array_agg(id ORDER BY id) FROM t WHERE simhash_within(fp, q.fp, r))
-  FROM t q, generate_series(0, 4) r WHERE q.id % 997 = 0 ORDER BY 1, 2;
-SELECT q.id, (SELECT array_agg(d) FROM (SELECT fp <~> q.fp AS d FROM t ORDER BY fp <~> q.fp LIMIT 8) s)
-  FROM t q WHERE q.id % 9973 = 0 ORDER BY 1;
-SELECT count(*), sum(id) FROM t WHERE simhash_within(fp, '0123456789abcdef', 12);
-};
-my $seqscan = $queries =~ s/SET enable_seqscan = off; SET enable_bitmapscan = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r;
-
-sub check_index
-{
-	my ($step) = @_;
-	my $by_index = $node->safe_psql('postgres', $queries);
-	my $by_seqscan = $node->safe_psql('postgres', $seqscan);
-	ok(length($by_index) > 500, "$step: queries return rows");
-	is($by_index, $by_seqscan, "$step: index scan = sequential scan");
-	my ($rc, $out, $err) = $node->psql('postgres', "SELECT simhash_index_check('t_fp')");
-	is($rc, 0, "$step: simhash_index_check passes");
-	diag($err) if $rc != 0;
-}
+my ($queries, $seqscan) = index_queries(radius_to => 4, radius_every => 997, knn_every => 9973,
+	extra => "SELECT count(*), sum(id) FROM t WHERE simhash_within(fp, '0123456789abcdef', 12);\n");
 
 sub size { return $node->safe_psql('postgres', "SELECT pg_relation_size('t_fp')"); }
 
@@ -76,7 +52,7 @@ for my $round (1 .. 12)
 	$largest = $s if $s > $largest;
 	note sprintf("round %d: %d rows deleted and inserted, index %.2f x its bulk size, runs: %s", $round, $deleted,
 		$s / $bulk, $node->safe_psql('postgres', q{SELECT string_agg(entries::text, ' ') FROM simhash_index_runs('t_fp') WHERE kind = 'run'}));
-	check_index("round $round") if $round % 4 == 0;
+	check_index($node, "round $round", $queries, $seqscan) if $round % 4 == 0;
 }
 $node->safe_psql('postgres', 'CREATE INDEX t_fp_bulk ON t USING simhash (fp)');
 my $rebuilt = $node->safe_psql('postgres', "SELECT pg_relation_size('t_fp_bulk')");
@@ -99,7 +75,7 @@ $node->safe_psql('postgres', 'VACUUM t');
 $node->safe_psql('postgres', 'SELECT txid_current()');
 $node->safe_psql('postgres', 'VACUUM t');
 cmp_ok(size(), '<', $before, sprintf('after deleting 90%% of the rows the file shrinks (%d -> %d bytes)', $before, size()));
-check_index('after deleting 90%');
+check_index($node, 'after deleting 90%', $queries, $seqscan);
 
 # ---- 2. single-row inserts, each its own transaction, no VACUUM ----------
 # Flushes and tier merges run inside the INSERTs; the pages they retire must
@@ -146,31 +122,23 @@ $vac->query_until(qr/started/, "SET vacuum_cost_delay = 10; SET vacuum_cost_limi
 $node->poll_query_until('postgres', q{SELECT count(*) > 0 FROM simhash_index_runs('t_fp') WHERE kind = 'clean'})
   or die 'VACUUM did not start removing entries';
 usleep(300_000);
-my $pid = $node->{_pid};
-my @children = split /\s+/, `pgrep -P $pid`;
-$node->kill9;
-kill 'KILL', grep { /^\d+$/ } @children;
-for my $child (grep { /^\d+$/ } @children)
-{
-	usleep(50_000) while kill 0, $child;
-}
+kill_server($node);
 eval { $vac->quit; };
-$node->start;
 is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'clean'}),
 	'1', 'after the crash the run is flagged as being cleaned');
-check_index('crash while VACUUM removed entries in place');
+check_index($node, 'crash while VACUUM removed entries in place', $queries, $seqscan);
 
 # inserts merge runs, but never the flagged one
 $node->safe_psql('postgres', rows_sql(100001, 130000));
 is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'clean'}),
 	'1', 'inserts leave the flagged run alone');
-check_index('inserts after the crash');
+check_index($node, 'inserts after the crash', $queries, $seqscan);
 
 # the next VACUUM is handed the same dead rows and finishes the run
 $node->safe_psql('postgres', 'VACUUM t');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'clean'}),
 	'0', 'the next VACUUM clears the flag');
-check_index('VACUUM after the crash');
+check_index($node, 'VACUUM after the crash', $queries, $seqscan);
 
 $node->stop;
 done_testing();
