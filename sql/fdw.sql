@@ -3,12 +3,14 @@
 -- simhash_within, %@) are shipped to the remote side (Remote SQL), where the
 -- index answers them; % is STABLE (it reads simhash.max_distance), so
 -- postgres_fdw never ships it and filters locally.  Answers equal the local
--- ones.  A loopback server on this instance.
+-- ones.  A loopback server on this instance (through its first socket directory).
 CREATE EXTENSION postgres_fdw;
 DO $d$
 BEGIN
-    EXECUTE format('CREATE SERVER loopback FOREIGN DATA WRAPPER postgres_fdw OPTIONS (dbname %L, port %L)',
-                   current_database(), current_setting('port'));
+    EXECUTE format('CREATE SERVER loopback FOREIGN DATA WRAPPER postgres_fdw OPTIONS (dbname %L, port %L, host %L)',
+                   current_database(), current_setting('port'),
+                   coalesce(nullif(trim(split_part(current_setting('unix_socket_directories'), ',', 1)), ''),
+                            'localhost'));
 END
 $d$;
 CREATE USER MAPPING FOR CURRENT_USER SERVER loopback;
