@@ -266,6 +266,7 @@ typedef struct RunCursor
 	int					 table;
 	BlockNumber			 next_dir;	 /* next directory block to read */
 	BlockNumber			 pages_left; /* run pages not read yet */
+	BlockNumber			 nblocks;	 /* the index's size, for simhash_check_link */
 	int					 dir_i, dir_n;
 	int					 i, n;
 	PGAlignedBlock		 dirpage;
@@ -312,6 +313,7 @@ cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
 	c->table = t;
 	c->next_dir = simhash_meta_dir(meta, r, t);
 	c->pages_left = meta->list.runs[r].npages;
+	c->nblocks = 0;
 	c->dir_i = c->dir_n = 0;
 	c->i = c->n = 0;
 }
@@ -328,7 +330,7 @@ cursor_next_page(RunCursor *c)
 			return false;
 		if (c->dir_i >= c->dir_n)
 		{
-			simhash_check_link(c->index, SIMHASH_RUNLIST_BLKNO, c->next_dir, 0);
+			simhash_check_link(c->index, SIMHASH_RUNLIST_BLKNO, c->next_dir, 0, &c->nblocks);
 			read_copy(c->index, c->next_dir, c->strategy, c->dirpage.data);
 			simhash_expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen,
 								c->table);
@@ -341,7 +343,7 @@ cursor_next_page(RunCursor *c)
 		blkno = simhash_dir_block(SimhashDirEntry(c->dirpage.data, c->dir_i));
 		c->dir_i++;
 		c->pages_left--;
-		simhash_check_link(c->index, c->next_dir - 1, blkno, 0);
+		simhash_check_link(c->index, c->next_dir - 1, blkno, 0, &c->nblocks);
 		read_copy(c->index, blkno, c->strategy, c->page.data);
 		simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->gen, c->table);
 		c->i = 0;
@@ -596,13 +598,14 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 	PGAlignedBlock dirpage;
 	BlockNumber	   dir = simhash_meta_dir(meta, r, t);
 	BlockNumber	   ndir = SimhashDirPages(meta->list.runs[r].npages);
+	BlockNumber	   nblocks = 0;
 	BlockNumber	   d;
 
 	for (d = 0; d < ndir; d++)
 	{
 		int i, n;
 
-		simhash_check_link(index, SIMHASH_RUNLIST_BLKNO, dir + d, 0);
+		simhash_check_link(index, SIMHASH_RUNLIST_BLKNO, dir + d, 0, &nblocks);
 		read_copy(index, dir + d, strategy, dirpage.data);
 		simhash_expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
 		n = SimhashDirEntries(index, dir + d, dirpage.data);
@@ -610,7 +613,7 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 		{
 			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dirpage.data, i));
 
-			simhash_check_link(index, dir + d, blkno, 0);
+			simhash_check_link(index, dir + d, blkno, 0, &nblocks);
 			vacuum_delay_point();
 			simhash_delete_page(index, blkno, safexid, strategy);
 			if (pool)
@@ -657,6 +660,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 	SimhashItemArray	a = {0};
 	BlockNumber		   *chain;
 	int					nchain = 0, chaincap = 16, ntables, i;
+	BlockNumber			nblocks = 0;
 	BlockNumber			blkno;
 	BlockNumber			dir[SIMHASH_MAX_TABLES];
 	sh_table		   *tables;
@@ -703,7 +707,8 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 		}
 		chain[nchain++] = blkno;
 		if (BlockNumberIsValid(SimhashPageGetOpaque(copy.data)->next))
-			simhash_check_link(index, blkno, SimhashPageGetOpaque(copy.data)->next, nchain);
+			simhash_check_link(index, blkno, SimhashPageGetOpaque(copy.data)->next, nchain,
+							   &nblocks);
 		blkno = SimhashPageGetOpaque(copy.data)->next;
 	}
 

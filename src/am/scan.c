@@ -715,10 +715,9 @@ static void
 scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	BlockNumber		  nblocks =
-		  BlockNumberIsValid(blkno) ? RelationGetNumberOfBlocks(scan->indexRelation) : 0;
-	BlockNumber steps = 0;
-	BlockNumber prev = SIMHASH_METAPAGE_BLKNO;
+	BlockNumber		  nblocks = 0;
+	BlockNumber		  steps = 0;
+	BlockNumber		  prev = SIMHASH_METAPAGE_BLKNO;
 
 	while (BlockNumberIsValid(blkno))
 	{
@@ -726,8 +725,7 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 		Page   page;
 		int	   n, i;
 
-		if (blkno >= nblocks)
-			simhash_check_link(scan->indexRelation, prev, blkno, steps);
+		simhash_check_link(scan->indexRelation, prev, blkno, 0, &nblocks);
 		buf = ReadBuffer(scan->indexRelation, blkno);
 
 		CHECK_FOR_INTERRUPTS();

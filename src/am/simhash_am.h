@@ -477,8 +477,8 @@ extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
 
 /* Pages: initialisation, allocation, retirement, recycling (pages.c) */
-extern void
-simhash_check_link(Relation index, BlockNumber from, BlockNumber blkno, BlockNumber steps);
+extern void		simhash_check_link(Relation index, BlockNumber from, BlockNumber blkno,
+								   BlockNumber steps, BlockNumber *nblocks);
 extern int		simhash_page_nentries(Relation index, BlockNumber blkno, Page page, Size size);
 extern void		simhash_init_page(Page page, uint16 flags);
 extern void		simhash_init_metapage(Page page, int bits, int blocks, int ntables);

@@ -35,6 +35,7 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 {
 	uint64		removed = 0;
 	BlockNumber steps = 0;
+	BlockNumber nblocks = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
@@ -75,7 +76,8 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 			kept++;
 		}
 		if (BlockNumberIsValid(SimhashPageGetOpaque(page)->next))
-			simhash_check_link(info->index, blkno, SimhashPageGetOpaque(page)->next, ++steps);
+			simhash_check_link(info->index, blkno, SimhashPageGetOpaque(page)->next, ++steps,
+							   &nblocks);
 		blkno = SimhashPageGetOpaque(page)->next;
 		if (kept != n)
 		{
@@ -106,6 +108,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 	BlockNumber		  dir = simhash_meta_dir(meta, r, t);
 	BlockNumber		  ndir = SimhashDirPages(run->npages);
 	uint64			  left = 0;
+	BlockNumber		  nblocks = 0;
 	PGAlignedBlock	  dirpage;
 
 	if (!BlockNumberIsValid(dir))
@@ -116,7 +119,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 		Buffer dbuf;
 		int	   nd;
 
-		simhash_check_link(info->index, SIMHASH_RUNLIST_BLKNO, dir + d, 0);
+		simhash_check_link(info->index, SIMHASH_RUNLIST_BLKNO, dir + d, 0, &nblocks);
 		dbuf = ReadBufferExtended(info->index, MAIN_FORKNUM, dir + d, RBM_NORMAL, info->strategy);
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
@@ -131,7 +134,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 			Page		page;
 			int			n, i, first_dead = -1;
 
-			simhash_check_link(info->index, dir + d, blkno, 0);
+			simhash_check_link(info->index, dir + d, blkno, 0, &nblocks);
 			buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 			vacuum_delay_point();
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
