@@ -1,6 +1,6 @@
 # simhash: PGXS build of the extension, its C++ core, unit tests and CLI tools.
 EXTENSION   = simhash
-EXTVERSION  = 1.1
+EXTVERSION  = 1.2
 MODULE_big  = simhash
 
 PG_CONFIG  ?= pg_config
