@@ -13,6 +13,12 @@ ROOT=$PWD
 PG_CONFIG=${PG_CONFIG:-pg_config}
 export WERROR=${WERROR:-1}            # the tests build with -Werror (see Makefile)
 JOBS=${JOBS:-$(nproc)}
+# A subset, while developing: SERVER_ONLY=1 skips everything before the server
+# tests, and SERVER_ARGS passes make variables to them, e.g.
+#   SERVER_ONLY=1 SERVER_ARGS="REGRESS=index_knn ISOLATION= PROVE_TESTS=t/003_index_runs.pl" make test
+# (TAP_TESTS= skips the TAP tests).  make test itself runs everything.
+SERVER_ONLY=${SERVER_ONLY:-0}
+SERVER_ARGS=${SERVER_ARGS:-}
 passed=0 failed=0
 summary=()
 
@@ -25,6 +31,7 @@ tally() {  # tally NAME PASSED FAILED
 note "build"
 make -s -j"$JOBS" all test/unit_tests || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 
+if [ "$SERVER_ONLY" != 1 ]; then
 note "core: no PostgreSQL header in src/core"
 if grep -rlE '#include *[<"](postgres|fmgr|utils/|access/|catalog/)' src/core ; then
 	tally core-purity 0 1
@@ -93,6 +100,8 @@ nf=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); nf=${nf:-0}
 [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
 tally fuzz "$np" "$nf"
 
+fi # SERVER_ONLY
+
 note "install into tmp_install/"
 source tools/tmp-cluster.sh           # only its private install: pg_regress starts the server
 bindir=$($PG_CONFIG --bindir)         # e.g. /usr/lib/postgresql/15/bin
@@ -103,7 +112,8 @@ tmpc_install_into "$T" || { tally install 0 1; }
 server_tests() {
 	# Runs in a tree writable by the current (non-root) user.
 	local tbin=$1
-	make -s installcheck bindir="$tbin" \
+	# shellcheck disable=SC2086
+	make -s installcheck bindir="$tbin" $SERVER_ARGS \
 		EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
 		PROVE_FLAGS="--timer" 2>&1
 }
@@ -115,7 +125,7 @@ if [ "$(id -u)" = 0 ]; then
 	cp -a "$ROOT/." "$W/"
 	chown -R postgres:postgres "$W"
 	out=$(cd "$W" && runuser -u postgres -- env HOME=/tmp PATH="$PATH" \
-		bash -c "$(declare -f server_tests); server_tests '$W/tmp_install$bindir'"); rc=$?
+		SERVER_ARGS="$SERVER_ARGS" bash -c "$(declare -f server_tests); server_tests '$W/tmp_install$bindir'"); rc=$?
 	for f in regression.diffs output_iso/regression.diffs; do
 		[ -f "$W/$f" ] && mkdir -p "$ROOT/$(dirname "$f")" && cp "$W/$f" "$ROOT/$f"
 	done
