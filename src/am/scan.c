@@ -13,9 +13,66 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
+#include "storage/lmgr.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 static void dir_cache_reset(SimhashScanOpaque so);
+
+/* ---- the scan/VACUUM interlock (simhash_am.h) ---------------------------- */
+
+/*
+ * Does the scan return TIDs that VACUUM could have removed and the heap
+ * reused unseen?  An index-only scan (no heap visit on all-visible pages),
+ * or one under a snapshot that could see a tuple inserted in a reused slot.
+ */
+static bool
+needs_interlock(IndexScanDesc scan)
+{
+	return scan->xs_want_itup || scan->xs_snapshot == InvalidSnapshot ||
+		   !IsMVCCSnapshot(scan->xs_snapshot);
+}
+
+static void
+interlock_take(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	ItemPointerData	  tag;
+
+	if (so->interlocked || !needs_interlock(scan))
+		return;
+	ItemPointerSet(&tag, SIMHASH_INTERLOCK_BLKNO, SIMHASH_INTERLOCK_OFFNO);
+	LockTuple(scan->indexRelation, &tag, ShareLock);
+	so->interlocked = true;
+}
+
+/* Every TID read under the interlock has been returned (or never will be). */
+static void
+interlock_release(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	ItemPointerData	  tag;
+
+	if (!so->interlocked)
+		return;
+	ItemPointerSet(&tag, SIMHASH_INTERLOCK_BLKNO, SIMHASH_INTERLOCK_OFFNO);
+	UnlockTuple(scan->indexRelation, &tag, ShareLock);
+	so->interlocked = false;
+}
+
+/*
+ * VACUUM, once it has removed entries (holding no buffer or page lock):
+ * wait until no scan that may have read them still holds their TIDs.
+ */
+void
+simhash_vacuum_wait_for_scans(Relation index)
+{
+	ItemPointerData tag;
+
+	ItemPointerSet(&tag, SIMHASH_INTERLOCK_BLKNO, SIMHASH_INTERLOCK_OFFNO);
+	LockTuple(index, &tag, ExclusiveLock);
+	UnlockTuple(index, &tag, ExclusiveLock);
+}
 
 /* ambeginscan: the scan's state and its memory context. */
 IndexScanDesc
@@ -51,6 +108,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 
+	interlock_release(scan);
 	MemoryContextReset(so->cxt);
 	old = MemoryContextSwitchTo(so->cxt);
 	dir_cache_reset(so);
@@ -113,6 +171,7 @@ simhash_endscan(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 
+	interlock_release(scan);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 }
@@ -1078,14 +1137,32 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 	SimhashHit		 *h;
 
 	if (!so->started)
+	{
+		interlock_take(scan);
 		start_scan(scan);
+	}
 	if (so->next >= so->nhits)
 	{
 		if (so->phase == SIMHASH_PHASE_DONE)
+		{
+			interlock_release(scan);
 			return false;
+		}
+		/*
+		 * The batch is returned: a VACUUM waiting for it goes first.  KNN's
+		 * carry holds TIDs of earlier steps, so it keeps the interlock.
+		 */
+		if (so->phase == SIMHASH_PHASE_NULLS)
+		{
+			interlock_release(scan);
+			interlock_take(scan);
+		}
 		next_batch(scan);
 		if (so->next >= so->nhits)
+		{
+			interlock_release(scan);
 			return false;
+		}
 	}
 	h = &so->hits[so->next++];
 	scan->xs_heaptid = h->tid;

@@ -61,6 +61,8 @@ typedef struct SimhashScanOpaqueData
 	bool		 has_order;
 	bool		 order_null; /* ORDER BY a <~> NULL */
 	uint64		 order_q;
+	/* the scan/VACUUM interlock (simhash_am.h): held now */
+	bool interlocked;
 	/* results */
 	bool			 started;
 	SimhashHit		*hits;

@@ -125,6 +125,32 @@
  *   generation it expects (opaque->gen): a recycled page makes the scan
  *   start over from the current metapage (or, once rows were returned,
  *   fail with 40001).
+ * - The scan/VACUUM interlock.  A scan copies what it reads and holds no pin
+ *   between calls, so nothing stops VACUUM from removing an entry whose TID
+ *   the scan still has to return, and the heap from reusing the TID.  An
+ *   index scan under an MVCC snapshot needs no more: the executor visits
+ *   the heap tuple, a removed one is gone and a tuple that reuses its slot
+ *   was inserted after the scan's snapshot, so it is invisible.  An
+ *   index-only scan skips the heap visit on all-visible pages, and VACUUM
+ *   sets the pages all-visible once it has removed the index entries, so it
+ *   would return a removed row; a scan under a non-MVCC snapshot (exclusion
+ *   constraints) could see the new tuple.  Such scans (xs_want_itup, or a
+ *   non-MVCC snapshot) hold a ShareLock on the interlock tag
+ *   (SIMHASH_INTERLOCK_*) from before they read an entry until they have
+ *   returned every TID they read: a radius scan per batch (released when
+ *   the batch is used up, before the next is read), KNN for the scan's life
+ *   (its carry holds TIDs read by earlier steps); endscan and rescan
+ *   release it.  ambulkdelete, once it has removed entries and released its
+ *   buffer and page locks, takes and releases the ExclusiveLock on the tag:
+ *   it waits for every scan that may hold a removed TID, as nbtree's VACUUM
+ *   waits for the pin of a scan on a leaf page (an open index-only cursor
+ *   makes VACUUM wait until it moves past its batch or closes).  A scan
+ *   taking the interlock and VACUUM waiting for it hold no page lock
+ *   (PostgreSQL allows no heavyweight lock to be taken under a page lock),
+ *   so the deadlock detector sees every wait.  Bitmap scans need no
+ *   interlock.  A hot standby has none (replay waits for no scan; nbtree's
+ *   replay waits for the pins): an index-only cursor on a standby that
+ *   holds a TID the primary's VACUUM removed can still return it.
  * - Every page change is WAL-logged: GenericXLog for inserts, flushes and
  *   merges, log_newpage_range() after a bulk build.
  */
@@ -156,6 +182,13 @@
 /* Heavyweight lock tags (LockPage on these block numbers). */
 #define SIMHASH_FLUSH_LOCK 0
 #define SIMHASH_MERGE_LOCK 1
+/*
+ * The scan/VACUUM interlock: a tuple lock (LockTuple) on this TID of the
+ * index relation.  No tuple of an index relation is ever locked otherwise
+ * (row locks name heap relations), so it collides with nothing.
+ */
+#define SIMHASH_INTERLOCK_BLKNO 0
+#define SIMHASH_INTERLOCK_OFFNO 1
 
 /* Runs: size ratio between levels; bounds of the metapage's run list. */
 #define SIMHASH_TIER_RATIO 4
@@ -595,6 +628,7 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 extern bool	 simhash_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void	 simhash_endscan(IndexScanDesc scan);
+extern void	 simhash_vacuum_wait_for_scans(Relation index);
 
 /* The self-check (check.c); the caller holds ShareLock on both relations. */
 extern void simhash_check_index(Relation heap, Relation index);

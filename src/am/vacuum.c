@@ -280,9 +280,11 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	DeadState			ds = {callback, callback_state};
 	SimhashMetaPageData meta;
 	uint64				pending = 0, sealed = 0, nulls;
+	double				removed_before;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	removed_before = stats->tuples_removed;
 
 	/*
 	 * The pending buffer: flushed without its dead entries, or cleaned in
@@ -308,6 +310,10 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	simhash_finish_interrupted_merge(index, heap, info->strategy, NULL);
 	clean_runs(info, heap, &ds, stats);
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
+
+	/* no index-only scan may still return a TID removed here (simhash_am.h) */
+	if (stats->tuples_removed > removed_before)
+		simhash_vacuum_wait_for_scans(index);
 
 	count_tuples(index, stats);
 	table_close(heap, NoLock);
