@@ -31,7 +31,7 @@ TAP_TESTS   := $(if $(wildcard t/*.pl),1)
 
 CORE_LIBS   = -lxxhash -licuuc -licudata -lgumbo
 SHLIB_LINK += $(CORE_LIBS) -lstdc++
-PG_CPPFLAGS = -Isrc $(CORE_INC)
+PG_CPPFLAGS = -Isrc $(CORE_INC) -DSIMHASH_EXTVERSION='"$(EXTVERSION)"'
 # Warnings are errors only when developing or in CI (make WERROR=1; make test
 # and .ci/run set it): a newer compiler's new warning must not break a user's
 # make install.
@@ -44,7 +44,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra $(WERROR_FLAG) -fPIC
 override with_llvm = no
 
 TOOLS       = $(patsubst %.cpp,%,$(wildcard src/cli/simhash-*.cpp))
-EXTRA_CLEAN = $(DATA_built) $(TOOLS) test/unit_tests test/*.o src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
+EXTRA_CLEAN = .pg-build $(DATA_built) $(TOOLS) test/unit_tests test/*.o src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -55,6 +55,13 @@ $(DATA_built): $(SQL_PARTS) simhash.control
 	( echo '-- complain if script is sourced in psql, rather than via CREATE EXTENSION'; \
 	  printf '%s\n' '\echo Use "CREATE EXTENSION simhash" to load this file. \quit'; \
 	  cat $(SQL_PARTS) ) > $@
+
+# Objects built against another server (make PG_CONFIG=...: another major, or
+# the assert-enabled build) are rebuilt, never mixed: .pg-build names the
+# server the objects in this tree were built for.
+PG_BUILD_ID := $(shell $(PG_CONFIG) --version) $(shell $(PG_CONFIG) --includedir-server)
+$(shell test "`cat .pg-build 2>/dev/null`" = "$(PG_BUILD_ID)" || echo "$(PG_BUILD_ID)" > .pg-build)
+$(OBJS): .pg-build
 
 # The core depends on its headers; keep rebuilds honest.
 $(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/am/*.h) $(CORE_HDRS)

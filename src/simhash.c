@@ -11,7 +11,7 @@
 
 #include "am/simhash_am.h"
 
-PG_MODULE_MAGIC;
+SIMHASH_MODULE_MAGIC;
 
 /* simhash.max_distance: the radius of the % and ~% operators. */
 int simhash_max_distance = 3;

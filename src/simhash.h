@@ -12,6 +12,8 @@
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 
+#include "compat.h"
+
 #include "simhash_core.h"
 
 typedef uint64 simhash;

@@ -325,8 +325,7 @@ simhash_buildempty(Relation index)
 			simhash_init_runlist(page.data);
 		PageSetChecksumInplace(page.data, blkno);
 		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, blkno, page.data, true);
-		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM, blkno, page.data,
-					true);
+		log_newpage(&SimhashSmgrFile(RelationGetSmgr(index)), INIT_FORKNUM, blkno, page.data, true);
 	}
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

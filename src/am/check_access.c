@@ -67,7 +67,7 @@ checkable_heap(Oid indexoid)
 	if (!OidIsValid(heapoid))
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
 						errmsg("index with OID %u does not exist", indexoid)));
-	if (!pg_class_ownercheck(heapoid, GetUserId()))
+	if (!simhash_class_ownercheck(heapoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(heapoid)),
 					   get_rel_name(heapoid));
 	am = relation_am(indexoid);

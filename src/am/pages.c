@@ -214,7 +214,7 @@ simhash_delete_page(Relation index, BlockNumber blkno, FullTransactionId safexid
  * Pages still listed when the backend exits, or moves to another index,
  * are recorded by VACUUM's sweep.
  */
-static RelFileNode		  deferred_node;
+static SimhashRelFile	  deferred_node;
 static BlockNumber		 *deferred;
 static FullTransactionId *deferred_xid; /* their safexids */
 static int				  ndeferred, deferred_cap;
@@ -225,9 +225,9 @@ static int				  ndeferred, deferred_cap;
 void
 simhash_defer_free(Relation index, BlockNumber blkno, FullTransactionId safexid)
 {
-	if (!RelFileNodeEquals(deferred_node, index->rd_node))
+	if (!SimhashRelFileEquals(deferred_node, SimhashRelationFile(index)))
 	{
-		deferred_node = index->rd_node;
+		deferred_node = SimhashRelationFile(index);
 		ndeferred = 0;
 	}
 	if (ndeferred == deferred_cap)
@@ -255,7 +255,7 @@ simhash_record_deferred(Relation index, Relation heap)
 	int			kept = 0, recorded = 0;
 	BlockNumber nblocks;
 
-	if (ndeferred == 0 || !RelFileNodeEquals(deferred_node, index->rd_node))
+	if (ndeferred == 0 || !SimhashRelFileEquals(deferred_node, SimhashRelationFile(index)))
 		return;
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (int i = 0; i < ndeferred; i++)
@@ -479,7 +479,7 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		SimhashPageOpaque opaque;
 		bool			  orphan = false;
 
-		vacuum_delay_point();
+		simhash_vacuum_delay_point();
 		if ((blkno & 1023) == SIMHASH_RUNLIST_BLKNO + 1)
 			simhash_refresh_horizon(heap);
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);

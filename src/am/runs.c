@@ -348,7 +348,7 @@ cursor_next_page(RunCursor *c)
 		simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->gen, c->table);
 		c->i = 0;
 		c->n = SimhashPageEntries(c->index, blkno, c->page.data);
-		vacuum_delay_point();
+		simhash_vacuum_delay_point();
 	}
 	return true;
 }
@@ -614,7 +614,7 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dirpage.data, i));
 
 			simhash_check_link(index, dir + d, blkno, 0, &nblocks);
-			vacuum_delay_point();
+			simhash_vacuum_delay_point();
 			simhash_delete_page(index, blkno, safexid, strategy);
 			if (pool)
 				simhash_pool_add(pool, blkno, gen);
@@ -909,7 +909,7 @@ simhash_finish_interrupted_merge(Relation index, Relation heap, BufferAccessStra
 		SimhashPageOpaque op;
 		bool			  orphan;
 
-		vacuum_delay_point();
+		simhash_vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		op = SimhashPageGetOpaque(BufferGetPage(buf));
 		orphan = !PageIsNew(BufferGetPage(buf)) && op->page_id == SIMHASH_PAGE_ID &&

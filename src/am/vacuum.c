@@ -45,7 +45,7 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 		Page			  page;
 		int				  n, i, kept = 0;
 
-		vacuum_delay_point();
+		simhash_vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
 		if (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
@@ -136,7 +136,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 
 			simhash_check_link(info->index, dir + d, blkno, 0, &nblocks);
 			buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-			vacuum_delay_point();
+			simhash_vacuum_delay_point();
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 			page = BufferGetPage(buf);
 			simhash_expect_page(info->index, page, blkno, SIMHASH_RUN, run->gen, t);

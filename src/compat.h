@@ -1,0 +1,83 @@
+/*
+ * compat.h — what differs between the PostgreSQL major versions the
+ * extension builds against (tested: 15 and 18; 16 and 17 lie between), each
+ * difference behind one small named macro, type or inline function.  This is
+ * the only file that tests PG_VERSION_NUM: code elsewhere calls the names
+ * below, written as the newest server spells the call where it can.
+ *
+ * Included by simhash.h, so by every file of the C shim and the access method.
+ */
+#ifndef SIMHASH_COMPAT_H
+#define SIMHASH_COMPAT_H
+
+#include "postgres.h"
+#include "fmgr.h"
+
+#if PG_VERSION_NUM < 150000
+#error "simhash needs PostgreSQL 15 or later"
+#endif
+
+/*
+ * Varlena macros (VARDATA_ANY, SET_VARSIZE, ...): since 16 in varatt.h,
+ * which postgres.h no longer includes.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/*
+ * The module's magic block.  Since 18 it can carry the module's name and
+ * version, which pg_get_loaded_modules() reports; SIMHASH_EXTVERSION comes
+ * from the Makefile (EXTVERSION).
+ */
+#ifndef SIMHASH_EXTVERSION
+#define SIMHASH_EXTVERSION "unknown"
+#endif
+#if PG_VERSION_NUM >= 180000
+#define SIMHASH_MODULE_MAGIC PG_MODULE_MAGIC_EXT(.name = "simhash", .version = SIMHASH_EXTVERSION)
+#else
+#define SIMHASH_MODULE_MAGIC PG_MODULE_MAGIC
+#endif
+
+/*
+ * The physical identity of a relation (its tablespace, database and file
+ * number): RelFileNode until 15, RelFileLocator since 16 (rd_node became
+ * rd_locator, smgr_rnode.node became smgr_rlocator.locator).
+ */
+#if PG_VERSION_NUM >= 160000
+#include "storage/relfilelocator.h"
+typedef RelFileLocator SimhashRelFile;
+#define SimhashRelationFile(rel)   ((rel)->rd_locator)
+#define SimhashSmgrFile(smgr)	   ((smgr)->smgr_rlocator.locator)
+#define SimhashRelFileEquals(a, b) RelFileLocatorEquals(a, b)
+#else
+#include "storage/relfilenode.h"
+typedef RelFileNode SimhashRelFile;
+#define SimhashRelationFile(rel)   ((rel)->rd_node)
+#define SimhashSmgrFile(smgr)	   ((smgr)->smgr_rnode.node)
+#define SimhashRelFileEquals(a, b) RelFileNodeEquals(a, b)
+#endif
+
+/*
+ * Whether a role owns a relation: pg_class_ownercheck() until 15, the
+ * generic object_ownercheck() since 16 (the caller includes utils/acl.h and
+ * catalog/pg_class.h).
+ */
+#if PG_VERSION_NUM >= 160000
+#define simhash_class_ownercheck(relid, roleid) object_ownercheck(RelationRelationId, relid, roleid)
+#else
+#define simhash_class_ownercheck(relid, roleid) pg_class_ownercheck(relid, roleid)
+#endif
+
+/*
+ * VACUUM's cost-based delay, from the index's own loops: 18 added the
+ * argument is_analyze (false: this is VACUUM's work).  The caller includes
+ * commands/vacuum.h.
+ */
+#if PG_VERSION_NUM >= 180000
+#define simhash_vacuum_delay_point() vacuum_delay_point(false)
+#else
+#define simhash_vacuum_delay_point() vacuum_delay_point()
+#endif
+
+#endif /* SIMHASH_COMPAT_H */
