@@ -71,9 +71,16 @@ TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra $(WERROR_FLAG) $(CORE_INC) -pthr
 src/cli/simhash-%: src/cli/simhash-%.cpp $(wildcard src/cli/*.hpp) $(CORE_OBJS)
 	$(CXX) $(TOOL_CXXFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
 
+# The tools go next to the server's programs ($(pg_config --bindir)); the
+# directory may not exist yet under a DESTDIR (a package build).
 install: install-tools
 install-tools: $(TOOLS)
-	$(if $(TOOLS),$(INSTALL_PROGRAM) $(TOOLS) '$(DESTDIR)$(bindir)/')
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
+	$(INSTALL_PROGRAM) $(TOOLS) '$(DESTDIR)$(bindir)/'
+
+uninstall: uninstall-tools
+uninstall-tools:
+	rm -f $(addprefix '$(DESTDIR)$(bindir)'/,$(notdir $(TOOLS)))
 
 # ---- unit tests of the core (GoogleTest) -----------------------------------
 UNIT_SRCS = $(sort $(wildcard test/*_test.cpp))
@@ -130,7 +137,7 @@ quality:
 demo:
 	bash tools/demo.sh
 
-.PHONY: unit unit-asan test demo install-tools format format-check lint
+.PHONY: unit unit-asan test demo install-tools uninstall-tools format format-check lint
 
 # ---- micro-benchmark of the core's text fingerprint (not part of make test) ----
 bench/fingerprint_bench: bench/fingerprint_bench.cpp $(CORE_OBJS)

@@ -19,17 +19,25 @@ JOBS=${JOBS:-$(nproc)}
 # (TAP_TESTS= skips the TAP tests).  make test itself runs everything.
 SERVER_ONLY=${SERVER_ONLY:-0}
 SERVER_ARGS=${SERVER_ARGS:-}
+# The server tests' copy of the tree in /tmp (when run as root) is removed at
+# the end; KEEP_TMP=1 keeps it for a look at what a failed test left.
+KEEP_TMP=${KEEP_TMP:-0}
 passed=0 failed=0
 summary=()
+started=$SECONDS mark=$SECONDS
 
 note() { printf '\n==== %s\n' "$*"; }
-tally() {  # tally NAME PASSED FAILED
+tally() {  # tally NAME PASSED FAILED [NOTE]: a summary line with the time since the last one
+	local took=$((SECONDS - mark))
 	passed=$((passed + $2)); failed=$((failed + $3))
-	summary+=("$(printf '%-12s %4d passed, %d failed' "$1" "$2" "$3")")
+	summary+=("$(printf '%-12s %4d passed, %d failed %6s%s' "$1" "$2" "$3" \
+		"$((took / 60))m$(printf %02d $((took % 60)))s" "${4:+  ($4)}")")
+	mark=$SECONDS
 }
 
 note "build"
 make -s -j"$JOBS" all test/unit_tests || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+tally build 1 0
 
 if [ "$SERVER_ONLY" != 1 ]; then
 note "core: no PostgreSQL header in src/core"
@@ -88,7 +96,7 @@ for t in test/*_test.sh; do
 	np=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+'); np=${np:-0}
 	nf=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); nf=${nf:-0}
 	[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
-	tally "$(basename "$t" _test.sh)" "$np" "$nf"
+	tally "$(basename "$t" _test.sh)" "$np" "$nf" "$(echo "$line" | grep -o skipped)"
 done
 
 note "fuzz targets, a few seconds each (test/fuzz/run.sh; make fuzz for long runs)"
@@ -98,7 +106,7 @@ line=$(echo "$out" | grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' | tail -1)
 np=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+'); np=${np:-0}
 nf=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); nf=${nf:-0}
 [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
-tally fuzz "$np" "$nf"
+tally fuzz "$np" "$nf" "$(echo "$out" | grep -q '^fuzz: skipped' && echo skipped)"
 
 fi # SERVER_ONLY
 
@@ -122,6 +130,8 @@ note "server tests (pg_regress, isolation, TAP)"
 if [ "$(id -u)" = 0 ]; then
 	W=/tmp/simhash-test-$(printf %s "$ROOT" | md5sum | cut -c1-8)
 	rm -rf "$W"; mkdir -p "$W"
+	# shellcheck disable=SC2064
+	trap "[ '$KEEP_TMP' = 1 ] && echo 'KEEP_TMP=1: the server tests ran in $W' || rm -rf '$W'" EXIT
 	cp -a "$ROOT/." "$W/"
 	chown -R postgres:postgres "$W"
 	out=$(cd "$W" && runuser -u postgres -- env HOME=/tmp PATH="$PATH" \
@@ -145,5 +155,6 @@ tally server "$np" "$nf"
 
 note "summary"
 printf '%s\n' "${summary[@]}"
-echo "simhash: $passed passed, $failed failed"
+took=$((SECONDS - started))
+echo "simhash: $passed passed, $failed failed in $((took / 60))m$(printf %02d $((took % 60)))s"
 [ "$failed" -eq 0 ]
