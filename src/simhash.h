@@ -48,6 +48,8 @@ struct sh_text_options;
 extern char *
 simhash_text_arguments(FunctionCallInfo fcinfo, struct sh_text_options *opts, size_t *len);
 extern char *simhash_text_to_utf8(struct varlena *t, size_t *len);
+extern void
+simhash_text_options(FunctionCallInfo fcinfo, int first_arg, struct sh_text_options *opts);
 
 /*
  * Sizes of the extension's own memory contexts.  They are deliberately not

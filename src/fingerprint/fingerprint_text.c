@@ -35,11 +35,12 @@ parse_token_mode(text *mode)
 
 /*
  * The (shingle int, tokens text, casefold bool) arguments starting at
- * argument first_arg, shared by simhash(text) and simhash_html so both accept
- * and reject the same values with the same errors.
+ * argument first_arg, shared by simhash(text), simhash_html and
+ * simhash_similarity so all accept and reject the same values with the same
+ * errors.
  */
-static void
-parse_text_options(FunctionCallInfo fcinfo, int first_arg, sh_text_options *opts)
+void
+simhash_text_options(FunctionCallInfo fcinfo, int first_arg, sh_text_options *opts)
 {
 	sh_text_options_default(opts);
 	opts->shingle = PG_GETARG_INT32(first_arg);
@@ -72,7 +73,7 @@ simhash_text_to_utf8(text *t, size_t *len)
 char *
 simhash_text_arguments(FunctionCallInfo fcinfo, sh_text_options *opts, size_t *len)
 {
-	parse_text_options(fcinfo, 1, opts);
+	simhash_text_options(fcinfo, 1, opts);
 	return simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), len);
 }
 

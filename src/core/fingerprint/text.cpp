@@ -21,6 +21,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -196,14 +197,40 @@ inline uint64_t shingle_hash(const uint64_t *window, int n)
 #endif
 }
 
+// Collects shingle hashes in order (duplicates included): the sink of
+// sh_text_shingle_set and sh_text_similarity, where BitVote is that of the
+// fingerprint.  Both take the same calls from the same Shingler.
+class HashList
+{
+public:
+    void add(uint64_t feature)
+    {
+        hashes.push_back(feature);
+    }
+
+    bool between_batches() const
+    {
+        return true;
+    }
+
+    void add16(const uint64_t *f)
+    {
+        hashes.insert(hashes.end(), f, f + 16);
+    }
+
+    std::vector<uint64_t> hashes;
+};
+
 // Turns a stream of token hashes into shingle features: each feature is the
 // hash of `k` consecutive token hashes (a single token's hash when k == 1).
 // Hashes gather in h_ behind the last k - 1 of the previous batch, so every
-// window is contiguous, and a batch's windows are hashed in one loop.
+// window is contiguous, and a batch's windows are hashed in one loop.  Sink
+// takes the features: add(f), add16(f[16]) when between_batches().
+template <class Sink>
 class Shingler
 {
 public:
-    Shingler(int k, BitVote &vote) : k_(k), vote_(vote) {}
+    Shingler(int k, Sink &vote) : k_(k), vote_(vote) {}
 
     // The next token's hash.
     void token(uint64_t h)
@@ -281,7 +308,7 @@ private:
     }
 
     int k_;
-    BitVote &vote_;
+    Sink &vote_;
     uint64_t h_[kCapacity] = {};
     int n_ = 0;          // hashes in h_
     int kept_ = 0;       // of which carried over from the previous batch
@@ -391,13 +418,14 @@ private:
     std::vector<uint8_t> heap_;
 };
 
-// The tokenizer: feeds token hashes to the shingler.  A token that may go on
-// past what has been seen (across a block or into non-ASCII text) waits in
-// pending_ until its end is known.
+// The tokenizer: feeds token hashes to the shingler (Out: token(hash)).  A
+// token that may go on past what has been seen (across a block or into
+// non-ASCII text) waits in pending_ until its end is known.
+template <class Out>
 class Tokenizer
 {
 public:
-    Tokenizer(const sh_text_options &opts, Shingler &out)
+    Tokenizer(const sh_text_options &opts, Out &out)
         : chars_(opts.tokens == SH_TOKENS_CHARS), fold_(opts.casefold != 0), out_(out)
     {
     }
@@ -661,19 +689,67 @@ private:
 
     bool chars_;
     bool fold_;
-    Shingler &out_;
+    Out &out_;
     TokenBuffer pending_;
 };
+
+// The one path from text to features, for valid options: every shingle
+// hash of the text, in order, into sink.  The fingerprint votes with them and
+// the similarity collects them, so the two can never disagree on what a
+// shingle is.
+template <class Sink>
+void shingle_hashes(const char *utf8, size_t len, const sh_text_options &opts, Sink &sink)
+{
+    Shingler<Sink> shingler(opts.shingle, sink);
+    Tokenizer<Shingler<Sink>> tokenizer(opts, shingler);
+    tokenizer.run(reinterpret_cast<const uint8_t *>(utf8), len);
+    shingler.finish();
+}
 
 // sh_fingerprint_text for valid options: tokens -> shingles -> vote.
 uint64_t fingerprint(const char *utf8, size_t len, const sh_text_options &opts)
 {
     BitVote vote;
-    Shingler shingler(opts.shingle, vote);
-    Tokenizer tokenizer(opts, shingler);
-    tokenizer.run(reinterpret_cast<const uint8_t *>(utf8), len);
-    shingler.finish();
+    shingle_hashes(utf8, len, opts, vote);
     return vote.result();
+}
+
+// The distinct shingle hashes of the text, ascending.
+std::vector<uint64_t> shingle_set(const char *utf8, size_t len, const sh_text_options &opts)
+{
+    HashList list;
+    shingle_hashes(utf8, len, opts, list);
+    std::vector<uint64_t> &h = list.hashes;
+    std::sort(h.begin(), h.end());
+    h.erase(std::unique(h.begin(), h.end()), h.end());
+    return std::move(h);
+}
+
+// |A and B| of two ascending sets.
+size_t intersection_size(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    size_t i = 0, j = 0, common = 0;
+    while (i < na && j < nb)
+    {
+        if (a[i] < b[j])
+            i++;
+        else if (b[j] < a[i])
+            j++;
+        else
+            common++, i++, j++;
+    }
+    return common;
+}
+
+// The status of options and a length that sh_fingerprint_text refuses.
+sh_status check_options(const sh_text_options *opts, size_t len)
+{
+    if (opts->shingle < 1 || opts->shingle > SH_MAX_SHINGLE ||
+        (opts->tokens != SH_TOKENS_WORDS && opts->tokens != SH_TOKENS_CHARS))
+        return SH_ERR_ARGUMENT;
+    if (len > static_cast<size_t>(INT32_MAX))
+        return SH_ERR_RANGE;
+    return SH_OK;
 }
 
 }  // namespace
@@ -690,17 +766,57 @@ extern "C"
     sh_status sh_fingerprint_text(const char *utf8, size_t len, const sh_text_options *opts,
                                   uint64_t *out) noexcept
     {
-        if (opts->shingle < 1 || opts->shingle > SH_MAX_SHINGLE ||
-            (opts->tokens != SH_TOKENS_WORDS && opts->tokens != SH_TOKENS_CHARS))
-            return SH_ERR_ARGUMENT;
-        if (len > static_cast<size_t>(INT32_MAX))
-            return SH_ERR_RANGE;
+        sh_status st = check_options(opts, len);
+        if (st != SH_OK)
+            return st;
         return sh::guard(
             [&]
             {
                 *out = fingerprint(utf8, len, *opts);
                 return SH_OK;
             });
+    }
+
+    sh_status sh_text_shingle_set(const char *utf8, size_t len, const sh_text_options *opts, uint64_t *out,
+                                  size_t cap, size_t *n) noexcept
+    {
+        sh_status st = check_options(opts, len);
+        if (st != SH_OK)
+            return st;
+        return sh::guard(
+            [&]
+            {
+                std::vector<uint64_t> set = shingle_set(utf8, len, *opts);
+                *n = set.size();
+                if (set.size() > cap)
+                    return SH_ERR_RANGE;
+                std::copy(set.begin(), set.end(), out);
+                return SH_OK;
+            });
+    }
+
+    sh_status sh_text_similarity(const char *a, size_t alen, const char *b, size_t blen,
+                                 const sh_text_options *opts, double *out) noexcept
+    {
+        sh_status st = check_options(opts, alen > blen ? alen : blen);
+        if (st != SH_OK)
+            return st;
+        return sh::guard(
+            [&]
+            {
+                std::vector<uint64_t> sa = shingle_set(a, alen, *opts);
+                std::vector<uint64_t> sb = shingle_set(b, blen, *opts);
+                *out = sh_sorted_jaccard(sa.data(), sa.size(), sb.data(), sb.size());
+                return SH_OK;
+            });
+    }
+
+    double sh_sorted_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) noexcept
+    {
+        if (na == 0 && nb == 0)
+            return 1.0;
+        const size_t common = intersection_size(a, na, b, nb);
+        return static_cast<double>(common) / static_cast<double>(na + nb - common);
     }
 
     uint64_t sh_feature_hash(const void *data, size_t len) noexcept

@@ -37,6 +37,27 @@ void		sh_text_options_default(sh_text_options *opts) SH_NOEXCEPT;
 sh_status	sh_fingerprint_text(const char *utf8, size_t len,
 								const sh_text_options *opts, uint64_t *out) SH_NOEXCEPT;
 
+/*
+ * The distinct shingle hashes of UTF-8 text, ascending (unsigned): the
+ * features simhash(text) votes with under the same options, each once.
+ * Writes at most cap of them to out and their number to *n; SH_ERR_RANGE
+ * (with *n set) when more than cap, SH_ERR_ARGUMENT for bad options.
+ */
+sh_status	sh_text_shingle_set(const char *utf8, size_t len, const sh_text_options *opts,
+								uint64_t *out, size_t cap, size_t *n) SH_NOEXCEPT;
+
+/*
+ * The Jaccard similarity |A and B| / |A or B| of the distinct shingle-hash
+ * sets of two texts (sh_text_shingle_set); 1 when both are empty.  Shingles
+ * are compared by their 64-bit hashes: two different shingles of the pair
+ * collide with probability about (|A| + |B|)^2 / 2^65.
+ */
+sh_status	sh_text_similarity(const char *a, size_t alen, const char *b, size_t blen,
+							   const sh_text_options *opts, double *out) SH_NOEXCEPT;
+
+/* The Jaccard similarity of two ascending, distinct hash sets; 1 when both are empty. */
+double		sh_sorted_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) SH_NOEXCEPT;
+
 /* The 64-bit hash of one feature's bytes, as used by the text pipeline. */
 uint64_t	sh_feature_hash(const void *data, size_t len) SH_NOEXCEPT;
 

@@ -1,0 +1,116 @@
+/*
+ * fingerprint_similarity.c — exact shingle similarity beside the fingerprint:
+ * simhash_similarity(text, text, ...), simhash_shingles(text, ...) and
+ * simhash_similarity(bigint[], bigint[]).  The shingles are those that
+ * simhash(text) votes with (the core builds both on one code path, text.cpp).
+ */
+#include "simhash.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "text.h"
+
+/* simhash_similarity(a text, b text, shingle, tokens, casefold). */
+PG_FUNCTION_INFO_V1(simhash_similarity_text);
+Datum
+simhash_similarity_text(PG_FUNCTION_ARGS)
+{
+	sh_text_options opts;
+	size_t			alen, blen;
+	char		   *a, *b;
+	double			j = 0;
+
+	simhash_text_options(fcinfo, 2, &opts);
+	a = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &alen);
+	b = simhash_text_to_utf8(PG_GETARG_TEXT_PP(1), &blen);
+	SH_CHECK(sh_text_similarity(a, alen, b, blen, &opts, &j), "simhash_similarity");
+	PG_RETURN_FLOAT8(j);
+}
+
+/*
+ * simhash_shingles(doc text, shingle, tokens, casefold): the distinct shingle
+ * hashes, ascending as unsigned 64-bit numbers.  A first guess of the buffer
+ * (English averages about six bytes a word) is retried once at the exact
+ * size when the text has more shingles.
+ */
+PG_FUNCTION_INFO_V1(simhash_shingles);
+Datum
+simhash_shingles(PG_FUNCTION_ARGS)
+{
+	sh_text_options opts;
+	size_t			len, cap, n = 0;
+	char		   *utf8;
+	uint64_t	   *buf;
+	sh_status		st;
+	Datum		   *elems;
+
+	utf8 = simhash_text_arguments(fcinfo, &opts, &len);
+	cap = len / 4 + 16;
+	buf = palloc_extended(sizeof(uint64_t) * cap, MCXT_ALLOC_HUGE);
+	st = sh_text_shingle_set(utf8, len, &opts, buf, cap, &n);
+	if (st == SH_ERR_RANGE && n > cap)
+	{
+		pfree(buf);
+		cap = n;
+		buf = palloc_extended(sizeof(uint64_t) * cap, MCXT_ALLOC_HUGE);
+		st = sh_text_shingle_set(utf8, len, &opts, buf, cap, &n);
+	}
+	SH_CHECK(st, "simhash_shingles");
+	elems = palloc_extended(sizeof(Datum) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (size_t i = 0; i < n; i++)
+		elems[i] = Int64GetDatum((int64) buf[i]);
+	PG_RETURN_ARRAYTYPE_P(
+		construct_array(elems, (int) n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * The elements of a shingle-set argument, checked: one dimension (or
+ * empty), no NULLs, strictly ascending as unsigned numbers (the form
+ * simhash_shingles returns), so a merge counts the intersection exactly.
+ */
+static const uint64_t *
+shingle_set_arg(ArrayType *arr, int argno, size_t *n)
+{
+	const uint64_t *v;
+	int				count;
+
+	if (ARR_NDIM(arr) == 0)
+	{
+		*n = 0;
+		return NULL;
+	}
+	if (ARR_NDIM(arr) != 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shingle set %d must be a one-dimensional bigint array without NULLs",
+						argno),
+				 errhint("Pass arrays made by simhash_shingles.")));
+	count = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	/* no NULLs: the data follows the fixed header (ARR_DATA_PTR warns under -Wsign-compare) */
+	v = (const uint64_t *) ((const char *) arr + ARR_OVERHEAD_NONULLS(1));
+	for (int i = 1; i < count; i++)
+		if (v[i - 1] >= v[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shingle set %d is not ascending and distinct at element %d (%lld "
+							"after %lld)",
+							argno, i + 1, (long long) (int64) v[i], (long long) (int64) v[i - 1]),
+					 errhint("Pass arrays made by simhash_shingles: distinct hashes, ascending as "
+							 "unsigned 64-bit numbers.")));
+	*n = (size_t) count;
+	return v;
+}
+
+/* simhash_similarity(a bigint[], b bigint[]): Jaccard of two simhash_shingles sets. */
+PG_FUNCTION_INFO_V1(simhash_similarity_sets);
+Datum
+simhash_similarity_sets(PG_FUNCTION_ARGS)
+{
+	size_t			na, nb;
+	const uint64_t *a = shingle_set_arg(PG_GETARG_ARRAYTYPE_P(0), 1, &na);
+	const uint64_t *b = shingle_set_arg(PG_GETARG_ARRAYTYPE_P(1), 2, &nb);
+
+	PG_RETURN_FLOAT8(sh_sorted_jaccard(a, na, b, nb));
+}
