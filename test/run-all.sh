@@ -120,8 +120,8 @@ tmpc_install_into "$T" || { tally install 0 1; }
 server_tests() {
 	# Runs in a tree writable by the current (non-root) user.
 	local tbin=$1
-	# shellcheck disable=SC2086
-	make -s installcheck bindir="$tbin" $SERVER_ARGS \
+	eval "set -- $SERVER_ARGS"   # quoted lists stay one word: REGRESS='a b'
+	make -s installcheck bindir="$tbin" "$@" \
 		EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
 		PROVE_FLAGS="--timer" 2>&1
 }
