@@ -178,6 +178,61 @@ simhash_endscan(IndexScanDesc scan)
 
 /* ---- reading pages ------------------------------------------------------ */
 
+/* ---- corruption: an error naming the block, never wrong rows ------------- */
+
+static void
+corrupt_block(Relation index, BlockNumber blkno, const char *detail)
+{
+	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+					errmsg("simhash index \"%s\" is corrupted at block %u",
+						   RelationGetRelationName(index), blkno),
+					errdetail_internal("%s", detail),
+					errhint("REINDEX the index; simhash_index_check() describes the damage.")));
+}
+
+/*
+ * The trailer (opaque area) of a page that is not new: only once pd_special
+ * says where this access method puts it, so that no read goes past the page.
+ */
+static SimhashPageOpaque
+page_trailer(Relation index, Buffer buf)
+{
+	Page page = BufferGetPage(buf);
+
+	if (((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)))
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  psprintf("The page's special space starts at %u.",
+							   ((PageHeader) page)->pd_special));
+	return SimhashPageGetOpaque(page);
+}
+
+/*
+ * A block number read from page `from` (the run list, a directory page)
+ * must lie inside the index before it is read: InvalidBlockNumber is P_NEW,
+ * which would extend the file.
+ */
+static void
+check_link(IndexScanDesc scan, BlockNumber from, BlockNumber blkno)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	simhash_check_link(scan->indexRelation, from, blkno, 0, &so->nblocks);
+}
+
+/* The directory pages of run r, table t (contiguous), inside the index. */
+static void
+check_dir_link(IndexScanDesc scan, int r, BlockNumber dstart)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	BlockNumber		  ndir = SimhashDirPages(so->meta.list.runs[r].npages);
+
+	check_link(scan, SIMHASH_RUNLIST_BLKNO, dstart);
+	if (ndir > 1)
+		check_link(scan, SIMHASH_RUNLIST_BLKNO,
+				   dstart + ndir - 1 < dstart ? InvalidBlockNumber : dstart + ndir - 1);
+}
+
+
 static inline int
 so_nruns(IndexScanDesc scan)
 {
@@ -189,30 +244,22 @@ so_nruns(IndexScanDesc scan)
  * kind's flag or DELETED, and its generation, until it is recycled.
  */
 static bool
-page_current(SimhashScanOpaque so, Buffer buf, uint16 kind, uint32 gen, int table)
+page_current(IndexScanDesc scan, Buffer buf, uint16 kind, uint32 gen, int table)
 {
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	Page			  page = BufferGetPage(buf);
-	SimhashPageOpaque o = SimhashPageGetOpaque(page);
+	SimhashPageOpaque o;
 
-	if (!PageIsNew(page) && o->page_id == SIMHASH_PAGE_ID &&
-		(o->flags & (kind | SIMHASH_DELETED)) != 0 && o->gen == gen &&
-		(table < 0 || o->table == table))
-		return true;
+	if (!PageIsNew(page))
+	{
+		o = page_trailer(scan->indexRelation, buf);
+		if (o->page_id == SIMHASH_PAGE_ID && (o->flags & (kind | SIMHASH_DELETED)) != 0 &&
+			o->gen == gen && (table < 0 || o->table == table))
+			return true;
+	}
 	so->stale = true;
 	so->stale_blkno = BufferGetBlockNumber(buf);
 	return false;
-}
-
-/* ---- corruption: an error naming the block, never wrong rows ------------- */
-
-static void
-corrupt_block(Relation index, BlockNumber blkno, const char *detail)
-{
-	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-					errmsg("simhash index \"%s\" is corrupted at block %u",
-						   RelationGetRelationName(index), blkno),
-					errdetail_internal("%s", detail),
-					errhint("REINDEX the index; simhash_index_check() describes the damage.")));
 }
 
 /*
@@ -298,8 +345,8 @@ check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, Bl
 {
 	Page page = BufferGetPage(buf);
 
-	if (chain == 0 && (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
-					   SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
+	if (chain == 0 && (PageIsNew(page) || page_trailer(index, buf)->page_id != SIMHASH_PAGE_ID ||
+					   page_trailer(index, buf)->flags != SIMHASH_NULLS))
 		corrupt_block(index, BufferGetBlockNumber(buf),
 					  "The page is not the NULLs page its chain points to.");
 	if (steps > nblocks)
@@ -308,13 +355,13 @@ check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, Bl
 
 /* The last hikey of directory page d of a run (for the binary search). */
 static uint64
-dir_page_hikey(SimhashScanOpaque so, Relation index, BlockNumber blkno, uint32 gen, int t)
+dir_page_hikey(IndexScanDesc scan, BlockNumber blkno, uint32 gen, int t)
 {
-	Buffer buf = ReadBuffer(index, blkno);
+	Buffer buf = ReadBuffer(scan->indexRelation, blkno);
 	uint64 hikey = PG_UINT64_MAX;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if (page_current(so, buf, SIMHASH_DIR, gen, t))
+	if (page_current(scan, buf, SIMHASH_DIR, gen, t))
 		hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
 	UnlockReleaseBuffer(buf);
 	return hikey;
@@ -446,7 +493,7 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	current = page_current(so, buf, SIMHASH_RUN, gen, c->t);
+	current = page_current(c->scan, buf, SIMHASH_RUN, gen, c->t);
 	n = current ? run_page_nentries(c->scan->indexRelation, buf, run, p) : 0;
 	if (!current)
 		more = false;
@@ -524,7 +571,7 @@ dir_cache_get(ProbeCtx *c)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!page_current(so, buf, SIMHASH_DIR, run->gen, c->t))
+		if (!page_current(c->scan, buf, SIMHASH_DIR, run->gen, c->t))
 		{
 			UnlockReleaseBuffer(buf);
 			pfree(d->hikeys);
@@ -541,6 +588,8 @@ dir_cache_get(ProbeCtx *c)
 			n++;
 		}
 		UnlockReleaseBuffer(buf);
+		for (e = n - k; e < n; e++)
+			check_link(c->scan, dstart + p, d->blocks[e]);
 	}
 	d->n = n;
 	so->dir_budget -= bytes;
@@ -576,6 +625,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	/* a run that does not hold this table (a merge is switching tables over) */
 	if (!BlockNumberIsValid(dstart))
 		return;
+	check_dir_link(c->scan, c->r, dstart);
 	cache = dir_cache_get(c);
 	if (cache != NULL)
 	{
@@ -624,7 +674,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	{
 		BlockNumber mid = l + (r - l) / 2;
 
-		if (dir_page_hikey(so, index, dstart + mid, run->gen, c->t) < lo)
+		if (dir_page_hikey(c->scan, dstart + mid, run->gen, c->t) < lo)
 			l = mid + 1;
 		else
 			r = mid;
@@ -638,7 +688,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 		dpage = BufferGetPage(dbuf);
-		if (!page_current(so, dbuf, SIMHASH_DIR, run->gen, c->t))
+		if (!page_current(c->scan, dbuf, SIMHASH_DIR, run->gen, c->t))
 		{
 			UnlockReleaseBuffer(dbuf);
 			return;
@@ -665,9 +715,10 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 			/* read the run page without holding the directory page's lock */
 			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
+			check_link(c->scan, dstart + l, blkno);
 			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi, -1);
 			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
-			if (!page_current(so, dbuf, SIMHASH_DIR, run->gen, c->t))
+			if (!page_current(c->scan, dbuf, SIMHASH_DIR, run->gen, c->t))
 				more = false;
 			i++;
 		}
@@ -791,7 +842,7 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit vis
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		/* NULLs pages (chain 0) are compacted in place, never recycled */
-		if (chain != 0 && !page_current(so, buf, SIMHASH_PENDING, chain, -1))
+		if (chain != 0 && !page_current(scan, buf, SIMHASH_PENDING, chain, -1))
 		{
 			UnlockReleaseBuffer(buf);
 			break;
@@ -826,6 +877,7 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 	/* a merge's input whose table 0 the new run holds already */
 	if (!BlockNumberIsValid(dstart))
 		return;
+	check_dir_link(scan, r, dstart);
 
 	for (d = 0; d < SimhashDirPages(run->npages); d++)
 	{
@@ -835,7 +887,7 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (page_current(so, buf, SIMHASH_DIR, run->gen, 0))
+		if (page_current(scan, buf, SIMHASH_DIR, run->gen, 0))
 			n = page_nentries(scan->indexRelation, buf, SIMHASH_DIR_ENTRY_SIZE);
 		for (p = 0; p < n; p++)
 			blocks[p] = simhash_dir_block(SimhashDirEntry(page, p));
@@ -848,10 +900,11 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 			bool current;
 
 			CHECK_FOR_INTERRUPTS();
+			check_link(scan, dstart + d, blocks[p]);
 			buf = ReadBuffer(scan->indexRelation, blocks[p]);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			current = page_current(so, buf, SIMHASH_RUN, run->gen, 0);
+			current = page_current(scan, buf, SIMHASH_RUN, run->gen, 0);
 			k = current
 					? run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p)
 					: 0;
@@ -1065,6 +1118,7 @@ collect(IndexScanDesc scan)
 	MemoryContext	  old = MemoryContextSwitchTo(so->cxt);
 
 	simhash_read_meta(scan->indexRelation, &so->meta);
+	so->nblocks = 0; /* read again by the first link checked */
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
 	check_meta(scan);
 	dir_cache_reset(so);

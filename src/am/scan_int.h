@@ -92,6 +92,7 @@ typedef struct SimhashScanOpaqueData
 	int				after_dist;
 	ItemPointerData after_tid;
 	int64			batch;		 /* rows per linear pass */
+	BlockNumber		nblocks;	 /* the index size as last read (check_link) */
 	bool			stale;		 /* met a page recycled since the metapage copy */
 	BlockNumber		stale_blkno; /* the last such page */
 	/* directories cached by probes, [run * ntables + table]; NULL: none yet */
