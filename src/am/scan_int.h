@@ -1,6 +1,6 @@
 /*
- * scan_int.h — the scan's state and the probing primitives of scan.c, shared
- * with the exact k-nearest-neighbour search (knn.c).
+ * scan_int.h — the state of an index scan, shared by scan.c (the access
+ * method's scan entry points), probe.c (the read step) and knn.c.
  */
 #ifndef SIMHASH_SCAN_INT_H
 #define SIMHASH_SCAN_INT_H
@@ -103,20 +103,5 @@ typedef struct SimhashScanOpaqueData
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
 
 typedef void (*SimhashVisit)(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
-
-/* Probing primitives (scan.c) */
-extern void
-simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit);
-extern void simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
-									  SimhashVisit visit);
-extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
-extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
-extern void
-simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull);
-extern void simhash_sort_hits(SimhashScanOpaque so);
-
-/* Exact KNN by probe levels (knn.c) */
-extern void simhash_knn_start(IndexScanDesc scan);
-extern void simhash_knn_next(IndexScanDesc scan);
 
 #endif /* SIMHASH_SCAN_INT_H */
