@@ -1,9 +1,10 @@
-# A simhash index damaged on disk: a run page, a directory page, the metapage
-# and a pending page are each corrupted in the relation file of a stopped
-# server.  simhash_index_check() must raise index_corrupted (XX002) naming
-# the block, and index scans must raise an error (XX002) or return exactly
-# what a sequential scan returns: never a crash, never silently wrong rows,
-# never an endless loop.
+# A simhash index damaged on disk: a run page, a directory page, the metapage,
+# the run list, a page's trailer bounds and a pending page are each corrupted
+# in the relation file of a stopped server.  simhash_index_check() must raise
+# index_corrupted (XX002) naming the block, and index scans must raise an
+# error (XX002) or return exactly what a sequential scan returns: never a
+# crash, never silently wrong rows, never an endless loop, and never a
+# read-only scan that extends the file (block 0xFFFFFFFF is P_NEW).
 use strict;
 use warnings;
 use File::Copy;
@@ -27,6 +28,13 @@ use constant OPAQUE       => BLCKSZ - 32;    # start of the opaque area
 use constant OFF_NEXT     => OPAQUE + 16;    # uint32 next (chains)
 use constant OFF_FLAGS    => OPAQUE + 26;    # uint16 flags
 use constant OFF_PD_LOWER => 12;             # uint16 pd_lower of the page header
+use constant OFF_PD_UPPER => 14;             # uint16 pd_upper of the page header
+use constant OFF_PD_SPECIAL => 16;           # uint16 pd_special of the page header
+# directory entries of 12 bytes (uint64 hikey, uint32 block) from byte 24 on
+use constant DIR_ENTRY    => 12;
+# the run list (block 1) from byte 24: int32 nruns, int32 unused, 64 runs of
+# 16 bytes (uint32 gen, uint32 npages, uint64 count), then uint32 run_dir[]
+use constant OFF_RUN_DIR0 => 24 + 8 + 64 * 16;    # run_dir[0]: run 0, table 0
 # entries of 14 bytes (uint64 key, 6-byte heap TID) from byte 24 on
 use constant FULL_PAGE    => int((BLCKSZ - 24 - 32) / 14);
 
@@ -111,6 +119,23 @@ ok(@run0 >= 3 && $dir && $pending, 'the index has runs of several pages, a direc
   or BAIL_OUT('index layout not as expected: ' . join(' ', map { "$_->{blkno}:$_->{kind}" } @pages));
 copy($file, "$file.intact") or die;
 
+# the bytes at an offset of a block of the file
+sub peek
+{
+	my ($file, $blkno, $offset, $len) = @_;
+	open my $fh, '<:raw', $file or die "open $file: $!";
+	seek($fh, $blkno * BLCKSZ + $offset, 0) or die;
+	read($fh, my $bytes, $len) == $len or die;
+	close $fh;
+	return $bytes;
+}
+my $run_dir0 = unpack('L<', peek($file, 1, OFF_RUN_DIR0, 4));
+my ($dir0) = grep { $_->{blkno} == $run_dir0 } @pages;
+ok($dir0 && $dir0->{kind} eq 'dir' && $dir0->{table} == 0, "run list: run 0, table 0 at directory block $run_dir0")
+  or BAIL_OUT('run list layout not as expected');
+my $ndir_entries = (unpack('S<', peek($file, $dir0->{blkno}, OFF_PD_LOWER, 2)) - 24) / DIR_ENTRY;
+my $file_size = -s $file;
+
 # Each case: which block, how it is damaged, and the scans that must read it.
 my @cases = (
 	# a full page that lost its last 10 entries (a valid page header)
@@ -121,6 +146,32 @@ my @cases = (
 		sub { poke($file, $dir->{blkno}, OFF_FLAGS, pack('S<', 2)) }, [ 'probe', 'knn' ] ],
 	[ 'metapage without its flag', 0,
 		sub { poke($file, 0, OFF_FLAGS, pack('S<', 0)) }, [ 'probe', 'linear', 'knn', 'full' ] ],
+	# every run page of run 0, table 0 listed at block 0xFFFFFFFF (P_NEW)
+	[ 'directory entries linking to P_NEW', $dir0->{blkno},
+		sub {
+			poke($file, $dir0->{blkno}, 24 + $_ * DIR_ENTRY + 8, pack('L<', 0xFFFFFFFF))
+			  for 0 .. $ndir_entries - 1;
+		},
+		[ 'probe', 'linear', 'knn', 'full' ] ],
+	# (the check names the block linked to)
+	[ 'run list linking past the end', 1,
+		sub { poke($file, 1, OFF_RUN_DIR0, pack('L<', 0x7FFFFFF0)) },
+		[ 'probe', 'linear', 'knn', 'full' ], 0x7FFFFFF0 ],
+	[ 'run list linking to the last block number', 1,
+		sub { poke($file, 1, OFF_RUN_DIR0, pack('L<', 0xFFFFFFFE)) },
+		[ 'probe', 'linear', 'knn', 'full' ], 0xFFFFFFFE ],
+	# the trailer (special space) said to start at the end of the page, so
+	# that it would be read from the next buffer (PostgreSQL's own page check
+	# allows pd_special = BLCKSZ), or inside the entries (pd_upper moved too)
+	[ 'run page trailer past the page', $run->{blkno},
+		sub { poke($file, $run->{blkno}, OFF_PD_SPECIAL, pack('S<', BLCKSZ)) },
+		[ 'linear', 'full' ] ],
+	[ 'directory page trailer past the page', $dir0->{blkno},
+		sub { poke($file, $dir0->{blkno}, OFF_PD_SPECIAL, pack('S<', BLCKSZ)) },
+		[ 'probe', 'linear', 'knn', 'full' ] ],
+	[ 'directory page trailer inside the page', $dir0->{blkno},
+		sub { poke($file, $dir0->{blkno}, OFF_PD_UPPER, pack('S< S<', BLCKSZ - 64, BLCKSZ - 64)) },
+		[ 'probe', 'linear', 'knn', 'full' ] ],
 	[ 'pending page linked to itself', $pending->{blkno},
 		sub { poke($file, $pending->{blkno}, OFF_NEXT, pack('L<', $pending->{blkno})) },
 		[ 'probe', 'linear', 'knn', 'full' ] ],
@@ -128,7 +179,8 @@ my @cases = (
 
 for my $case (@cases)
 {
-	my ($name, $blkno, $damage, $must_fail) = @$case;
+	my ($name, $blkno, $damage, $must_fail, $check_names) = @$case;
+	$check_names //= $blkno;
 	copy("$file.intact", $file) or die;
 	$damage->();
 	$node->start;
@@ -136,7 +188,7 @@ for my $case (@cases)
 	my ($rc, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT simhash_index_check('t_fp')");
 	isnt($rc, 0, "$name: the check fails");
 	like($err, qr/XX002/, "$name: the check raises index_corrupted");
-	like($err, qr/block $blkno\b/, "$name: the check names block $blkno");
+	like($err, qr/block $check_names\b/, "$name: the check names block $check_names");
 
 	for my $q (sort keys %queries)
 	{
@@ -152,6 +204,7 @@ for my $case (@cases)
 		}
 	}
 	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$name: the server is up");
+	is(-s $file, $file_size, "$name: the scans did not extend the file");
 	$node->stop;
 	unlike(slurp_file($node->logfile), qr/terminated by signal/, "$name: no backend crashed");
 }

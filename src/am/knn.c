@@ -4,7 +4,7 @@
  * "Fast Exact Search in Hamming Space with Multi-Index Hashing", 2014).
  *
  * Level f probes the prefixes exactly f bits away from the query's, one table
- * at a time: a step.  Each row is met at one step only (scan.c, owned_at):
+ * at a time: a step.  Each row is met at one step only (probe.c, owned_at):
  * the first table of the level of its fewest flipped prefix bits.  Once the
  * steps up to table t of level f are probed, every row within
  * sh_table_covered_radius_partial(f, t + 1) of the query has been met (with
@@ -25,6 +25,8 @@
  */
 #include "simhash_am.h"
 #include "scan_int.h"
+#include "probe.h"
+#include "knn.h"
 
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"

@@ -1,6 +1,6 @@
 /*
- * scan_int.h — the scan's state and the probing primitives of scan.c, shared
- * with the exact k-nearest-neighbour search (knn.c).
+ * scan_int.h — the state of an index scan, shared by scan.c (the access
+ * method's scan entry points), probe.c (the read step) and knn.c.
  */
 #ifndef SIMHASH_SCAN_INT_H
 #define SIMHASH_SCAN_INT_H
@@ -92,6 +92,7 @@ typedef struct SimhashScanOpaqueData
 	int				after_dist;
 	ItemPointerData after_tid;
 	int64			batch;		 /* rows per linear pass */
+	BlockNumber		nblocks;	 /* the index size as last read (check_link) */
 	bool			stale;		 /* met a page recycled since the metapage copy */
 	BlockNumber		stale_blkno; /* the last such page */
 	/* directories cached by probes, [run * ntables + table]; NULL: none yet */
@@ -102,20 +103,5 @@ typedef struct SimhashScanOpaqueData
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
 
 typedef void (*SimhashVisit)(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
-
-/* Probing primitives (scan.c) */
-extern void
-simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit);
-extern void simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
-									  SimhashVisit visit);
-extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
-extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
-extern void
-simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull);
-extern void simhash_sort_hits(SimhashScanOpaque so);
-
-/* Exact KNN by probe levels (knn.c) */
-extern void simhash_knn_start(IndexScanDesc scan);
-extern void simhash_knn_next(IndexScanDesc scan);
 
 #endif /* SIMHASH_SCAN_INT_H */

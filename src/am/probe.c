@@ -1,0 +1,884 @@
+/*
+ * probe.c — the read step shared by radius scans (scan.c) and KNN (knn.c):
+ * reading run, directory and chain pages checked against the scan's copy of
+ * the metapage (generation, links, bounds), probing the permuted tables for
+ * the keys near a query, and the scan's array of hits.
+ */
+#include "simhash_am.h"
+#include "scan_int.h"
+#include "probe.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "utils/memutils.h"
+
+/* ---- reading pages ------------------------------------------------------ */
+
+/* ---- corruption: an error naming the block, never wrong rows ------------- */
+
+static void
+corrupt_block(Relation index, BlockNumber blkno, const char *detail)
+{
+	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+					errmsg("simhash index \"%s\" is corrupted at block %u",
+						   RelationGetRelationName(index), blkno),
+					errdetail_internal("%s", detail),
+					errhint("REINDEX the index; simhash_index_check() describes the damage.")));
+}
+
+/*
+ * The trailer (opaque area) of a page that is not new: only once pd_special
+ * says where this access method puts it, so that no read goes past the page.
+ */
+static SimhashPageOpaque
+page_trailer(Relation index, Buffer buf)
+{
+	Page page = BufferGetPage(buf);
+
+	if (((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)))
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  psprintf("The page's special space starts at %u.",
+							   ((PageHeader) page)->pd_special));
+	return SimhashPageGetOpaque(page);
+}
+
+/*
+ * A block number read from page `from` (the run list, a directory page)
+ * must lie inside the index before it is read: InvalidBlockNumber is P_NEW,
+ * which would extend the file.
+ */
+static void
+check_link(IndexScanDesc scan, BlockNumber from, BlockNumber blkno)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	simhash_check_link(scan->indexRelation, from, blkno, 0, &so->nblocks);
+}
+
+/* The directory pages of run r, table t (contiguous), inside the index. */
+static void
+check_dir_link(IndexScanDesc scan, int r, BlockNumber dstart)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	BlockNumber		  ndir = SimhashDirPages(so->meta.list.runs[r].npages);
+
+	check_link(scan, SIMHASH_RUNLIST_BLKNO, dstart);
+	if (ndir > 1)
+		check_link(scan, SIMHASH_RUNLIST_BLKNO,
+				   dstart + ndir - 1 < dstart ? InvalidBlockNumber : dstart + ndir - 1);
+}
+
+
+static inline int
+so_nruns(IndexScanDesc scan)
+{
+	return ((SimhashScanOpaque) scan->opaque)->meta.list.nruns;
+}
+
+/*
+ * Is this still the page the copied metapage points to?  A page keeps its
+ * kind's flag or DELETED, and its generation, until it is recycled.
+ */
+static bool
+page_current(IndexScanDesc scan, Buffer buf, uint16 kind, uint32 gen, int table)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	Page			  page = BufferGetPage(buf);
+	SimhashPageOpaque o;
+
+	if (!PageIsNew(page))
+	{
+		o = page_trailer(scan->indexRelation, buf);
+		if (o->page_id == SIMHASH_PAGE_ID && (o->flags & (kind | SIMHASH_DELETED)) != 0 &&
+			o->gen == gen && (table < 0 || o->table == table))
+			return true;
+	}
+	so->stale = true;
+	so->stale_blkno = BufferGetBlockNumber(buf);
+	return false;
+}
+
+/*
+ * The number of entries of `size` bytes on a page that passed page_current():
+ * pd_lower must lie inside the page's contents, so that no read goes past it.
+ */
+static int
+page_nentries(Relation index, Buffer buf, Size size)
+{
+	return simhash_page_nentries(index, BufferGetBlockNumber(buf), BufferGetPage(buf), size);
+}
+
+/*
+ * The entries of page p of a run: every page but the last was written full,
+ * and VACUUM counts on the page the entries it removed in place, so a
+ * damaged page cannot hide rows.
+ */
+static int
+run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p)
+{
+	int n = page_nentries(index, buf, SIMHASH_ENTRY_SIZE);
+	int written = n + SimhashPageGetOpaque(BufferGetPage(buf))->removed;
+
+	if (p + 1 < run->npages ? written != SIMHASH_PAGE_CAPACITY
+							: written < 1 || written > SIMHASH_PAGE_CAPACITY)
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  "The run page holds fewer or more entries than the run list accounts for.");
+	return n;
+}
+
+/*
+ * A page was not the one the metapage copy points to.  If the metapage still
+ * names the same runs and chains, no flush or merge can have recycled it
+ * (see simhash_am.h): the page itself is wrong.
+ */
+static void
+check_stale(IndexScanDesc scan)
+{
+	SimhashScanOpaque	so = (SimhashScanOpaque) scan->opaque;
+	SimhashMetaPageData now;
+	int					r;
+
+	simhash_read_meta(scan->indexRelation, &now);
+	if (now.pending_chain != so->meta.pending_chain || now.sealed_chain != so->meta.sealed_chain ||
+		now.list.nruns != so->meta.list.nruns)
+		return;
+	for (r = 0; r < now.list.nruns; r++)
+		if (now.list.runs[r].gen != so->meta.list.runs[r].gen)
+			return;
+	/* a merge switches its tables over one by one, keeping the same runs */
+	if (memcmp(now.list.run_dir, so->meta.list.run_dir,
+			   sizeof(BlockNumber) * now.list.nruns * now.ntables) != 0)
+		return;
+	corrupt_block(scan->indexRelation, so->stale_blkno,
+				  "The page is not the run, directory or pending page the metapage points to.");
+}
+
+/*
+ * A chain page: a NULLs page (chain 0; never recycled) must say so, and no
+ * chain is longer than the index, so a damaged link cannot loop forever.
+ */
+static void
+check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, BlockNumber nblocks)
+{
+	Page page = BufferGetPage(buf);
+
+	if (chain == 0 && (PageIsNew(page) || page_trailer(index, buf)->page_id != SIMHASH_PAGE_ID ||
+					   page_trailer(index, buf)->flags != SIMHASH_NULLS))
+		corrupt_block(index, BufferGetBlockNumber(buf),
+					  "The page is not the NULLs page its chain points to.");
+	if (steps > nblocks)
+		corrupt_block(index, BufferGetBlockNumber(buf), "The chain of pages loops.");
+}
+
+/* The last hikey of directory page d of a run (for the binary search). */
+static uint64
+dir_page_hikey(IndexScanDesc scan, BlockNumber blkno, uint32 gen, int t)
+{
+	Buffer buf = ReadBuffer(scan->indexRelation, blkno);
+	uint64 hikey = PG_UINT64_MAX;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	if (page_current(scan, buf, SIMHASH_DIR, gen, t))
+		hikey = SimhashPageGetOpaque(BufferGetPage(buf))->hikey;
+	UnlockReleaseBuffer(buf);
+	return hikey;
+}
+
+/* One table's probes: the context shared by its range scans. */
+typedef struct ProbeCtx
+{
+	IndexScanDesc	scan;
+	const sh_table *tab;
+	int				t;
+	int				r;	  /* the run probed */
+	uint64			q;	  /* the query */
+	uint64			qkey; /* the query, permuted for this table */
+	int				radius;
+	int				flips; /* prefix bits allowed to differ */
+	bool			exact; /* only the prefixes `flips` bits away */
+	SimhashVisit	visit;
+	void		   *arg;
+	/* the run page last read, kept pinned for the next range on it */
+	Buffer		buf;
+	BlockNumber blkno;
+	int			dir_hint; /* run page of the last range in a cached directory */
+} ProbeCtx;
+
+/*
+ * The first of the n entries of a run page whose key is >= lo, searched from
+ * entry `guess` outwards by doubling steps, then by halving the bracket.
+ * Keys are near uniform between two hikeys, so a guess by interpolation
+ * lands a few entries away, and the search touches a few cache lines of the
+ * page where a plain binary search touches a dozen.
+ */
+static int
+first_at_least(Page page, int n, uint64 lo, int guess)
+{
+	int l, r, step;
+
+	if (guess <= 0 || simhash_entry_key(SimhashPageEntry(page, guess - 1)) < lo)
+	{
+		/* the answer is >= guess: find r with key[r] >= lo (or r = n) */
+		l = guess;
+		step = 1;
+		r = Min(guess, n);
+		while (r < n && simhash_entry_key(SimhashPageEntry(page, r)) < lo)
+		{
+			l = r + 1;
+			r = Min(r + step, n);
+			step *= 2;
+		}
+	}
+	else
+	{
+		/* key[guess - 1] >= lo: the answer is < guess */
+		r = guess - 1;
+		step = 1;
+		l = Max(r - step, 0);
+		while (l > 0 && simhash_entry_key(SimhashPageEntry(page, l - 1)) >= lo)
+		{
+			r = l - 1;
+			step *= 2;
+			l = Max(r - step, 0);
+		}
+	}
+	/* key[l - 1] < lo (or l = 0), key[r] >= lo (or r = n): bisect [l, r] */
+	while (l < r)
+	{
+		int mid = l + (r - l) / 2;
+
+		if (simhash_entry_key(SimhashPageEntry(page, mid)) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	return l;
+}
+
+/*
+ * Is table t the one that reports, among exact probes (those of the prefixes
+ * exactly `flips` bits away from the query's), a row differing from the query
+ * by diff, met in table t's probes?  Each row belongs to the level of the
+ * fewest flipped prefix bits over all tables, and there to the first table
+ * with that few: so every row is met once over all levels.
+ */
+static inline bool
+owned_at(SimhashScanOpaque so, int t, uint64 diff, int flips)
+{
+	int e;
+
+	for (e = 0; e < so->ntables; e++)
+	{
+		int k;
+
+		if (e == t)
+			continue;
+		k = pg_popcount64(diff & so->tables[e].prefix_orig_mask);
+		if (k < flips || (k == flips && e < t))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Visit the matches on one run page: entries in [lo, hi] within radius and
+ * not reachable from an earlier table (there, the prefix differs from the
+ * query's in more than `flips` bits), so each match is emitted once.
+ * `where` in [0, 1] is where lo is expected among the page's keys (its
+ * position between the previous page's hikey and this one's), -1 if unknown.
+ * Returns false when the range ends on this page.
+ */
+static bool
+scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi, double where)
+{
+	const SimhashRun *run = &((SimhashScanOpaque) c->scan->opaque)->meta.list.runs[c->r];
+	uint32			  gen = run->gen;
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Buffer			  buf;
+	Page			  page;
+	bool			  more = true, current;
+	int				  n, i;
+
+	if (BufferIsValid(c->buf) && c->blkno == blkno)
+		buf = c->buf;
+	else
+	{
+		if (BufferIsValid(c->buf))
+			ReleaseBuffer(c->buf);
+		c->buf = buf = ReadBuffer(c->scan->indexRelation, blkno);
+		c->blkno = blkno;
+	}
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	current = page_current(c->scan, buf, SIMHASH_RUN, gen, c->t);
+	n = current ? run_page_nentries(c->scan->indexRelation, buf, run, p) : 0;
+	if (!current)
+		more = false;
+	/* the first entry >= lo: (key, TID) order holds on a run page */
+	i = first_at_least(page, n, lo, where < 0 ? n / 2 : Min((int) (where * n), n));
+	for (; i < n; i++)
+	{
+		const char	   *ent = SimhashPageEntry(page, i);
+		uint64			key = simhash_entry_key(ent);
+		uint64			fp;
+		ItemPointerData tid;
+
+		if (key > hi)
+		{
+			more = false;
+			break;
+		}
+		if (simhash_hamming(key, c->qkey) > c->radius)
+			continue;
+		fp = sh_table_unpermute(c->tab, key);
+		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips)
+					 : !sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
+			continue;
+		simhash_entry_tid(ent, &tid);
+		c->visit(so, fp, &tid, c->arg);
+	}
+	/* the page's hikey: its last key when written, now an upper bound */
+	if (current && SimhashPageGetOpaque(page)->hikey > hi)
+		more = false;
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	return more;
+}
+
+/*
+ * The directory of run c->r, table c->t, copied into scan memory by its
+ * second probe (a scan that probes it once, as a radius query up to `bits`
+ * does, reads the pages it needs); NULL before that, when it does not fit in what is left of the cache's budget (a
+ * quarter of work_mem) or a page of it was recycled (then so->stale is set:
+ * the scan starts over from a fresh metapage with an empty cache, or fails).
+ * The copy stays good for the scan: a run page is only read after checking
+ * its generation and table, as the pages of the directory were.
+ */
+static SimhashDirCache *
+dir_cache_get(ProbeCtx *c)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Relation		  index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	SimhashDirCache	 *d;
+	Size			  bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
+	BlockNumber		  p;
+	int				  n = 0;
+
+	if (so->dirs == NULL)
+		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) * so->meta.list.nruns *
+													   so->ntables);
+	d = &so->dirs[c->r * so->ntables + c->t];
+	if (d->loaded)
+		return d->n >= 0 ? d : NULL;
+	if (d->probes++ == 0)
+		return NULL;
+	d->loaded = true;
+	d->n = -1;
+	if (bytes > so->dir_budget)
+		return NULL;
+	d->hikeys = MemoryContextAlloc(so->cxt, sizeof(uint64) * Max(run->npages, 1));
+	d->blocks = MemoryContextAlloc(so->cxt, sizeof(BlockNumber) * Max(run->npages, 1));
+	for (p = 0; p < ndir; p++)
+	{
+		Buffer buf = ReadBuffer(index, dstart + p);
+		Page   page;
+		int	   k, e;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!page_current(c->scan, buf, SIMHASH_DIR, run->gen, c->t))
+		{
+			UnlockReleaseBuffer(buf);
+			pfree(d->hikeys);
+			pfree(d->blocks);
+			return NULL;
+		}
+		k = Min(page_nentries(index, buf, SIMHASH_DIR_ENTRY_SIZE), (int) run->npages - n);
+		for (e = 0; e < k; e++)
+		{
+			const char *ent = SimhashDirEntry(page, e);
+
+			d->hikeys[n] = simhash_entry_key(ent);
+			d->blocks[n] = simhash_dir_block(ent);
+			n++;
+		}
+		UnlockReleaseBuffer(buf);
+		for (e = n - k; e < n; e++)
+			check_link(c->scan, dstart + p, d->blocks[e]);
+	}
+	d->n = n;
+	so->dir_budget -= bytes;
+	return d;
+}
+
+/* Forget the cached directories (they belong to the metapage copy). */
+static void
+dir_cache_reset(SimhashScanOpaque so)
+{
+	so->dirs = NULL;
+	so->dir_budget = (Size) work_mem * 1024 / 4;
+}
+
+/*
+ * Entries of run c->r whose key lies in [lo, hi] (one prefix value): a
+ * binary search over the run's directory (cached, or its pages), then the
+ * run pages it lists, in order, while they can hold keys <= hi.
+ */
+static void
+range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
+{
+	SimhashDirCache	 *cache;
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Relation		  index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	BlockNumber		  l = 0, r = ndir - 1; /* the last page if no other qualifies */
+	bool			  more = true;
+	int				  i;
+
+	/* a run that does not hold this table (a merge is switching tables over) */
+	if (!BlockNumberIsValid(dstart))
+		return;
+	check_dir_link(c->scan, c->r, dstart);
+	cache = dir_cache_get(c);
+	if (cache != NULL)
+	{
+		int a = c->dir_hint, b = cache->n, step = 1;
+
+		/*
+		 * The first run page whose hikey is >= lo, searched from the page of
+		 * the previous range, by doubling steps, then by halving: probes come
+		 * in key order (exact levels), usually a few pages apart.
+		 */
+		if (a > cache->n || (a > 0 && cache->hikeys[a - 1] >= lo))
+			a = 0;
+		else
+		{
+			for (b = a; b < cache->n && cache->hikeys[b] < lo; step *= 2)
+			{
+				a = b + 1;
+				b = Min(b + step, cache->n);
+			}
+		}
+		while (a < b)
+		{
+			int mid = a + (b - a) / 2;
+
+			if (cache->hikeys[mid] < lo)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		c->dir_hint = a;
+		for (; more && a < cache->n; a++)
+		{
+			uint64 below = a > 0 ? cache->hikeys[a - 1] : 0;
+			double where = 0;
+
+			if (lo > below && cache->hikeys[a] > below)
+				where = Min((double) (lo - below) / (double) (cache->hikeys[a] - below), 1.0);
+			more = scan_run_page(c, cache->blocks[a], a, lo, hi, where);
+			lo = 0; /* the next page: from its first entry */
+		}
+		return;
+	}
+	if (so->stale)
+		return;
+	while (l < r)
+	{
+		BlockNumber mid = l + (r - l) / 2;
+
+		if (dir_page_hikey(c->scan, dstart + mid, run->gen, c->t) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	/* directory page l is the first whose hikey can be >= lo */
+	for (i = -1; more && l < ndir; l++)
+	{
+		Buffer dbuf = ReadBuffer(index, dstart + l);
+		Page   dpage;
+		int	   n;
+
+		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+		dpage = BufferGetPage(dbuf);
+		if (!page_current(c->scan, dbuf, SIMHASH_DIR, run->gen, c->t))
+		{
+			UnlockReleaseBuffer(dbuf);
+			return;
+		}
+		n = page_nentries(index, dbuf, SIMHASH_DIR_ENTRY_SIZE);
+		if (i < 0)
+		{
+			int lo_i = 0, hi_i = n;
+
+			while (lo_i < hi_i)
+			{
+				int mid = lo_i + (hi_i - lo_i) / 2;
+
+				if (simhash_entry_key(SimhashDirEntry(dpage, mid)) < lo)
+					lo_i = mid + 1;
+				else
+					hi_i = mid;
+			}
+			i = lo_i;
+		}
+		while (more && i < n)
+		{
+			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dpage, i));
+
+			/* read the run page without holding the directory page's lock */
+			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
+			check_link(c->scan, dstart + l, blkno);
+			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi, -1);
+			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+			if (!page_current(c->scan, dbuf, SIMHASH_DIR, run->gen, c->t))
+				more = false;
+			i++;
+		}
+		i = 0;
+		UnlockReleaseBuffer(dbuf);
+	}
+}
+
+/* Every prefix within `left` more flipped bits (positions >= from) of flip. */
+static void
+probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
+{
+	uint64 lo = (c->qkey ^ flip) & c->tab->prefix_key_mask;
+	int	   b;
+
+	CHECK_FOR_INTERRUPTS();
+	for (c->r = 0; c->r < so_nruns(c->scan); c->r++)
+		range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
+	if (left == 0)
+		return;
+	for (b = from; b < c->tab->prefix_bits; b++)
+		probe_variants(c, b + 1, left - 1, flip | (UINT64CONST(1) << (63 - b)));
+}
+
+/*
+ * Run c->r's keys whose prefix is exactly `left` bits away from the query's
+ * in its bits from b on, the bits before b being lo's: in increasing order of
+ * prefix, so that the ranges come in page order and those sharing a run page
+ * read it once (kept pinned).
+ */
+static void
+probe_exact_sorted(ProbeCtx *c, int b, int left, uint64 lo)
+{
+	uint64 bit;
+
+	if (left == 0)
+	{
+		/* the remaining bits are the query's */
+		lo |= c->qkey & c->tab->prefix_key_mask & (PG_UINT64_MAX >> b);
+		CHECK_FOR_INTERRUPTS();
+		range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
+		return;
+	}
+	if (left > c->tab->prefix_bits - b)
+		return;
+	bit = UINT64CONST(1) << (63 - b);
+	/* the prefixes with a 0 at bit b first */
+	if (c->qkey & bit)
+	{
+		probe_exact_sorted(c, b + 1, left - 1, lo);
+		probe_exact_sorted(c, b + 1, left, lo | bit);
+	}
+	else
+	{
+		probe_exact_sorted(c, b + 1, left, lo);
+		probe_exact_sorted(c, b + 1, left - 1, lo | bit);
+	}
+}
+
+/*
+ * Table t's matches within radius in every run: every key whose prefix
+ * differs from the query's in at most `flips` bits (0 when radius <= bits),
+ * or with `exact`, in exactly `flips` bits (see owned_at).
+ */
+static void
+probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exact,
+			SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	ProbeCtx		  c;
+
+	if (so->meta.list.nruns == 0)
+		return;
+	c.scan = scan;
+	c.tab = &so->tables[t];
+	c.t = t;
+	c.r = 0;
+	c.q = q;
+	c.qkey = sh_table_permute(c.tab, q);
+	c.radius = radius;
+	c.flips = flips;
+	c.exact = exact;
+	c.visit = visit;
+	c.arg = arg;
+	c.buf = InvalidBuffer;
+	c.blkno = InvalidBlockNumber;
+	c.dir_hint = 0;
+	if (exact)
+	{
+		for (c.r = 0; c.r < so->meta.list.nruns; c.r++)
+		{
+			c.dir_hint = 0;
+			probe_exact_sorted(&c, 0, flips, 0);
+		}
+	}
+	else
+		probe_variants(&c, 0, flips, 0);
+	if (BufferIsValid(c.buf))
+		ReleaseBuffer(c.buf);
+}
+
+/* Every entry of a chain (pending, sealed or NULLs) starting at blkno. */
+static void
+scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	BlockNumber		  nblocks = 0;
+	BlockNumber		  steps = 0;
+	BlockNumber		  prev = SIMHASH_METAPAGE_BLKNO;
+
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer buf;
+		Page   page;
+		int	   n, i;
+
+		simhash_check_link(scan->indexRelation, prev, blkno, 0, &nblocks);
+		buf = ReadBuffer(scan->indexRelation, blkno);
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		/* NULLs pages (chain 0) are compacted in place, never recycled */
+		if (chain != 0 && !page_current(scan, buf, SIMHASH_PENDING, chain, -1))
+		{
+			UnlockReleaseBuffer(buf);
+			break;
+		}
+		check_chain_page(scan->indexRelation, buf, chain, ++steps, nblocks);
+		n = page_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
+		for (i = 0; i < n; i++)
+		{
+			const char	   *ent = SimhashPageEntry(page, i);
+			ItemPointerData tid;
+
+			simhash_entry_tid(ent, &tid);
+			visit(so, simhash_entry_key(ent), &tid, arg);
+		}
+		prev = blkno;
+		blkno = SimhashPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Every entry of table 0 of run r, in key order. */
+static void
+scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	const SimhashRun *run = &so->meta.list.runs[r];
+	const sh_table	 *tab = &so->tables[0];
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, r, 0);
+	BlockNumber		  d;
+	BlockNumber		  blocks[SIMHASH_DIR_CAPACITY];
+
+	/* a merge's input whose table 0 the new run holds already */
+	if (!BlockNumberIsValid(dstart))
+		return;
+	check_dir_link(scan, r, dstart);
+
+	for (d = 0; d < SimhashDirPages(run->npages); d++)
+	{
+		Buffer buf = ReadBuffer(scan->indexRelation, dstart + d);
+		Page   page;
+		int	   n = 0, p, i;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (page_current(scan, buf, SIMHASH_DIR, run->gen, 0))
+			n = page_nentries(scan->indexRelation, buf, SIMHASH_DIR_ENTRY_SIZE);
+		for (p = 0; p < n; p++)
+			blocks[p] = simhash_dir_block(SimhashDirEntry(page, p));
+		UnlockReleaseBuffer(buf);
+		if (n == 0)
+			return;
+		for (p = 0; p < n; p++)
+		{
+			int	 k;
+			bool current;
+
+			CHECK_FOR_INTERRUPTS();
+			check_link(scan, dstart + d, blocks[p]);
+			buf = ReadBuffer(scan->indexRelation, blocks[p]);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			current = page_current(scan, buf, SIMHASH_RUN, run->gen, 0);
+			k = current
+					? run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p)
+					: 0;
+			for (i = 0; i < k; i++)
+			{
+				const char	   *ent = SimhashPageEntry(page, i);
+				ItemPointerData tid;
+
+				simhash_entry_tid(ent, &tid);
+				visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
+			}
+			UnlockReleaseBuffer(buf);
+			if (!current)
+				return;
+		}
+	}
+}
+
+/* Every non-NULL row once: table 0 of every run and both pending chains. */
+static void
+scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int				  r;
+
+	for (r = 0; r < so->meta.list.nruns; r++)
+		scan_run(scan, r, visit, arg);
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, arg);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, arg);
+}
+
+/* ---- collecting answers ------------------------------------------------- */
+
+static void
+add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
+{
+	SimhashHit *h;
+
+	if (so->nhits == so->maxhits)
+	{
+		so->maxhits = Max(64, so->maxhits * 2);
+		if (so->hits == NULL)
+			so->hits = MemoryContextAllocHuge(so->cxt, so->maxhits * sizeof(SimhashHit));
+		else
+			so->hits = repalloc_huge(so->hits, so->maxhits * sizeof(SimhashHit));
+	}
+	h = &so->hits[so->nhits++];
+	h->tid = *tid;
+	h->fp = fp;
+	h->dist = (int16) dist;
+	h->isnull = isnull;
+}
+
+/* qsort order of hits: distance, then heap TID. */
+static int
+hit_cmp(const void *a, const void *b)
+{
+	const SimhashHit *x = a, *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+}
+
+/*
+ * Every table's probes (the prefixes up to `flips` bits away), then every
+ * pending row, sealed chain first.
+ */
+static void
+probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int				  t;
+
+	for (t = 0; t < so->ntables; t++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		probe_table(scan, t, q, radius, flips, false, visit, NULL);
+	}
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
+}
+
+/* The primitives knn.c builds on (scan_int.h). */
+void
+simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
+{
+	probe_all(scan, q, radius, flips, visit);
+}
+
+/*
+ * A step of KNN's levels: the rows of table t's runs within radius whose
+ * fewest flipped prefix bits over the tables is exactly `flips`, table t
+ * being the first with that few (see owned_at: each row is met at one step).
+ */
+void
+simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+						  SimhashVisit visit)
+{
+	CHECK_FOR_INTERRUPTS();
+	probe_table(scan, t, q, radius, flips, true, visit, NULL);
+}
+
+/* Every pending row, sealed chain first. */
+void
+simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
+}
+
+/* Every row of the index (one table of the runs, and the pending rows). */
+void
+simhash_scan_all(IndexScanDesc scan, SimhashVisit visit)
+{
+	scan_all(scan, visit, NULL);
+}
+
+/* A hit for knn.c, which shares the scan's hit array. */
+void
+simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull)
+{
+	add_hit(so, fp, tid, dist, isnull);
+}
+
+/* The hits in the order hit_cmp gives (distance, then TID). */
+void
+simhash_sort_hits(SimhashScanOpaque so)
+{
+	qsort(so->hits, so->nhits, sizeof(SimhashHit), hit_cmp);
+}
+
+/* The wrappers scan.c needs besides those above. */
+void
+simhash_corrupt_block(Relation index, BlockNumber blkno, const char *detail)
+{
+	corrupt_block(index, blkno, detail);
+}
+
+void
+simhash_check_stale(IndexScanDesc scan)
+{
+	check_stale(scan);
+}
+
+void
+simhash_dir_cache_reset(SimhashScanOpaque so)
+{
+	dir_cache_reset(so);
+}
+
+/* Every entry of a chain (chain 0: the NULLs chain). */
+void
+simhash_scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit)
+{
+	scan_chain(scan, blkno, chain, visit, NULL);
+}
