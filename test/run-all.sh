@@ -10,7 +10,26 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-PG_CONFIG=${PG_CONFIG:-pg_config}
+# The servers the server suites run against, each with its own build of the
+# extension in its own copy of the tree (objects of two majors never mix):
+# PG_CONFIGS="pg_config /usr/local/pgsql-18.6/bin/pg_config ...".  Default:
+# PG_CONFIG alone when it is set (make PG_CONFIG=... test), else Debian's
+# PostgreSQL 15 plus those of the builds of 18 that exist (the release build of
+# ../shared/deps/postgresql/build.sh and the assert-enabled build of
+# tools/build-postgres.sh, both as .ci/run makes them).  Everything before the
+# server suites (unit tests, lint, CLI) is built in this tree against the first.
+if [ -z "${PG_CONFIGS:-}" ]; then
+	if [ -n "${PG_CONFIG:-}" ]; then
+		PG_CONFIGS=$PG_CONFIG
+	else
+		PG_CONFIGS=pg_config
+		for p in /usr/local/pgsql-18.6/bin/pg_config /usr/local/pgsql-18.6-cassert/bin/pg_config; do
+			[ -x "$p" ] && PG_CONFIGS="$PG_CONFIGS $p"
+		done
+	fi
+fi
+read -ra SERVERS <<<"$PG_CONFIGS"
+export PG_CONFIG=${SERVERS[0]}
 export WERROR=${WERROR:-1}            # the tests build with -Werror (see Makefile)
 JOBS=${JOBS:-$(nproc)}
 # A subset, while developing: SERVER_ONLY=1 skips everything before the server
@@ -19,24 +38,33 @@ JOBS=${JOBS:-$(nproc)}
 # (TAP_TESTS= skips the TAP tests).  make test itself runs everything.
 SERVER_ONLY=${SERVER_ONLY:-0}
 SERVER_ARGS=${SERVER_ARGS:-}
-# The server tests' copy of the tree in /tmp (when run as root) is removed at
-# the end; KEEP_TMP=1 keeps it for a look at what a failed test left.
+# The server tests' copies of the tree in /tmp (when run as root) are removed
+# at the end; KEEP_TMP=1 keeps them for a look at what a failed test left.
 KEEP_TMP=${KEEP_TMP:-0}
 passed=0 failed=0
 summary=()
+workdirs=()
 started=$SECONDS mark=$SECONDS
+cleanup() {
+	[ ${#workdirs[@]} -eq 0 ] && return
+	if [ "$KEEP_TMP" = 1 ]; then echo "KEEP_TMP=1: the server tests ran in ${workdirs[*]}"
+	else rm -rf "${workdirs[@]}"; fi
+}
+trap cleanup EXIT
 
 note() { printf '\n==== %s\n' "$*"; }
+mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 tally() {  # tally NAME PASSED FAILED [NOTE]: a summary line with the time since the last one
 	local took=$((SECONDS - mark))
 	passed=$((passed + $2)); failed=$((failed + $3))
-	summary+=("$(printf '%-12s %4d passed, %d failed %6s%s' "$1" "$2" "$3" \
-		"$((took / 60))m$(printf %02d $((took % 60)))s" "${4:+  ($4)}")")
+	summary+=("$(printf '%-18s %4d passed, %d failed %7s%s' "$1" "$2" "$3" "$(mmss $took)" "${4:+  ($4)}")")
 	mark=$SECONDS
 }
 
 note "build"
-make -s -j"$JOBS" all test/unit_tests || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+targets="all test/unit_tests"; [ "$SERVER_ONLY" = 1 ] && targets=all   # the unit tests are not run then
+# shellcheck disable=SC2086
+make -s -j"$JOBS" $targets || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 tally build 1 0
 
 if [ "$SERVER_ONLY" != 1 ]; then
@@ -110,51 +138,79 @@ tally fuzz "$np" "$nf" "$(echo "$out" | grep -q '^fuzz: skipped' && echo skipped
 
 fi # SERVER_ONLY
 
-note "install into tmp_install/"
 source tools/tmp-cluster.sh           # only its private install: pg_regress starts the server
-bindir=$($PG_CONFIG --bindir)         # e.g. /usr/lib/postgresql/15/bin
-T=$ROOT/tmp_install
-rm -rf "$T"
-tmpc_install_into "$T" || { tally install 0 1; }
 
 server_tests() {
 	# Runs in a tree writable by the current (non-root) user.
 	local tbin=$1
-	eval "set -- $SERVER_ARGS"   # quoted lists stay one word: REGRESS='a b'
-	make -s installcheck bindir="$tbin" "$@" \
+	# -i: PGXS's installcheck runs pg_regress, isolation and TAP as lines of one
+	# recipe; a failure of one kind must not hide the others' results (the
+	# failure is counted from the output, and from make's "(ignored)" line).
+	local args
+	eval "args=($SERVER_ARGS)"          # REGRESS='a b' stays one word
+	make -s -i installcheck PG_CONFIG="$PG_CONFIG" bindir="$tbin" "${args[@]}" \
 		EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
 		PROVE_FLAGS="--timer" 2>&1
 }
 
-note "server tests (pg_regress, isolation, TAP)"
-if [ "$(id -u)" = 0 ]; then
-	W=/tmp/simhash-test-$(printf %s "$ROOT" | md5sum | cut -c1-8)
-	rm -rf "$W"; mkdir -p "$W"
-	# shellcheck disable=SC2064
-	trap "[ '$KEEP_TMP' = 1 ] && echo 'KEEP_TMP=1: the server tests ran in $W' || rm -rf '$W'" EXIT
+# t/091_pg_upgrade.pl upgrades from the first server's private install to
+# every later server of a newer major.
+UPGRADE_FROM=
+for pgc in "${SERVERS[@]}"; do
+	ver=$("$pgc" --version 2>/dev/null | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+	if [ -z "$ver" ]; then
+		note "server tests: $pgc is not a pg_config"; tally "server-$pgc" 0 1; continue
+	fi
+	tag=server-$ver
+	"$pgc" --configure | grep -q -- '--enable-cassert' && tag=$tag-cassert
+	note "$tag: build and install against $("$pgc" --version) ($pgc)"
+	W=/tmp/simhash-test-$(printf %s "$ROOT" | md5sum | cut -c1-8)-$tag
+	rm -rf "$W"; mkdir -p "$W"; workdirs+=("$W")
 	cp -a "$ROOT/." "$W/"
-	chown -R postgres:postgres "$W"
-	out=$(cd "$W" && runuser -u postgres -- env HOME=/tmp PATH="$PATH" \
-		SERVER_ARGS="$SERVER_ARGS" bash -c "$(declare -f server_tests); server_tests '$W/tmp_install$bindir'"); rc=$?
+	rm -rf "$W/tmp_install" "$W/tmp_check" "$W/regression.diffs" "$W/output_iso"
+	bindir=$("$pgc" --bindir)               # e.g. /usr/lib/postgresql/15/bin
+	if ! make -s -C "$W" -j"$JOBS" all PG_CONFIG="$pgc" >"$W/build.log" 2>&1; then
+		tail -30 "$W/build.log"; tally "$tag" 0 1 "build failed"; continue
+	fi
+	if ! (TMPC_ROOT=$W TMPC_PG_CONFIG=$pgc; tmpc_install_into "$W/tmp_install"); then
+		tally "$tag" 0 1 "install failed"; continue
+	fi
+	note "$tag: server tests (pg_regress, isolation, TAP)"
+	if [ "$(id -u)" = 0 ]; then
+		chown -R postgres:postgres "$W"
+		out=$(cd "$W" && runuser -u postgres -- env HOME=/tmp PATH="$PATH" PG_CONFIG="$pgc" \
+			SIMHASH_UPGRADE_FROM="$UPGRADE_FROM" SERVER_ARGS="$SERVER_ARGS" \
+			bash -c "$(declare -f server_tests); server_tests '$W/tmp_install$bindir'"); rc=$?
+	else
+		out=$(cd "$W" && PG_CONFIG="$pgc" SIMHASH_UPGRADE_FROM="$UPGRADE_FROM" server_tests "$W/tmp_install$bindir"); rc=$?
+	fi
+	# diffs and TAP logs: tmp_check/<tag>/ here, and the first server's also where
+	# a single-server run always put them (regression.diffs, output_iso/, tmp_check/log)
+	rm -rf "${ROOT:?}/tmp_check/$tag"; mkdir -p "$ROOT/tmp_check/$tag"
 	for f in regression.diffs output_iso/regression.diffs; do
-		[ -f "$W/$f" ] && mkdir -p "$ROOT/$(dirname "$f")" && cp "$W/$f" "$ROOT/$f"
+		[ -f "$W/$f" ] || continue
+		mkdir -p "$ROOT/tmp_check/$tag/$(dirname "$f")" && cp "$W/$f" "$ROOT/tmp_check/$tag/$f"
+		[ "$pgc" = "${SERVERS[0]}" ] && mkdir -p "$ROOT/$(dirname "$f")" && cp "$W/$f" "$ROOT/$f"
 	done
-	[ -d "$W/tmp_check/log" ] && rm -rf "$ROOT/tmp_check/log" && mkdir -p "$ROOT/tmp_check" && cp -a "$W/tmp_check/log" "$ROOT/tmp_check/"
-else
-	out=$(server_tests "$T$bindir"); rc=$?
-fi
-echo "$out" | grep -vE '^(\+\+\+|=+$)' | tail -80
-np=$(echo "$out" | grep -cE '^(ok [0-9]+|test .* \.\.\. ok|ok +[0-9]* *[+-] )' || true)
-nf=$(echo "$out" | grep -cE '(^not ok [0-9]+|\.\.\. FAILED| FAILED )' || true)
-npt=$(echo "$out" | sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' | head -1)
-if echo "$out" | grep -q '^Result: PASS'; then np=$((np + ${npt:-0})); fi
-if echo "$out" | grep -q '^Result: FAIL'; then nf=$((nf + 1)); fi
-[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
-if [ -f regression.diffs ] && [ "$nf" -gt 0 ]; then note "regression.diffs"; head -200 regression.diffs; fi
-tally server "$np" "$nf"
+	if [ -d "$W/tmp_check/log" ]; then
+		cp -a "$W/tmp_check/log" "$ROOT/tmp_check/$tag/"
+		[ "$pgc" = "${SERVERS[0]}" ] && rm -rf "$ROOT/tmp_check/log" && cp -a "$W/tmp_check/log" "$ROOT/tmp_check/"
+	fi
+	echo "$out" | grep -vE '^(\+\+\+|=+$)' | tail -80
+	np=$(echo "$out" | grep -cE '^(ok [0-9]+|test .* \.\.\. ok|ok +[0-9]* *[+-] )' || true)
+	nf=$(echo "$out" | grep -cE '(^not ok [0-9]+|\.\.\. FAILED| FAILED )' || true)
+	npt=$(echo "$out" | sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' | head -1)
+	if echo "$out" | grep -q '^Result: PASS'; then np=$((np + ${npt:-0})); fi
+	if echo "$out" | grep -q '^Result: FAIL'; then nf=$((nf + 1)); fi
+	if echo "$out" | grep -qE 'Error [0-9]+ \(ignored\)' && [ "$nf" -eq 0 ]; then nf=1; fi
+	[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
+	if [ -f "$W/regression.diffs" ] && [ "$nf" -gt 0 ]; then note "$tag: regression.diffs"; head -200 "$W/regression.diffs"; fi
+	tally "$tag" "$np" "$nf"
+	[ -z "$UPGRADE_FROM" ] && UPGRADE_FROM=$W/tmp_install$(dirname "$bindir")
+done
 
 note "summary"
 printf '%s\n' "${summary[@]}"
-took=$((SECONDS - started))
-echo "simhash: $passed passed, $failed failed in $((took / 60))m$(printf %02d $((took % 60)))s"
+echo "total time $(mmss $((SECONDS - started)))"
+echo "simhash: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -47,12 +47,12 @@ tmpc_install_into() {  # tmpc_install_into DEST: install this tree's build under
 	mkdir -p "$dest$(dirname "$pkgdir")" "$dest$(dirname "$sharedir")"
 	cp -a "$pkgdir" "$dest$(dirname "$pkgdir")/"
 	cp -a "$sharedir" "$dest$(dirname "$sharedir")/"
-	make -s -C "$TMPC_ROOT" install DESTDIR="$dest" >/dev/null
+	make -s -C "$TMPC_ROOT" install PG_CONFIG="$TMPC_PG_CONFIG" DESTDIR="$dest" >/dev/null
 }
 
 tmpc_install() {  # build this tree and install it into a private prefix
 	tmpc_mkdir "${1:-cluster}"
-	make -s -C "$TMPC_ROOT" -j"$(nproc)" >/dev/null
+	make -s -C "$TMPC_ROOT" -j"$(nproc)" PG_CONFIG="$TMPC_PG_CONFIG" >/dev/null
 	tmpc_install_into "$TMPC_DIR/install"
 	TMPC_BIN=$TMPC_DIR/install$($TMPC_PG_CONFIG --bindir)
 	export TMPC_DIR TMPC_BIN
