@@ -18,8 +18,8 @@ DECLARE
     fptype oid;
 BEGIN
     IF radius < 0 OR radius > 64 THEN
-        RAISE EXCEPTION 'radius % is out of range', radius
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'radius is a number of bits, 0 to 64.';
+        RAISE EXCEPTION 'radius % is out of range 0..64', radius
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A radius is a number of differing bits, 0 to 64.';
     END IF;
     SELECT atttypid INTO fptype FROM pg_attribute
      WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
@@ -169,6 +169,9 @@ DECLARE
     labels text := format('pg_temp.%I', 'simhash_labels_' || suffix);
     changed bigint;
 BEGIN
+    -- The arguments are checked before the scratch tables exist, so that an
+    -- error about them names no internal table in its CONTEXT lines.
+    PERFORM @extschema@.simhash_pairs_source(rel, fp, key_column, radius);
     -- Both directions of every pair, then labels = the smallest key reached,
     -- by minimum propagation over the edges and pointer jumping.
     EXECUTE format('CREATE TEMP TABLE %s (a text COLLATE "C", b text COLLATE "C")', edges);
