@@ -47,4 +47,9 @@ SELECT * FROM simhash_clusters('mc', 'nosuch', 'k', 3);
 SELECT * FROM simhash_clusters('mc', 'fp', 'nosuch', 3);
 SELECT * FROM simhash_clusters('mc', 'k', 'k', 3);
 SELECT * FROM simhash_clusters('mc', 'fp', 'k', 1) ORDER BY 1;
+-- nor errors raised while it works: a view whose fingerprint fails on one row
+CREATE VIEW mc_boom AS SELECT k, (1 / (ascii(k) - ascii('b')))::bigint AS fp FROM mc;
+SELECT * FROM simhash_clusters('mc_boom', 'fp', 'k', 1);
+SELECT * FROM simhash_pairs('mc_boom', 'fp', 'k', 1);
+DROP VIEW mc_boom;
 DROP TABLE mc;
