@@ -81,7 +81,7 @@ BEGIN
   what := 'within(h, NULL, 2)';      SELECT count(*)::text INTO result FROM t WHERE simhash_within(h, NULL::bigint, 2); RETURN NEXT;
   what := 'within(fp, q, 0)';        SELECT count(*)::text INTO result FROM t WHERE simhash_within(fp, q, 0); RETURN NEXT;
   what := 'within(fp, q, 64)';       SELECT count(*)::text INTO result FROM t WHERE simhash_within(fp, q, 64); RETURN NEXT;
-  what := 'within(fp, q, 1000)';     SELECT count(*)::text INTO result FROM t WHERE simhash_within(fp, q, 1000); RETURN NEXT;
+  what := 'within(fp, q, 1000)';     result := sqlstate_of(format('SELECT count(*) FROM t WHERE simhash_within(fp, %L::simhash, 1000)', q)); RETURN NEXT;
   what := 'within(h, q, 64)';        SELECT count(*)::text INTO result FROM t WHERE simhash_within(h, q::bigint, 64); RETURN NEXT;
   what := 'within(fp, q, -1)';       result := sqlstate_of(format('SELECT count(*) FROM t WHERE simhash_within(fp, %L::simhash, -1)', q)); RETURN NEXT;
   what := 'within(h, q, -1)';        result := sqlstate_of(format('SELECT count(*) FROM t WHERE simhash_within(h, %s::bigint, -1)', q::bigint)); RETURN NEXT;

@@ -9,6 +9,17 @@ CREATE TABLE ex (id int PRIMARY KEY, fp simhash,
     EXCLUDE USING simhash (simhash_query(fp, 3) WITH @%@));
 SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'ex'::regclass AND contype = 'x';
 
+-- Constraints on % and ~% are refused when their index is built: the radius
+-- would be each inserting session's simhash.max_distance.
+CREATE TABLE ex_guc (fp simhash, EXCLUDE USING simhash (fp WITH %));
+CREATE TABLE ex_guc (fp bigint, EXCLUDE USING simhash (fp WITH ~%));
+CREATE TABLE ex_guc (id int, fp simhash);
+INSERT INTO ex_guc VALUES (1, '0'), (2, 'ff');
+ALTER TABLE ex_guc ADD CONSTRAINT ex_guc_fp EXCLUDE USING simhash (fp WITH %);
+ALTER TABLE ex_guc ADD CONSTRAINT ex_guc_fp EXCLUDE USING simhash (simhash_query(fp, 3) WITH @%@);
+SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'ex_guc'::regclass;
+DROP TABLE ex_guc;
+
 INSERT INTO ex VALUES (1, '0123456789abcdef');
 -- 3 bits away: rejected
 INSERT INTO ex VALUES (2, '0123456789abcde8');

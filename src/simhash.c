@@ -25,9 +25,21 @@ _PG_init(void)
 	DefineCustomIntVariable("simhash.max_distance",
 							"Radius of the % and ~% operators (Hamming distance).",
 							"Rows within this many differing bits are similar.",
-							&simhash_max_distance, 3, 0, 64, PGC_USERSET, 0, NULL, NULL, NULL);
+							&simhash_max_distance, 3, 0, SH_MAX_RADIUS, PGC_USERSET, 0, NULL, NULL,
+							NULL);
 	MarkGUCPrefixReserved("simhash");
 	simhash_init_reloptions();
+}
+
+/* The one range check of a radius (see simhash.h). */
+void
+simhash_check_radius(int32 radius, const char *what)
+{
+	if (!sh_radius_valid(radius))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s %d is out of range 0..%d", what, radius, SH_MAX_RADIUS),
+				 errhint("A radius is a number of differing bits, 0 to %d.", SH_MAX_RADIUS)));
 }
 
 /*

@@ -33,6 +33,12 @@ simhash_hamming(simhash a, simhash b)
 /* simhash.max_distance (simhash.c): the radius of the % and ~% operators. */
 extern int simhash_max_distance;
 
+/*
+ * ERROR (22023) unless radius is 0..SH_MAX_RADIUS; "what" names the argument
+ * (radius, max_distance) in the message.  Every SQL-level radius goes here.
+ */
+extern void simhash_check_radius(int32 radius, const char *what);
+
 /* Turn a non-OK core status into an ERROR; "what" names the failing call. */
 extern void simhash_report_status(sh_status status, const char *what);
 

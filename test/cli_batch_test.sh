@@ -60,6 +60,9 @@ check missing-input-message 1 "$(grep -c "cannot read $tmp/missing.txt" "$tmp/er
 # options
 $ALL < /dev/null >/dev/null 2>&1; check distance-required 2 $?
 $ALL --distance 65 < /dev/null >/dev/null 2>&1; check distance-range 2 $?
+$ALL --distance -1 < /dev/null >/dev/null 2>&1; check distance-negative 2 $?
+$CLU --distance 65 < /dev/null >/dev/null 2>&1; check clusters-distance-range 2 $?
+check distance-range-message 1 "$($ALL --distance 65 < /dev/null 2>&1 | grep -c '(expected 0\.\.64)')"
 $ALL --distance 3 --blocks 3 < /dev/null >/dev/null 2>&1; check blocks-gt-distance 2 $?
 $ALL --distance 3 --blocks 17 < /dev/null >/dev/null 2>&1; check blocks-max 2 $?
 $ALL --distance 3 --bogus < /dev/null >/dev/null 2>&1; check unknown-option 2 $?

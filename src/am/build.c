@@ -20,7 +20,9 @@
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
 #include "executor/tuptable.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/regproc.h"
 #include "utils/tuplesort.h"
 #include "utils/tuplestore.h"
 
@@ -215,6 +217,37 @@ write_nulls(Relation index, ItemPointerData *tids, int64 n, BlockNumber *tail)
 }
 
 /*
+ * An exclusion constraint must not depend on the session: % and ~% read
+ * simhash.max_distance, so a constraint on them would hold whatever radius
+ * each inserting session set (and a dump restored under another setting
+ * could fail).  Only @%@ over simhash_query(fp, r), whose radius is part of
+ * the constraint's definition, is accepted.  42P17 as for an index
+ * expression that is not immutable: the definition itself is unfit.
+ */
+static void
+check_exclusion(Relation index, IndexInfo *indexInfo)
+{
+	if (indexInfo->ii_ExclusionOps == NULL)
+		return;
+	for (int i = 0; i < indexInfo->ii_NumIndexKeyAttrs; i++)
+	{
+		Oid op = indexInfo->ii_ExclusionOps[i];
+
+		if (get_op_opfamily_strategy(op, index->rd_opfamily[i]) != SIMHASH_PAIR_STRATEGY)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash index \"%s\" cannot enforce an exclusion constraint with "
+							"operator %s",
+							RelationGetRelationName(index), format_operator(op)),
+					 errdetail("The operator's radius is the session setting "
+							   "simhash.max_distance, so any session could bypass the "
+							   "constraint."),
+					 errhint("Fix the radius in the constraint: EXCLUDE USING simhash "
+							 "(simhash_query(fp, 3) WITH @%%@).")));
+	}
+}
+
+/*
  * ambuild: scan the heap, then write one sorted run per permuted table (each
  * with its directory), the NULLs chain, the run list and the metapage.
  */
@@ -234,6 +267,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	check_exclusion(index, indexInfo);
 	simhash_options_resolve(index, &bits, &blocks);
 	tables = simhash_layout(blocks, bits, &ntables);
 

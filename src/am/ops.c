@@ -19,15 +19,6 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
-/* A negative radius is an error, not an empty result. */
-static void
-check_radius(int radius)
-{
-	if (radius < 0)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("radius must not be negative: %d", radius)));
-}
-
 /* a % b (simhash or bigint): within simhash.max_distance */
 PG_FUNCTION_INFO_V1(simhash_similar);
 Datum
@@ -48,7 +39,7 @@ simhash_within(PG_FUNCTION_ARGS)
 	uint64 b = PG_GETARG_SIMHASH(1);
 	int32  radius = PG_GETARG_INT32(2);
 
-	check_radius(radius);
+	simhash_check_radius(radius, "radius");
 	PG_RETURN_BOOL(simhash_hamming(a, b) <= radius);
 }
 
@@ -61,7 +52,7 @@ simhash_query_make(PG_FUNCTION_ARGS)
 	Datum	  values[2];
 	bool	  nulls[2] = {false, false};
 
-	check_radius(PG_GETARG_INT32(1));
+	simhash_check_radius(PG_GETARG_INT32(1), "radius");
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "simhash_query must return a composite type");
 	desc = BlessTupleDesc(desc);
@@ -87,7 +78,7 @@ simhash_query_radius(Datum query, uint64 *fp)
 	if (isnull)
 		return -1;
 	radius = DatumGetInt32(d);
-	check_radius(radius);
+	simhash_check_radius(radius, "radius");
 	return radius;
 }
 

@@ -54,16 +54,6 @@ check_work_mem(const char *what, int64 nfps, size_t need_core, size_t bytes_per_
 								ceil(need_kb))));
 }
 
-/* ERROR unless max_distance is a number of bits, 0..64. */
-static void
-check_max_distance(int32 max_distance)
-{
-	if (max_distance < 0 || max_distance > 64)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("max_distance %d is out of range", max_distance),
-						errhint("max_distance is a number of bits, 0 to 64.")));
-}
-
 /* The non-NULL elements of a fingerprint array and their 1-based positions. */
 typedef struct Fingerprints
 {
@@ -206,7 +196,7 @@ simhash_find_all_array(PG_FUNCTION_ARGS)
 	PairOutput	   out;
 	sh_status	   status;
 
-	check_max_distance(max_distance);
+	simhash_check_radius(max_distance, "max_distance");
 	InitMaterializedSRF(fcinfo, 0);
 	array_fingerprints(arr, max_distance, false, PAIR_CHUNK * sizeof(sh_pair), "simhash_find_all",
 					   &fps);
@@ -237,7 +227,7 @@ simhash_find_clusters_array(PG_FUNCTION_ARGS)
 	size_t		  *bounds;
 	size_t		   nclusters;
 
-	check_max_distance(max_distance);
+	simhash_check_radius(max_distance, "max_distance");
 	InitMaterializedSRF(fcinfo, 0);
 	array_fingerprints(arr, max_distance, true, 0, "simhash_find_clusters", &fps);
 	SH_CHECK_INTERRUPTIBLE(sh_find_clusters(fps.h, fps.n, 0, max_distance, 1,
@@ -300,7 +290,7 @@ cluster_partition(WindowObject winobj, ClusterPartition *part, bool distance_is_
 	max_distance = DatumGetInt32(WinGetFuncArgInPartition(winobj, 1, 0, WINDOW_SEEK_HEAD, false,
 														  &part->null_distance, &isout));
 	if (!part->null_distance)
-		check_max_distance(max_distance);
+		simhash_check_radius(max_distance, "max_distance");
 	/* WinGetFuncArgInPartition takes an int row position */
 	if (nrows > (int64) PG_INT32_MAX)
 		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

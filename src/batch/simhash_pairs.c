@@ -65,10 +65,7 @@ simhash_prefix_masks(PG_FUNCTION_ARGS)
 	sh_table *tables;
 	Datum	 *masks;
 
-	if (radius < 0 || radius > 64)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("radius %d is out of range", radius),
-						errhint("radius is a number of bits, 0 to 64.")));
+	simhash_check_radius(radius, "radius");
 	if (nrows < 0)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("row count " INT64_FORMAT " is negative", nrows)));

@@ -134,7 +134,7 @@ inline Options parse_args(int argc, char **argv, const char *what)
         else if (name == "--blocks" || name == "-b")
             o.blocks = parse_int(name, value().c_str(), 1, SH_MAX_BLOCKS);
         else if (name == "--distance" || name == "-d")
-            o.distance = parse_int(name, value().c_str(), 0, 64);
+            o.distance = parse_int(name, value().c_str(), 0, SH_MAX_RADIUS);
         else if (name == "--threads" || name == "-t")
             o.threads = parse_int(name, value().c_str(), 0, 256);
         else

@@ -57,6 +57,18 @@ int64_t		sh_binomial(int n, int k) SH_NOEXCEPT;
 int			sh_distance(uint64_t a, uint64_t b) SH_NOEXCEPT;
 
 /*
+ * A radius (the most differing bits a match may have) is 0..SH_MAX_RADIUS
+ * everywhere: SQL functions and operators, settings, the batch core and the
+ * command-line tools all apply this one rule.
+ */
+#define SH_MAX_RADIUS 64
+static inline int
+sh_radius_valid(int radius)
+{
+	return radius >= 0 && radius <= SH_MAX_RADIUS;
+}
+
+/*
  * Parse 1..16 hex digits, with an optional 0x/0X prefix and surrounding
  * whitespace.  Returns SH_ERR_SYNTAX for anything else.
  */

@@ -23,6 +23,13 @@ CREATE TYPE simhash (
     STORAGE = plain
 );
 COMMENT ON TYPE simhash IS '64-bit SimHash fingerprint; text form is 16 hex digits';
+COMMENT ON FUNCTION simhash_in(cstring) IS
+    'input function of simhash: 1 to 16 hex digits, optionally prefixed with 0x';
+COMMENT ON FUNCTION simhash_out(simhash) IS 'output function of simhash: 16 lowercase hex digits';
+COMMENT ON FUNCTION simhash_recv(internal) IS
+    'binary input function of simhash: the 64 bits as an 8-byte big-endian integer';
+COMMENT ON FUNCTION simhash_send(simhash) IS
+    'binary output function of simhash: the 64 bits as an 8-byte big-endian integer';
 
 -- Casts ----------------------------------------------------------------------
 CREATE FUNCTION simhash(bigint) RETURNS simhash
@@ -59,6 +66,14 @@ COMMENT ON FUNCTION simhash(bit) IS 'the simhash of a bit(64), most significant 
 COMMENT ON FUNCTION simhash_to_bit(simhash) IS 'the 64 bits as bit(64), most significant bit first';
 COMMENT ON FUNCTION simhash(numeric) IS 'the simhash of an unsigned decimal 0..18446744073709551615';
 COMMENT ON FUNCTION simhash_to_numeric(simhash) IS 'the fingerprint as an unsigned decimal';
+COMMENT ON CAST (bigint AS simhash) IS 'explicit: the same 64 bits (two''s complement)';
+COMMENT ON CAST (integer AS simhash) IS 'explicit: the integer widened to bigint, then its 64 bits';
+COMMENT ON CAST (smallint AS simhash) IS 'explicit: the smallint widened to bigint, then its 64 bits';
+COMMENT ON CAST (simhash AS bigint) IS 'explicit: the same 64 bits (two''s complement)';
+COMMENT ON CAST (bit AS simhash) IS 'explicit: a bit(64), most significant bit first';
+COMMENT ON CAST (simhash AS bit) IS 'explicit: the 64 bits as bit(64), most significant bit first';
+COMMENT ON CAST (numeric AS simhash) IS 'explicit: an unsigned decimal 0..18446744073709551615';
+COMMENT ON CAST (simhash AS numeric) IS 'explicit: the fingerprint as an unsigned decimal';
 
 -- Comparison: unsigned order, so it agrees with the hex and numeric forms. ---
 CREATE FUNCTION simhash_eq(simhash, simhash) RETURNS bool
@@ -79,6 +94,18 @@ CREATE FUNCTION simhash_hash(simhash) RETURNS int4
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 CREATE FUNCTION simhash_hash_extended(simhash, bigint) RETURNS bigint
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION simhash_eq(simhash, simhash) IS 'a = b (the = operator)';
+COMMENT ON FUNCTION simhash_ne(simhash, simhash) IS 'a <> b (the <> operator)';
+COMMENT ON FUNCTION simhash_lt(simhash, simhash) IS 'a < b in unsigned order (the < operator)';
+COMMENT ON FUNCTION simhash_le(simhash, simhash) IS 'a <= b in unsigned order (the <= operator)';
+COMMENT ON FUNCTION simhash_gt(simhash, simhash) IS 'a > b in unsigned order (the > operator)';
+COMMENT ON FUNCTION simhash_ge(simhash, simhash) IS 'a >= b in unsigned order (the >= operator)';
+COMMENT ON FUNCTION simhash_cmp(simhash, simhash) IS
+    '-1, 0 or 1 as a is less than, equal to or greater than b in unsigned order (btree support)';
+COMMENT ON FUNCTION simhash_hash(simhash) IS '32-bit hash of a fingerprint (hash index support)';
+COMMENT ON FUNCTION simhash_hash_extended(simhash, bigint) IS
+    '64-bit seeded hash of a fingerprint (hash index support)';
 
 CREATE OPERATOR = (
     LEFTARG = simhash, RIGHTARG = simhash, PROCEDURE = simhash_eq,
@@ -106,6 +133,13 @@ CREATE OPERATOR >= (
     COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
 );
 
+COMMENT ON OPERATOR = (simhash, simhash) IS 'equal';
+COMMENT ON OPERATOR <> (simhash, simhash) IS 'not equal';
+COMMENT ON OPERATOR < (simhash, simhash) IS 'less than, in unsigned order';
+COMMENT ON OPERATOR <= (simhash, simhash) IS 'less than or equal, in unsigned order';
+COMMENT ON OPERATOR > (simhash, simhash) IS 'greater than, in unsigned order';
+COMMENT ON OPERATOR >= (simhash, simhash) IS 'greater than or equal, in unsigned order';
+
 CREATE OPERATOR CLASS simhash_btree_ops
     DEFAULT FOR TYPE simhash USING btree AS
         OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
@@ -116,3 +150,9 @@ CREATE OPERATOR CLASS simhash_hash_ops
         OPERATOR 1 =,
         FUNCTION 1 simhash_hash(simhash),
         FUNCTION 2 simhash_hash_extended(simhash, bigint);
+COMMENT ON OPERATOR CLASS simhash_btree_ops USING btree IS
+    'default btree operator class of simhash: unsigned order, as the hex and numeric forms sort';
+COMMENT ON OPERATOR FAMILY simhash_btree_ops USING btree IS 'btree operators of simhash';
+COMMENT ON OPERATOR CLASS simhash_hash_ops USING hash IS
+    'default hash operator class of simhash: equality for hash joins, hash indexes and DISTINCT';
+COMMENT ON OPERATOR FAMILY simhash_hash_ops USING hash IS 'hash operators of simhash';

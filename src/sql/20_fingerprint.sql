@@ -7,6 +7,24 @@ CREATE FUNCTION simhash(doc text, shingle int DEFAULT 3, tokens text DEFAULT 'wo
 COMMENT ON FUNCTION simhash(text, int, text, bool) IS
     'SimHash of text: Unicode word (or character) tokens, optional case folding, shingles of `shingle` tokens hashed with XXH3, majority bit vote';
 
+-- simhash(x) with x of a string type other than text would otherwise be
+-- read as the cast x::simhash (hex digits), not as a fingerprint: PostgreSQL
+-- treats a one-argument call named after a type as a cast when no function
+-- takes the argument's exact type.  varchar has the representation of text;
+-- char(n) goes through ::text, which drops its trailing blanks.
+CREATE FUNCTION simhash(doc varchar, shingle int DEFAULT 3, tokens text DEFAULT 'words',
+                        casefold bool DEFAULT true) RETURNS simhash
+    AS 'MODULE_PATHNAME', 'simhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(varchar, int, text, bool) IS
+    'SimHash of a varchar: the same as simhash(doc::text, shingle, tokens, casefold)';
+
+CREATE FUNCTION simhash(doc bpchar, shingle int DEFAULT 3, tokens text DEFAULT 'words',
+                        casefold bool DEFAULT true) RETURNS simhash
+    AS 'SELECT @extschema@.simhash($1::pg_catalog.text, $2, $3, $4)'
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(bpchar, int, text, bool) IS
+    'SimHash of a char(n): simhash(doc::text, shingle, tokens, casefold), so trailing blanks do not count';
+
 CREATE FUNCTION simhash(doc tsvector) RETURNS simhash
     AS 'MODULE_PATHNAME', 'simhash_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash(tsvector) IS
@@ -30,6 +48,19 @@ CREATE FUNCTION simhash_agg_deserialize(bytea, internal) RETURNS internal
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
 CREATE FUNCTION simhash_agg_final(internal) RETURNS simhash
     AS 'MODULE_PATHNAME' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+COMMENT ON FUNCTION simhash_agg_trans(internal, bigint) IS
+    'transition function of simhash_agg(bigint): adds one vote of the feature to the bit sums';
+COMMENT ON FUNCTION simhash_agg_weighted_trans(internal, bigint, float8) IS
+    'transition function of simhash_agg(bigint, float8): adds the feature''s weight to the bit sums';
+COMMENT ON FUNCTION simhash_agg_combine(internal, internal) IS
+    'combine function of simhash_agg: adds two partial bit sums (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_serialize(internal) IS
+    'serialize function of simhash_agg: partial bit sums to bytea (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_deserialize(bytea, internal) IS
+    'deserialize function of simhash_agg: partial bit sums from bytea (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_final(internal) IS
+    'final function of simhash_agg: a bit is set when its sum is positive; no features gives 0';
 
 CREATE AGGREGATE simhash_agg(feature bigint) (
     SFUNC = simhash_agg_trans, STYPE = internal, FINALFUNC = simhash_agg_final,

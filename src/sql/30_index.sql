@@ -47,6 +47,13 @@ CREATE FUNCTION simhash_query(fp bigint, radius int4) RETURNS simhash_query
     AS 'MODULE_PATHNAME', 'simhash_query_make' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_query(simhash, int4) IS 'the query "within radius of fp" for %@';
 COMMENT ON FUNCTION simhash_query(bigint, int4) IS 'the query "within radius of fp" for %@ (bigint hash)';
+-- A string, and so an untyped literal as in simhash_query('00ff', 3), is read
+-- as a simhash (hex digits), not as a bigint.
+CREATE FUNCTION simhash_query(fp text, radius int4) RETURNS simhash_query
+    AS 'SELECT @extschema@.simhash_query($1::@extschema@.simhash, $2)'
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_query(text, int4) IS
+    'the query "within radius of fp" for %@, fp read as a simhash literal (1 to 16 hex digits)';
 
 CREATE FUNCTION simhash_within_query(a simhash, q simhash_query) RETURNS bool
     AS 'MODULE_PATHNAME', 'simhash_within_query' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -106,6 +113,7 @@ CREATE OPERATOR CLASS simhash_ops
         OPERATOR 3 <~> (simhash, simhash) FOR ORDER BY pg_catalog.integer_ops;
 COMMENT ON OPERATOR CLASS simhash_ops USING simhash IS
     'simhash fingerprints: %, simhash_within() and ORDER BY <~>';
+COMMENT ON OPERATOR FAMILY simhash_ops USING simhash IS 'simhash index operators of simhash';
 
 CREATE OPERATOR CLASS simhash_bigint_ops
     DEFAULT FOR TYPE bigint USING simhash AS
@@ -114,6 +122,8 @@ CREATE OPERATOR CLASS simhash_bigint_ops
         OPERATOR 3 <~> (bigint, bigint) FOR ORDER BY pg_catalog.integer_ops;
 COMMENT ON OPERATOR CLASS simhash_bigint_ops USING simhash IS
     '64-bit hashes stored as bigint: ~%, simhash_within() and ORDER BY <~>';
+COMMENT ON OPERATOR FAMILY simhash_bigint_ops USING simhash IS
+    'simhash index operators of 64-bit hashes stored as bigint';
 
 CREATE FUNCTION simhash_index_check(index regclass) RETURNS void
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;

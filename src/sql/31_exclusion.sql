@@ -21,3 +21,5 @@ CREATE OPERATOR CLASS simhash_query_ops
         OPERATOR 4 @%@ (simhash_query, simhash_query);
 COMMENT ON OPERATOR CLASS simhash_query_ops USING simhash IS
     'simhash_query(fp, radius) values: @%@, for near-duplicate exclusion constraints with a fixed radius';
+COMMENT ON OPERATOR FAMILY simhash_query_ops USING simhash IS
+    'simhash index operators of simhash_query values (exclusion constraints)';

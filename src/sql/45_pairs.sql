@@ -18,8 +18,8 @@ DECLARE
     fptype oid;
 BEGIN
     IF radius < 0 OR radius > 64 THEN
-        RAISE EXCEPTION 'radius % is out of range', radius
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'radius is a number of bits, 0 to 64.';
+        RAISE EXCEPTION 'radius % is out of range 0..64', radius
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A radius is a number of differing bits, 0 to 64.';
     END IF;
     SELECT atttypid INTO fptype FROM pg_attribute
      WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
@@ -168,26 +168,49 @@ DECLARE
     edges text := format('pg_temp.%I', 'simhash_edges_' || suffix);
     labels text := format('pg_temp.%I', 'simhash_labels_' || suffix);
     changed bigint;
+    e_state text;
+    e_message text;
+    e_detail text;
+    e_hint text;
 BEGIN
-    -- Both directions of every pair, then labels = the smallest key reached,
-    -- by minimum propagation over the edges and pointer jumping.
-    EXECUTE format('CREATE TEMP TABLE %s (a text COLLATE "C", b text COLLATE "C")', edges);
-    EXECUTE format('INSERT INTO %s SELECT p.key_a, p.key_b FROM @extschema@.simhash_pairs($1, $2, $3, $4) p', edges)
-        USING rel, fp, key_column, radius;
-    EXECUTE format('INSERT INTO %1$s SELECT b, a FROM %1$s', edges);
-    EXECUTE format('ANALYZE %s', edges);
-    EXECUTE format('CREATE TEMP TABLE %s (k text COLLATE "C" PRIMARY KEY, c text COLLATE "C")', labels);
-    EXECUTE format('INSERT INTO %s SELECT a, least(a, min(b)) FROM %s GROUP BY a', labels, edges);
-    EXECUTE format('ANALYZE %s', labels);
-    LOOP
-        EXECUTE format('UPDATE %1$s l SET c = s.c FROM (SELECT e.a, min(m.c) AS c FROM %2$s e JOIN %1$s m ON m.k = e.b GROUP BY e.a) s'
-                       ' WHERE l.k = s.a AND s.c < l.c', labels, edges);
-        GET DIAGNOSTICS changed = ROW_COUNT;
-        EXIT WHEN changed = 0;
-        EXECUTE format('UPDATE %1$s l SET c = m.c FROM %1$s m WHERE m.k = l.c AND m.c < l.c', labels);
-    END LOOP;
-    RETURN QUERY EXECUTE format('SELECT k::text, c::text FROM %s', labels);
-    EXECUTE format('DROP TABLE %s, %s', edges, labels);
+    -- The arguments are checked before the scratch tables exist, so that an
+    -- error about them names no internal table in its CONTEXT lines.
+    PERFORM @extschema@.simhash_pairs_source(rel, fp, key_column, radius);
+    BEGIN
+        -- Both directions of every pair, then labels = the smallest key reached,
+        -- by minimum propagation over the edges and pointer jumping.
+        EXECUTE format('CREATE TEMP TABLE %s (a text COLLATE "C", b text COLLATE "C")', edges);
+        EXECUTE format('INSERT INTO %s SELECT p.key_a, p.key_b FROM @extschema@.simhash_pairs($1, $2, $3, $4) p', edges)
+            USING rel, fp, key_column, radius;
+        EXECUTE format('INSERT INTO %1$s SELECT b, a FROM %1$s', edges);
+        EXECUTE format('ANALYZE %s', edges);
+        EXECUTE format('CREATE TEMP TABLE %s (k text COLLATE "C" PRIMARY KEY, c text COLLATE "C")', labels);
+        EXECUTE format('INSERT INTO %s SELECT a, least(a, min(b)) FROM %s GROUP BY a', labels, edges);
+        EXECUTE format('ANALYZE %s', labels);
+        LOOP
+            EXECUTE format('UPDATE %1$s l SET c = s.c FROM (SELECT e.a, min(m.c) AS c FROM %2$s e JOIN %1$s m ON m.k = e.b GROUP BY e.a) s'
+                           ' WHERE l.k = s.a AND s.c < l.c', labels, edges);
+            GET DIAGNOSTICS changed = ROW_COUNT;
+            EXIT WHEN changed = 0;
+            EXECUTE format('UPDATE %1$s l SET c = m.c FROM %1$s m WHERE m.k = l.c AND m.c < l.c', labels);
+        END LOOP;
+        RETURN QUERY EXECUTE format('SELECT k::text, c::text FROM %s', labels);
+        EXECUTE format('DROP TABLE %s, %s', edges, labels);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        -- Raised again without the CONTEXT lines of the statements on the
+        -- scratch tables (their names are internal: backend pid, random).
+        GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_message = MESSAGE_TEXT,
+                                e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
+        IF e_detail = '' AND e_hint = '' THEN
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_message;
+        ELSIF e_hint = '' THEN
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_message, DETAIL = e_detail;
+        ELSIF e_detail = '' THEN
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_message, HINT = e_hint;
+        ELSE
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_message, DETAIL = e_detail, HINT = e_hint;
+        END IF;
+    END;
 END
 $$;
 COMMENT ON FUNCTION simhash_clusters(regclass, name, name, int) IS

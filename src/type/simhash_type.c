@@ -21,10 +21,28 @@ simhash_in(PG_FUNCTION_ARGS)
 	uint64_t value;
 
 	if (sh_parse_hex(str, strlen(str), &value) != SH_OK)
+	{
+		/*
+		 * simhash('some words') with an untyped literal is read as a cast to
+		 * the type, not as a fingerprint of the text: say how to ask for the
+		 * fingerprint, quoting the input when it is short and has no quote
+		 * (not for input made of hex digits only, a mistyped simhash).
+		 */
+		const char *shown = strlen(str) <= 40 && strchr(str, '\'') == NULL ? str : "...";
+
+		if (strspn(str, "0123456789abcdefABCDEFxX") == strlen(str))
+			ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+							errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
+							errhint("A simhash is 1 to 16 hexadecimal digits, optionally prefixed "
+									"with 0x.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type %s: \"%s\"", "simhash", str),
-				 errhint("A simhash is 1 to 16 hexadecimal digits, optionally prefixed with 0x.")));
+				 errhint("A simhash is 1 to 16 hexadecimal digits, optionally prefixed with 0x. "
+						 "To fingerprint text, give it the type text: simhash(text '%s') or "
+						 "simhash('%s'::text).",
+						 shown, shown)));
+	}
 	PG_RETURN_SIMHASH(value);
 }
 

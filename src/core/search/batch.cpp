@@ -92,7 +92,7 @@ int auto_blocks(size_t n, int radius)
 // hashes) for what a call cannot take.
 sh_status make_plan(size_t n, int blocks, int radius, std::vector<sh_table> &tables)
 {
-    if (radius < 0 || radius > 64 || blocks < 0)
+    if (!sh_radius_valid(radius) || blocks < 0)
         return SH_ERR_ARGUMENT;
     if (n > UINT32_MAX)
         return SH_ERR_RANGE;
@@ -600,7 +600,7 @@ extern "C"
 {
     int sh_batch_auto_blocks(size_t n, int radius) noexcept
     {
-        if (radius < 0 || radius > 64)
+        if (!sh_radius_valid(radius))
             return -1;
         return auto_blocks(n, radius);
     }

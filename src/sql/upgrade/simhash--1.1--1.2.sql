@@ -6,6 +6,179 @@
 -- privileges of a fresh 1.2 install.
 \echo Use "ALTER EXTENSION simhash UPDATE TO '1.2'" to load this file. \quit
 
+-- Every object has a COMMENT (1.1 left 40 without one) ------------------------
+COMMENT ON FUNCTION simhash_in(cstring) IS
+    'input function of simhash: 1 to 16 hex digits, optionally prefixed with 0x';
+COMMENT ON FUNCTION simhash_out(simhash) IS 'output function of simhash: 16 lowercase hex digits';
+COMMENT ON FUNCTION simhash_recv(internal) IS
+    'binary input function of simhash: the 64 bits as an 8-byte big-endian integer';
+COMMENT ON FUNCTION simhash_send(simhash) IS
+    'binary output function of simhash: the 64 bits as an 8-byte big-endian integer';
+COMMENT ON CAST (bigint AS simhash) IS 'explicit: the same 64 bits (two''s complement)';
+COMMENT ON CAST (integer AS simhash) IS 'explicit: the integer widened to bigint, then its 64 bits';
+COMMENT ON CAST (smallint AS simhash) IS 'explicit: the smallint widened to bigint, then its 64 bits';
+COMMENT ON CAST (simhash AS bigint) IS 'explicit: the same 64 bits (two''s complement)';
+COMMENT ON CAST (bit AS simhash) IS 'explicit: a bit(64), most significant bit first';
+COMMENT ON CAST (simhash AS bit) IS 'explicit: the 64 bits as bit(64), most significant bit first';
+COMMENT ON CAST (numeric AS simhash) IS 'explicit: an unsigned decimal 0..18446744073709551615';
+COMMENT ON CAST (simhash AS numeric) IS 'explicit: the fingerprint as an unsigned decimal';
+COMMENT ON FUNCTION simhash_eq(simhash, simhash) IS 'a = b (the = operator)';
+COMMENT ON FUNCTION simhash_ne(simhash, simhash) IS 'a <> b (the <> operator)';
+COMMENT ON FUNCTION simhash_lt(simhash, simhash) IS 'a < b in unsigned order (the < operator)';
+COMMENT ON FUNCTION simhash_le(simhash, simhash) IS 'a <= b in unsigned order (the <= operator)';
+COMMENT ON FUNCTION simhash_gt(simhash, simhash) IS 'a > b in unsigned order (the > operator)';
+COMMENT ON FUNCTION simhash_ge(simhash, simhash) IS 'a >= b in unsigned order (the >= operator)';
+COMMENT ON FUNCTION simhash_cmp(simhash, simhash) IS
+    '-1, 0 or 1 as a is less than, equal to or greater than b in unsigned order (btree support)';
+COMMENT ON FUNCTION simhash_hash(simhash) IS '32-bit hash of a fingerprint (hash index support)';
+COMMENT ON FUNCTION simhash_hash_extended(simhash, bigint) IS
+    '64-bit seeded hash of a fingerprint (hash index support)';
+COMMENT ON OPERATOR = (simhash, simhash) IS 'equal';
+COMMENT ON OPERATOR <> (simhash, simhash) IS 'not equal';
+COMMENT ON OPERATOR < (simhash, simhash) IS 'less than, in unsigned order';
+COMMENT ON OPERATOR <= (simhash, simhash) IS 'less than or equal, in unsigned order';
+COMMENT ON OPERATOR > (simhash, simhash) IS 'greater than, in unsigned order';
+COMMENT ON OPERATOR >= (simhash, simhash) IS 'greater than or equal, in unsigned order';
+COMMENT ON OPERATOR CLASS simhash_btree_ops USING btree IS
+    'default btree operator class of simhash: unsigned order, as the hex and numeric forms sort';
+COMMENT ON OPERATOR FAMILY simhash_btree_ops USING btree IS 'btree operators of simhash';
+COMMENT ON OPERATOR CLASS simhash_hash_ops USING hash IS
+    'default hash operator class of simhash: equality for hash joins, hash indexes and DISTINCT';
+COMMENT ON OPERATOR FAMILY simhash_hash_ops USING hash IS 'hash operators of simhash';
+COMMENT ON FUNCTION simhash_agg_trans(internal, bigint) IS
+    'transition function of simhash_agg(bigint): adds one vote of the feature to the bit sums';
+COMMENT ON FUNCTION simhash_agg_weighted_trans(internal, bigint, float8) IS
+    'transition function of simhash_agg(bigint, float8): adds the feature''s weight to the bit sums';
+COMMENT ON FUNCTION simhash_agg_combine(internal, internal) IS
+    'combine function of simhash_agg: adds two partial bit sums (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_serialize(internal) IS
+    'serialize function of simhash_agg: partial bit sums to bytea (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_deserialize(bytea, internal) IS
+    'deserialize function of simhash_agg: partial bit sums from bytea (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_final(internal) IS
+    'final function of simhash_agg: a bit is set when its sum is positive; no features gives 0';
+COMMENT ON OPERATOR FAMILY simhash_ops USING simhash IS 'simhash index operators of simhash';
+COMMENT ON OPERATOR FAMILY simhash_bigint_ops USING simhash IS
+    'simhash index operators of 64-bit hashes stored as bigint';
+COMMENT ON OPERATOR FAMILY simhash_query_ops USING simhash IS
+    'simhash index operators of simhash_query values (exclusion constraints)';
+
+-- simhash(varchar) and simhash(char(n)) fingerprint the text (in 1.1 they
+-- were read as the cast to simhash) -------------------------------------------
+CREATE FUNCTION simhash(doc varchar, shingle int DEFAULT 3, tokens text DEFAULT 'words',
+                        casefold bool DEFAULT true) RETURNS simhash
+    AS 'MODULE_PATHNAME', 'simhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(varchar, int, text, bool) IS
+    'SimHash of a varchar: the same as simhash(doc::text, shingle, tokens, casefold)';
+
+CREATE FUNCTION simhash(doc bpchar, shingle int DEFAULT 3, tokens text DEFAULT 'words',
+                        casefold bool DEFAULT true) RETURNS simhash
+    AS 'SELECT @extschema@.simhash($1::pg_catalog.text, $2, $3, $4)'
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(bpchar, int, text, bool) IS
+    'SimHash of a char(n): simhash(doc::text, shingle, tokens, casefold), so trailing blanks do not count';
+
+-- simhash_query('00ff', 3): an untyped literal is a simhash, not a bigint ------
+CREATE FUNCTION simhash_query(fp text, radius int4) RETURNS simhash_query
+    AS 'SELECT @extschema@.simhash_query($1::@extschema@.simhash, $2)'
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_query(text, int4) IS
+    'the query "within radius of fp" for %@, fp read as a simhash literal (1 to 16 hex digits)';
+
+-- simhash_pairs_source: the radius message of every other radius check;
+-- simhash_clusters: arguments checked before its scratch tables exist, errors
+-- of its work on them raised again without CONTEXT lines naming them ----------
+CREATE OR REPLACE FUNCTION simhash_pairs_source(rel regclass, fp name, key name, radius int) RETURNS text
+    LANGUAGE plpgsql STABLE STRICT
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    fptype oid;
+BEGIN
+    IF radius < 0 OR radius > 64 THEN
+        RAISE EXCEPTION 'radius % is out of range 0..64', radius
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A radius is a number of differing bits, 0 to 64.';
+    END IF;
+    SELECT atttypid INTO fptype FROM pg_attribute
+     WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', fp, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF fptype NOT IN ('@extschema@.simhash'::regtype, 'bigint'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not simhash or bigint', fp, rel, fptype::regtype
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_attribute
+                    WHERE attrelid = rel AND attname = key AND attnum > 0 AND NOT attisdropped) THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', key, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF NOT (has_column_privilege(rel, fp::text, 'SELECT') AND has_column_privilege(rel, key::text, 'SELECT')) THEN
+        RAISE EXCEPTION 'permission denied for relation %', rel
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('simhash_pairs reads columns %I and %I with the caller''s rights.', fp, key);
+    END IF;
+    RETURN format('SELECT (%1$I)::text COLLATE "C" AS k, (%2$I)::bigint AS h FROM %3$s WHERE %1$I IS NOT NULL AND %2$I IS NOT NULL',
+                  key, fp, rel);
+END
+$$;
+CREATE OR REPLACE FUNCTION simhash_clusters(rel regclass, fp name, key_column name, radius int)
+    RETURNS TABLE (key text, cluster text)
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    suffix text := pg_backend_pid() || '_' || substr(md5(random()::text), 1, 8);
+    edges text := format('pg_temp.%I', 'simhash_edges_' || suffix);
+    labels text := format('pg_temp.%I', 'simhash_labels_' || suffix);
+    changed bigint;
+    e_state text;
+    e_message text;
+    e_detail text;
+    e_hint text;
+BEGIN
+    -- The arguments are checked before the scratch tables exist, so that an
+    -- error about them names no internal table in its CONTEXT lines.
+    PERFORM @extschema@.simhash_pairs_source(rel, fp, key_column, radius);
+    BEGIN
+        -- Both directions of every pair, then labels = the smallest key reached,
+        -- by minimum propagation over the edges and pointer jumping.
+        EXECUTE format('CREATE TEMP TABLE %s (a text COLLATE "C", b text COLLATE "C")', edges);
+        EXECUTE format('INSERT INTO %s SELECT p.key_a, p.key_b FROM @extschema@.simhash_pairs($1, $2, $3, $4) p', edges)
+            USING rel, fp, key_column, radius;
+        EXECUTE format('INSERT INTO %1$s SELECT b, a FROM %1$s', edges);
+        EXECUTE format('ANALYZE %s', edges);
+        EXECUTE format('CREATE TEMP TABLE %s (k text COLLATE "C" PRIMARY KEY, c text COLLATE "C")', labels);
+        EXECUTE format('INSERT INTO %s SELECT a, least(a, min(b)) FROM %s GROUP BY a', labels, edges);
+        EXECUTE format('ANALYZE %s', labels);
+        LOOP
+            EXECUTE format('UPDATE %1$s l SET c = s.c FROM (SELECT e.a, min(m.c) AS c FROM %2$s e JOIN %1$s m ON m.k = e.b GROUP BY e.a) s'
+                           ' WHERE l.k = s.a AND s.c < l.c', labels, edges);
+            GET DIAGNOSTICS changed = ROW_COUNT;
+            EXIT WHEN changed = 0;
+            EXECUTE format('UPDATE %1$s l SET c = m.c FROM %1$s m WHERE m.k = l.c AND m.c < l.c', labels);
+        END LOOP;
+        RETURN QUERY EXECUTE format('SELECT k::text, c::text FROM %s', labels);
+        EXECUTE format('DROP TABLE %s, %s', edges, labels);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        -- Raised again without the CONTEXT lines of the statements on the
+        -- scratch tables (their names are internal: backend pid, random).
+        GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_message = MESSAGE_TEXT,
+                                e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
+        IF e_detail = '' AND e_hint = '' THEN
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_message;
+        ELSIF e_hint = '' THEN
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_message, DETAIL = e_detail;
+        ELSIF e_detail = '' THEN
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_message, HINT = e_hint;
+        ELSE
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_message, DETAIL = e_detail, HINT = e_hint;
+        END IF;
+    END;
+END
+$$;
+
 -- src/sql/23_similarity.sql: exact shingle similarity (new in 1.2).
 CREATE FUNCTION simhash_similarity(a text, b text, shingle int DEFAULT 3, tokens text DEFAULT 'words',
                                    casefold bool DEFAULT true) RETURNS float8
