@@ -69,7 +69,7 @@ $(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/am/*.h) $(CORE_HDRS)
 # ---- CLI tools (pure core, no PostgreSQL) ----------------------------------
 TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra $(WERROR_FLAG) $(CORE_INC) -pthread
 src/cli/simhash-%: src/cli/simhash-%.cpp $(wildcard src/cli/*.hpp) $(CORE_OBJS)
-	$(CXX) $(TOOL_CXXFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
+	$(CXX) $(TOOL_CXXFLAGS) -DSIMHASH_VERSION='"$(EXTVERSION)"' -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
 
 # The tools go next to the server's programs ($(pg_config --bindir)); the
 # directory may not exist yet under a DESTDIR (a package build).

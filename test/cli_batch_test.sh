@@ -35,7 +35,7 @@ $ALL --distance 1 --input "$tmp/in.txt" --output "$tmp/out.txt"; check output-ex
 check output-file "$($ALL --distance 1 < "$tmp/in.txt")" "$(cat "$tmp/out.txt")"
 printf '1\n2\n-3\n' > "$tmp/bad.txt"
 $ALL --distance 1 --input "$tmp/bad.txt" --output "$tmp/out.txt" 2> "$tmp/err"; check malformed-exit 1 $?
-check malformed-line-named 1 "$(grep -c "bad.txt:3: expected an unsigned decimal 64-bit hash, got \"-3\"" "$tmp/err")"
+check malformed-line-named 1 "$(grep -c "bad.txt:3: expected a 64-bit hash (an unsigned decimal, or 16 hex digits), got \"-3\"" "$tmp/err")"
 check output-untouched "$($ALL --distance 1 < "$tmp/in.txt")" "$(cat "$tmp/out.txt")"
 $CLU --distance 1 --input "$tmp/bad.txt" --output "$tmp/new.txt" 2>/dev/null; check clusters-malformed-exit 1 $?
 check no-partial-file "out.txt" "$(ls "$tmp" | grep -E '^(out|new)\.txt' | tr '\n' ' ' | sed 's/ $//')"
@@ -122,7 +122,7 @@ check leading-zeros-long "[6, 7]" "$(python3 -c "import sys; sys.stdout.write('0
 check leading-zeros-overflow 1 "$(printf '0018446744073709551616\n' | $ALL --distance 1 2>/dev/null; echo $?)"
 # An error message shows the whole bad line, a NUL byte escaped, not cut there.
 printf '1\n12\0003\n' | $ALL --distance 1 2> "$tmp/err"; check nul-exit 1 $?
-check nul-message '<stdin>:2: expected an unsigned decimal 64-bit hash, got "12\x003"' \
+check nul-message '<stdin>:2: expected a 64-bit hash (an unsigned decimal, or 16 hex digits), got "12\x003"' \
 	"$(sed 's/^simhash-find-all: //' "$tmp/err")"
 
 # Pairs are written as found: 12.5M pairs (all pairs of 5000 hashes at
@@ -132,6 +132,60 @@ import random
 r = random.Random(3); print('\\n'.join(str(r.getrandbits(64)) for _ in range(5000)))" > "$tmp/5000.txt"
 check all-pairs-bounded-memory "12497500 0" \
 	"$( (ulimit -v 100000; $ALL --distance 64 --input "$tmp/5000.txt" | wc -l; echo "${PIPESTATUS[0]}") | tr '\n' ' ' | sed 's/ $//')"
+
+# simhash-fingerprint's output, hex and a tab and the label, goes straight in
+# (hex read by Python here, as an independent reference); its --decimal form too.
+FP=./src/cli/simhash-fingerprint
+printf 'hello world' > "$tmp/a.txt"; printf 'Hello, World!' > "$tmp/b.txt"   # the same fingerprint
+printf 'the quick brown fox' > "$tmp/c.txt"; printf 'the quick brown fox jumps' > "$tmp/d.txt"
+$FP "$tmp"/[abcd].txt > "$tmp/fp.txt"
+check fingerprint-pipe "$(python3 -c "
+import itertools
+h = sorted(set(int(l.split('\t')[0], 16) for l in open('$tmp/fp.txt')))
+for a, b in itertools.combinations(h, 2): print('[%d, %d]' % (a, b))" | sort)" \
+	"$($FP "$tmp"/[abcd].txt | $ALL --distance 64 | sort)"
+check fingerprint-decimal-pipe "$($ALL --distance 64 < "$tmp/fp.txt" | sort)" \
+	"$($FP --decimal "$tmp"/[abcd].txt | $ALL --distance 64 | sort)"
+check fingerprint-pipe-clusters "$($FP --decimal "$tmp"/[abcd].txt | cut -f1 | $CLU --distance 64)" \
+	"$($FP "$tmp"/[abcd].txt | $CLU --distance 64)"
+check hex-upper-case "[17, 18]" "$(printf '0000000000000011\n0000000000000012\t x\n000000000000001A\n' | $ALL --distance 2 | head -1)"
+check long-label "[5, 7]" "$(python3 -c "import sys; sys.stdout.write('5\t' + 'x' * 300000 + '\n7\tb\r\n')" | $ALL --distance 1)"
+
+# The input's form: 16 decimal digits read either way wait for a line that is
+# only one; an input of nothing else must be told; no mixing.
+check auto-waits-hex "[17, 12379813738877118345]" "$(printf '0000000000000011\nabcdef0123456789\n' | $ALL --distance 64)"
+check auto-waits-decimal "[5, 11]" "$(printf '0000000000000011\n5\n' | $ALL --distance 64)"
+printf '1234567890123456\n' | $ALL --distance 1 >/dev/null 2>"$tmp/err"; check undecided-exit 1 $?
+check undecided-message 1 "$(grep -c 'every hash is 16 decimal digits.*--input-format decimal or --input-format hex' "$tmp/err")"
+check format-decimal "[1234567890123456, 1234567890123457]" "$(printf '1234567890123456\n1234567890123457\n' | $ALL --distance 1 --input-format decimal)"
+check format-hex "[1311768467284833366, 1311768467284833367]" "$(printf '1234567890123456\n1234567890123457\n' | $ALL --distance 1 --input-format hex)"
+printf '5\nabcdef0123456789\n' | $ALL --distance 1 >/dev/null 2>"$tmp/err"; check mixed-exit 1 $?
+check mixed-message '<stdin>:2: expected an unsigned decimal as on line 1, got "abcdef0123456789"' "$(sed 's/^simhash-find-all: //' "$tmp/err")"
+printf 'abcdef0123456789\n5\n' | $CLU --distance 1 >/dev/null 2>"$tmp/err"; check mixed-hex-exit 1 $?
+check mixed-hex-message '<stdin>:2: expected 16 hex digits as on line 1, got "5"' "$(sed 's/^simhash-find-clusters: //' "$tmp/err")"
+printf 'abcdef0123456789\n' | $ALL --distance 1 --input-format decimal >/dev/null 2>"$tmp/err"; check format-decimal-rejects-hex 1 $?
+check format-decimal-message '<stdin>:1: expected an unsigned decimal, got "abcdef0123456789"' "$(sed 's/^simhash-find-all: //' "$tmp/err")"
+printf '12345\n' | $ALL --distance 1 --input-format hex >/dev/null 2>"$tmp/err"; check format-hex-rejects-short 1 $?
+check format-hex-message '<stdin>:1: expected 16 hex digits, got "12345"' "$(sed 's/^simhash-find-all: //' "$tmp/err")"
+printf 'abcdef012345678\n' | $ALL --distance 1 >/dev/null 2>"$tmp/err"; check hex-15-digits 1 $?
+$ALL --distance 1 --input-format octal </dev/null >/dev/null 2>&1; check format-bad-option 2 $?
+
+# Exact copies: none by default (seomoz reads a set), [a, a] once each with --exact-copies.
+check copies-default "$(printf '[4, 5]\n[5, 7]')" "$(printf '5\n5\n5\n7\n7\n4\n' | $ALL --distance 1 | sort)"
+check exact-copies "$(printf '[4, 5]\n[5, 5]\n[5, 7]\n[7, 7]')" "$(printf '5\n5\n5\n7\n7\n4\n' | $ALL --distance 1 --exact-copies | sort)"
+check exact-copies-distance-0 "$(printf '[5, 5]\n[7, 7]')" "$(printf '5\n7\n5\n4\n7\n5\n' | $ALL --distance 0 --exact-copies)"
+check exact-copies-fingerprints "[3104390335662440781, 3104390335662440781]" \
+	"$($FP "$tmp"/[ab].txt | $ALL --distance 0 --exact-copies)"
+$CLU --distance 1 --exact-copies </dev/null >/dev/null 2>&1; check clusters-no-exact-copies 2 $?
+check help-says-copies 1 "$($ALL --help | grep -c '^Exact copies (a hash on several lines) are not pairs by default')"
+check help-exact-copies-option 1 "$($ALL --help | grep -c '^  --exact-copies ')"
+
+# Every tool: --help (exit 0, on stdout) and --version (the Makefile's EXTVERSION).
+version=$(sed -n 's/^EXTVERSION *= *//p' Makefile)
+for t in simhash-find-all simhash-find-clusters simhash-fingerprint; do
+	check "$t-version" "$t (simhash) $version" "$(./src/cli/$t --version)"
+	check "$t-help" "0 usage: $t " "$(out=$(./src/cli/$t --help 2>/dev/null); echo "$? ${out:0:$((8 + ${#t}))}")"
+done
 
 echo "cli-batch: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,15 @@
 namespace batch_cli
 {
 
+// How the input writes its hashes: unsigned decimals (seomoz), 16 hex
+// digits (simhash-fingerprint, SQL's text form), or whichever the input shows.
+enum class Format
+{
+    kAuto,
+    kDecimal,
+    kHex
+};
+
 struct Options
 {
     std::string input = "-";
@@ -37,6 +47,8 @@ struct Options
     int blocks = 0;  // automatic
     int distance = -1;
     int threads = 1;
+    Format format = Format::kAuto;
+    bool exact_copies = false;  // simhash-find-all only
 };
 
 inline const char *g_prog = "simhash-batch";
@@ -68,24 +80,55 @@ inline std::string shown_bytes(const char *b, size_t n)
     return out;
 }
 
-inline void print_usage(std::FILE *to, const char *what)
+#ifndef SIMHASH_VERSION
+#define SIMHASH_VERSION "unknown"  // the Makefile passes EXTVERSION
+#endif
+
+// What a tool does, for --help: a line for the usage, and its own paragraph.
+struct Tool
+{
+    const char *what;       // e.g. "every pair within DISTANCE bits as [a, b]"
+    bool has_exact_copies;  // takes --exact-copies (simhash-find-all)
+};
+
+inline void print_usage(std::FILE *to, const Tool &tool)
 {
     std::fprintf(to,
                  "usage: %s --distance DISTANCE [--blocks BLOCKS] [--input INPUT]\n"
-                 "       [--output OUTPUT] [--threads N]\n\n"
-                 "Reads unsigned decimal 64-bit hashes, one per line, and writes %s,\n"
-                 "one JSON array of hashes per line (the format of seomoz simhash-cpp).\n"
-                 "Repeated input hashes count once, as in seomoz (which reads a set).\n\n"
-                 "  --distance DISTANCE  maximum number of differing bits, 0..64\n"
-                 "  --blocks BLOCKS      bit blocks of the permuted tables, DISTANCE+1..16;\n"
-                 "                       speed only (default: chosen from the input size)\n"
-                 "  --input INPUT        path to read ('-', the default, for stdin)\n"
-                 "  --output OUTPUT      path to write ('-', the default, for stdout)\n"
-                 "  --threads N          worker threads (default 1; 0: one per core)\n"
-                 "  --help               this text\n\n"
-                 "Exit status: 0 done, 1 unreadable or malformed input or write error,\n"
-                 "2 bad options.\n",
-                 g_prog, what);
+                 "       [--output OUTPUT] [--threads N] [--input-format auto|decimal|hex]%s\n\n"
+                 "Reads 64-bit hashes, one per line, and writes\n"
+                 "%s, one JSON array of unsigned\n"
+                 "decimal hashes per line (the format of seomoz simhash-cpp).  A line holds\n"
+                 "an unsigned decimal (as seomoz writes hashes) or 16 hex digits (as\n"
+                 "simhash-fingerprint prints them), optionally followed by a tab and anything\n"
+                 "(simhash-fingerprint's file name), so\n"
+                 "  simhash-fingerprint docs/*.txt | %s --distance 3\n"
+                 "works.  A malformed line stops the tool with its line number.\n\n",
+                 g_prog, tool.has_exact_copies ? "\n       [--exact-copies]" : "", tool.what, g_prog);
+    if (tool.has_exact_copies)
+        std::fprintf(to,
+                     "Exact copies (a hash on several lines) are not pairs by default: like seomoz,\n"
+                     "which reads the hashes into a set, the tool works on the distinct hashes.\n"
+                     "--exact-copies also writes [a, a], once, for each hash that repeats.\n\n");
+    else
+        std::fprintf(to, "A hash on several lines counts once, as in seomoz (which reads a set).\n\n");
+    std::fprintf(
+        to,
+        "  --distance DISTANCE  maximum number of differing bits, 0..64\n"
+        "  --blocks BLOCKS      bit blocks of the permuted tables, DISTANCE+1..16;\n"
+        "                       speed only (default: chosen from the input size)\n"
+        "  --input INPUT        path to read ('-', the default, for stdin)\n"
+        "  --output OUTPUT      path to write ('-', the default, for stdout)\n"
+        "  --threads N          worker threads (default 1; 0: one per core)\n"
+        "  --input-format FORM  auto (the default): the first line that is only one\n"
+        "                       of the two decides for the whole input (16 decimal\n"
+        "                       digits are both); decimal or hex: that form only\n"
+        "%s"
+        "  --help               this text\n"
+        "  --version            the version\n\n"
+        "Exit status: 0 done, 1 unreadable or malformed input or write error,\n"
+        "2 bad options.\n",
+        tool.has_exact_copies ? "  --exact-copies       also write [a, a] for each hash that repeats\n" : "");
 }
 
 inline int parse_int(const std::string &opt, const char *v, int lo, int hi)
@@ -100,7 +143,7 @@ inline int parse_int(const std::string &opt, const char *v, int lo, int hi)
 }
 
 // Accepts --opt VALUE and --opt=VALUE.
-inline Options parse_args(int argc, char **argv, const char *what)
+inline Options parse_args(int argc, char **argv, const Tool &tool)
 {
     Options o;
     for (int i = 1; i < argc; i++)
@@ -124,8 +167,27 @@ inline Options parse_args(int argc, char **argv, const char *what)
         };
         if (name == "--help" || name == "-h")
         {
-            print_usage(stdout, what);
+            print_usage(stdout, tool);
             std::exit(0);
+        }
+        else if (name == "--version")
+        {
+            std::printf("%s (simhash) %s\n", g_prog, SIMHASH_VERSION);
+            std::exit(0);
+        }
+        else if (name == "--exact-copies" && tool.has_exact_copies && !has_inline)
+            o.exact_copies = true;
+        else if (name == "--input-format")
+        {
+            std::string v = value();
+            if (v == "auto")
+                o.format = Format::kAuto;
+            else if (v == "decimal")
+                o.format = Format::kDecimal;
+            else if (v == "hex")
+                o.format = Format::kHex;
+            else
+                die(2, "invalid --input-format \"" + v + "\" (expected auto, decimal or hex)");
         }
         else if (name == "--input" || name == "-i")
             o.input = value();
@@ -140,7 +202,7 @@ inline Options parse_args(int argc, char **argv, const char *what)
         else
         {
             std::fprintf(stderr, "%s: unknown option %s\n", g_prog, a.c_str());
-            print_usage(stderr, what);
+            print_usage(stderr, tool);
             std::exit(2);
         }
     }
@@ -156,35 +218,66 @@ inline Options parse_args(int argc, char **argv, const char *what)
     return o;
 }
 
-// Parses one line [b, e) of the input (a trailing '\r' allowed): an unsigned
-// decimal 64-bit number, with any number of leading zeros.
-inline bool parse_line(const char *b, const char *e, uint64_t *out)
+// What one line's hash field can be read as.
+enum class Field
 {
-    if (e > b && e[-1] == '\r')
-        e--;
-    while (e - b > 1 && *b == '0')
-        b++;
-    uint64_t v = 0;
-    if (e == b || e - b > 20)
-        return false;
-    for (const char *k = b; k < e; k++)
+    kBad,
+    kDecimal,
+    kHex,
+    kEither  // 16 decimal digits: a decimal, or a hex fingerprint without a letter
+};
+
+// Reads the field "0"*zeros + rest (rest does not start with '0') as a
+// decimal into *dec and as 16 hex digits into *hex, as far as each applies.
+inline Field classify(size_t zeros, const std::string &rest, uint64_t *dec, uint64_t *hex)
+{
+    const size_t len = zeros + rest.size();
+    if (len == 0)
+        return Field::kBad;
+    bool digits = true, hexdigits = true;
+    for (char c : rest)
     {
-        unsigned digit = static_cast<unsigned char>(*k) - '0';
-        if (digit > 9 || v > (UINT64_MAX - digit) / 10)
-            return false;
-        v = v * 10 + digit;
+        digits = digits && c >= '0' && c <= '9';
+        hexdigits = hexdigits && std::isxdigit(static_cast<unsigned char>(c));
     }
-    *out = v;
-    return true;
+    *dec = 0;
+    if (digits && rest.size() <= 20)
+    {
+        for (char c : rest)
+        {
+            unsigned digit = static_cast<unsigned>(c - '0');
+            if (*dec > (UINT64_MAX - digit) / 10)
+            {
+                digits = false;
+                break;
+            }
+            *dec = *dec * 10 + digit;
+        }
+    }
+    else
+        digits = false;
+    if (len == 16 && hexdigits)
+        *hex = std::strtoull(rest.c_str(), nullptr, 16);  // rest.empty(): 0
+    if (digits)
+        return len == 16 ? Field::kEither : Field::kDecimal;
+    return len == 16 && hexdigits ? Field::kHex : Field::kBad;
 }
 
-// The hashes of an input given in blocks of any size, one per line; it stops
-// at the first malformed line.  Memory: the hashes, and at most 64 bytes of a
-// line split across blocks (a longer line is malformed, leading zeros aside).
+// The hashes of an input given in blocks of any size, one per line: the
+// hash, then optionally a tab and anything (simhash-fingerprint's label),
+// then optionally '\r'.  A hash is an unsigned decimal (any number of leading
+// zeros) or exactly 16 hex digits; with Format::kAuto the input's first line
+// that only one reading fits decides for all of it (lines of 16 decimal digits
+// fit both and wait for it), and an input that never decides is an error.  It
+// stops at the first malformed line.  Memory: the hashes, the waiting lines'
+// other reading, and at most 64 bytes of a line's hash and 40 of its text.
 class HashLines
 {
 public:
-    explicit HashLines(std::string shown) : shown_(std::move(shown)) {}
+    explicit HashLines(std::string shown, Format format = Format::kDecimal)
+        : shown_(std::move(shown)), format_(format), explicit_(format != Format::kAuto)
+    {
+    }
 
     // False once a line was malformed (see error()).
     bool feed(const char *p, size_t n)
@@ -193,37 +286,30 @@ public:
         while (ok() && p < end)
         {
             const char *nl = static_cast<const char *>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+            const char *stop = nl ? nl : end;
+            part(p, stop);
             if (!nl)
-            {
-                carry_.append(p, end);
-                // Leading zeros say nothing: keep one.  Anything else this
-                // long is too long to be a hash: report it now.
-                size_t zeros = std::min(carry_.find_first_not_of('0'), carry_.size());
-                if (zeros > 1)
-                    carry_.erase(0, zeros - 1);
-                if (carry_.size() > 64)
-                    take(carry_.data(), carry_.data() + carry_.size());
                 break;
-            }
-            if (carry_.empty())
-                take(p, nl);
-            else
-            {
-                carry_.append(p, nl);
-                take(carry_.data(), carry_.data() + carry_.size());
-                carry_.clear();
-            }
+            take();
             p = nl + 1;
         }
         return ok();
     }
 
-    // The last line, if the input does not end with a newline.
+    // The last line, if the input does not end with a newline; then the
+    // readings of lines that waited for the input's form.
     bool finish()
     {
-        if (ok() && !carry_.empty())
-            take(carry_.data(), carry_.data() + carry_.size());
-        carry_.clear();
+        if (ok() && started_)
+            take();
+        if (ok() && !waiting_.empty())
+        {
+            if (format_ == Format::kAuto)
+                error_ = shown_ + ": every hash is 16 decimal digits, which reads as a decimal and as hex: " +
+                         "say which with --input-format decimal or --input-format hex";
+            else
+                resolve();
+        }
         return ok();
     }
 
@@ -237,9 +323,17 @@ public:
         return error_;
     }
 
+    // The 1-based number of the malformed line; 0 if none (an input that
+    // never showed its form is an error of no line).
     size_t bad_line() const
     {
-        return ok() ? 0 : line_;
+        return bad_;
+    }
+
+    // The form the input showed (kAuto while undecided).
+    Format format() const
+    {
+        return format_;
     }
 
     std::vector<uint64_t> &hashes()
@@ -248,34 +342,107 @@ public:
     }
 
 private:
-    void take(const char *b, const char *e)
+    // Adds the bytes [b, e) of the current line.
+    void part(const char *b, const char *e)
     {
-        line_++;
-        uint64_t v;
-        if (parse_line(b, e, &v))
-            h_.push_back(v);
-        else
-            error_ = shown_ + ":" + std::to_string(line_) +
-                     ": expected an unsigned decimal 64-bit hash, got \"" +
-                     shown_bytes(b, std::min<size_t>(static_cast<size_t>(e - b), 40)) + "\"";
+        started_ = true;
+        if (text_.size() < 40)
+            text_.append(b, std::min(e, b + (40 - text_.size())));
+        if (in_label_)
+            return;
+        for (const char *k = b; k < e; k++)
+        {
+            if (*k == '\t')
+            {
+                in_label_ = true;
+                return;
+            }
+            if (*k == '0' && rest_.empty())
+                zeros_++;
+            else if (rest_.size() <= 64)  // longer is malformed; keep no more
+                rest_ += *k;
+        }
     }
 
-    std::string shown_, carry_, error_;
-    size_t line_ = 0;
+    // The current line is complete.
+    void take()
+    {
+        line_++;
+        if (!in_label_ && !rest_.empty() && rest_.back() == '\r')
+            rest_.pop_back();
+        uint64_t dec = 0, hex = 0;
+        Field f = classify(zeros_, rest_, &dec, &hex);
+        if (f == Field::kBad || (f == Field::kHex && format_ == Format::kDecimal) ||
+            (f == Field::kDecimal && format_ == Format::kHex))
+            fail(f);
+        else
+        {
+            if (format_ == Format::kAuto && f != Field::kEither)
+            {
+                format_ = f == Field::kHex ? Format::kHex : Format::kDecimal;
+                first_decided_ = line_;
+                resolve();
+            }
+            if (f == Field::kEither && format_ == Format::kAuto)
+                waiting_.push_back({h_.size(), hex});
+            h_.push_back(f == Field::kHex || (f == Field::kEither && format_ == Format::kHex) ? hex : dec);
+        }
+        zeros_ = 0;
+        rest_.clear();
+        text_.clear();
+        in_label_ = started_ = false;
+    }
+
+    // Lines read before the form was known take the reading it says.
+    void resolve()
+    {
+        if (format_ == Format::kHex)
+            for (const auto &w : waiting_)
+                h_[w.first] = w.second;
+        waiting_.clear();
+        waiting_.shrink_to_fit();
+    }
+
+    void fail(Field f)
+    {
+        bad_ = line_;
+        std::string got = "\"" + shown_bytes(text_.data(), text_.size()) + "\"";
+        std::string where = shown_ + ":" + std::to_string(line_) + ": ";
+        if (f == Field::kBad && !explicit_)
+            error_ = where + "expected a 64-bit hash (an unsigned decimal, or 16 hex digits), got " + got;
+        else if (f == Field::kBad)
+            error_ = where + "expected a 64-bit hash as " +
+                     (format_ == Format::kHex ? "16 hex digits" : "an unsigned decimal") + ", got " + got;
+        else
+            error_ = where + "expected " +
+                     (format_ == Format::kHex ? std::string("16 hex digits")
+                                              : std::string("an unsigned decimal")) +
+                     (first_decided_ ? " as on line " + std::to_string(first_decided_) : std::string()) +
+                     ", got " + got;
+    }
+
+    std::string shown_, rest_, text_, error_;
+    Format format_;
+    bool explicit_;  // the form was given, not read from the input
+    size_t zeros_ = 0, line_ = 0, first_decided_ = 0, bad_ = 0;
+    bool in_label_ = false, started_ = false;
     std::vector<uint64_t> h_;
+    std::vector<std::pair<size_t, uint64_t>> waiting_;  // index in h_, hex reading
 };
 
-// The distinct hashes of the input, ascending.  The input is read in blocks,
-// never whole: memory is the 8 bytes per hash of the result.
-inline std::vector<uint64_t> read_hashes(const std::string &path)
+// The hashes of the input, ascending, and in *copies the values that occur
+// more than once (when copies is given).  The input is read in blocks, never
+// whole: memory is the 8 bytes per hash of the result.
+inline std::vector<uint64_t> read_hashes(const std::string &path, Format format,
+                                         std::vector<uint64_t> *copies = nullptr)
 {
     int fd = path == "-" ? 0 : open(path.c_str(), O_RDONLY);
     if (fd < 0)
         die(1, "cannot read " + path + ": " + std::strerror(errno));
-    HashLines lines(path == "-" ? "<stdin>" : path);
+    HashLines lines(path == "-" ? "<stdin>" : path, format);
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        lines.hashes().reserve(static_cast<size_t>(st.st_size) / 20 + 1);  // ~20 bytes per random hash
+        lines.hashes().reserve(static_cast<size_t>(st.st_size) / 17 + 1);  // >= 17 bytes per hash line
     std::vector<char> buf(1 << 20);
     for (;;)
     {
@@ -295,6 +462,10 @@ inline std::vector<uint64_t> read_hashes(const std::string &path)
         close(fd);
     std::vector<uint64_t> h = std::move(lines.hashes());
     std::sort(h.begin(), h.end());
+    if (copies)
+        for (size_t i = 1; i < h.size(); i++)
+            if (h[i] == h[i - 1] && (copies->empty() || copies->back() != h[i]))
+                copies->push_back(h[i]);
     h.erase(std::unique(h.begin(), h.end()), h.end());
     if (h.capacity() > h.size() + h.size() / 4)
         h.shrink_to_fit();

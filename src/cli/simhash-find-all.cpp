@@ -2,7 +2,9 @@
 // seomoz simhash-cpp's binary of the same name writes them: "[a, b]" per
 // line with a < b.  Pairs are written as they are found, so memory does not
 // grow with their number; like seomoz's (that of its hash set), their order
-// is unspecified: compare outputs sorted.  See batch_cli.hpp for the options.
+// is unspecified: compare outputs sorted.  A repeated hash is one hash, as in
+// seomoz; --exact-copies first writes [a, a] once for each repeated a.  See
+// batch_cli.hpp for the options.
 #include "batch_cli.hpp"
 
 #include <new>
@@ -35,11 +37,17 @@ int main(int argc, char **argv)
 {
     using namespace batch_cli;
     g_prog = "simhash-find-all";
-    const Options o = parse_args(argc, argv, "every pair within DISTANCE bits as [a, b]");
+    const Options o = parse_args(argc, argv, Tool{"every pair within DISTANCE bits as [a, b]", true});
     try
     {
-        const std::vector<uint64_t> h = read_hashes(o.input);
+        std::vector<uint64_t> copies;
+        const std::vector<uint64_t> h = read_hashes(o.input, o.format, o.exact_copies ? &copies : nullptr);
         Writer out(o.output);
+        for (uint64_t c : copies)
+        {
+            const uint64_t pair[2] = {c, c};
+            out.array(pair, 2);
+        }
         Output to{&h, &out};
         check(sh_find_all_each(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, 1 << 16,
                                write_pairs, &to));

@@ -14,7 +14,7 @@ namespace
 void find_clusters(const batch_cli::Options &o)
 {
     using namespace batch_cli;
-    const std::vector<uint64_t> h = read_hashes(o.input);
+    const std::vector<uint64_t> h = read_hashes(o.input, o.format);
     uint32_t *members = nullptr;
     size_t *bounds = nullptr, nc = 0;
     check(sh_find_clusters(h.data(), h.size(), o.blocks, o.distance, o.threads, nullptr, nullptr, &members,
@@ -40,7 +40,8 @@ int main(int argc, char **argv)
 {
     using namespace batch_cli;
     g_prog = "simhash-find-clusters";
-    const Options o = parse_args(argc, argv, "every cluster (connected component) as [a, b, ...]");
+    const Options o =
+        parse_args(argc, argv, Tool{"every cluster (connected component) as [a, b, ...]", false});
     try
     {
         find_clusters(o);

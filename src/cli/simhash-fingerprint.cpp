@@ -49,8 +49,16 @@ const char kUsage[] =
     "  --decimal        print unsigned decimals instead of 16 hex digits\n"
     "  --max-bytes N    largest document accepted, in bytes (default 268435456;\n"
     "                   at most 1073741823, the largest SQL text)\n"
+    "  --help           this text\n"
+    "  --version        the version\n"
+    "Each output line is the fingerprint, a tab and the file name (or the document's\n"
+    "number on stdin); simhash-find-all and simhash-find-clusters read it as is.\n"
     "Exit status: 0 done, 1 a document could not be read or fingerprinted, or the\n"
     "output could not be written, 2 bad options.\n";
+
+#ifndef SIMHASH_VERSION
+#define SIMHASH_VERSION "unknown"  // the Makefile passes EXTVERSION
+#endif
 
 constexpr size_t kDefaultMaxBytes = size_t{256} << 20;
 constexpr size_t kLargestMaxBytes = (size_t{1} << 30) - 1;
@@ -95,6 +103,11 @@ Options parse_args(int argc, char **argv)
         if (a == "--help" || a == "-h")
         {
             std::cout << kUsage;
+            std::exit(0);
+        }
+        else if (a == "--version")
+        {
+            std::cout << "simhash-fingerprint (simhash) " SIMHASH_VERSION "\n";
             std::exit(0);
         }
         else if (a == "--shingle")
