@@ -87,9 +87,13 @@ BEGIN
     EXECUTE format('CREATE TEMP TABLE %s AS SELECT row_number() OVER (ORDER BY min(k)) AS id, sh,'
                    ' cardinality(sh) AS n, array_agg(k ORDER BY k) AS keys FROM (%s) s GROUP BY sh', sets, src);
     EXECUTE format('SELECT coalesce(sum(cardinality(keys)), 0), count(*) FROM %s', sets) INTO nrows, nsets;
-    -- 2. the prefix of each set: its first n - ceil(t n) + 1 hashes
-    EXECUTE format('CREATE TEMP TABLE %s AS SELECT id, n, h FROM %s,'
-                   ' unnest(sh[1:n - ceil(%s * n)::int + 1]) AS h WHERE n > 0', toks, sets, t);
+    -- 2. the prefix of each set: its first n - ceil(t n) + 1 hashes, rarest
+    -- first, without those no other set has
+    EXECUTE format('CREATE TEMP TABLE %1$s AS SELECT id, n, h FROM'
+                   ' (SELECT a.id, a.n, a.h, d.df, row_number() OVER (PARTITION BY a.id ORDER BY d.df, a.h) AS rank'
+                   '    FROM (SELECT id, n, h FROM %2$s, unnest(sh) AS h) a'
+                   '    JOIN (SELECT h, count(*) AS df FROM %2$s, unnest(sh) AS h GROUP BY h) d ON d.h = a.h) r'
+                   ' WHERE rank <= n - ceil(%3$s * n)::int + 1 AND df > 1', toks, sets, t);
     EXECUTE format('SELECT count(*) FROM %s', toks) INTO ntoks;
     EXECUTE format('ANALYZE %s', toks);
     -- 3. candidates: prefixes that share a hash, sizes within the length filter
@@ -99,7 +103,7 @@ BEGIN
     EXECUTE format('SELECT count(*) FROM %s', cands) INTO ncands;
     EXECUTE format('CREATE INDEX ON %s (id)', sets);
     EXECUTE format('ANALYZE %s', sets);
-    RAISE NOTICE 'simhash_near_duplicates: % rows, % distinct shingle sets, % prefix shingles, % candidate pairs of sets to verify',
+    RAISE NOTICE 'simhash_near_duplicates: % rows, % distinct shingle sets, % shared prefix shingles, % candidate pairs of sets to verify',
         nrows, nsets, ntoks, ncands;
     -- 4. rows sharing one set: similarity 1
     RETURN QUERY EXECUTE format('SELECT a.k, b.k, 1::float8 FROM %s s, unnest(s.keys) a(k), unnest(s.keys) b(k)'
