@@ -719,10 +719,10 @@ std::vector<uint64_t> shingle_set(const char *utf8, size_t len, const sh_text_op
 {
     HashList list;
     shingle_hashes(utf8, len, opts, list);
-    std::vector<uint64_t> &h = list.hashes;
+    std::vector<uint64_t> h = std::move(list.hashes);
     std::sort(h.begin(), h.end());
     h.erase(std::unique(h.begin(), h.end()), h.end());
-    return std::move(h);
+    return h;
 }
 
 // |A and B| of two ascending sets.

@@ -1,0 +1,92 @@
+-- Verified near-duplicates: simhash_near_duplicates and
+-- simhash_near_duplicate_survivors.  Every result is compared with the
+-- brute force over all pairs (simhash_similarity of every pair of bodies):
+-- the function must return exactly the pairs at or above the threshold,
+-- with the same similarities (precision and recall 1).
+CREATE TABLE nd (id int PRIMARY KEY, body text, fp simhash, created date);
+INSERT INTO nd (id, body, created) VALUES
+ (1, 'the quick brown fox jumps over the lazy dog', '2020-01-01'),
+ (2, 'the quick brown fox jumps over the lazy dog', '2021-01-01'),
+ (3, 'the quick brown fox jumps over the lazy dog today', '2019-01-01'),
+ (4, 'something else entirely different here ok', '2022-01-01'),
+ (5, '', '2022-01-01'),
+ (6, '!!', '2022-01-01'),
+ (7, 'the quick brown fox jumps over the lazy cat', '2018-01-01'),
+ (8, NULL, '2018-01-01');
+UPDATE nd SET fp = simhash(body);
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'body', 'id', 0.5) ORDER BY 1, 2;
+
+-- Real text of every length: windows of 1 to 400 words of two real pages
+-- (test/data), each with copies edited the ways documents change (a word
+-- replaced, a sentence cut, a header added, the end truncated).
+\set page `cat test/data/lighthouse.txt`
+\set other `cat test/data/bakery.txt`
+CREATE TABLE words AS
+  SELECT row_number() OVER () AS i, w FROM regexp_split_to_table(:'page' || ' ' || :'other', '\s+') AS w;
+CREATE TABLE real_docs (k text, body text, fp simhash);
+INSERT INTO real_docs (k, body)
+  SELECT format('%s-%s', s, len), (SELECT string_agg(w, ' ' ORDER BY i) FROM words WHERE i >= s AND i < s + len)
+    FROM generate_series(1, 1400, 97) AS s, unnest('{1,2,3,5,8,12,20,35,60,100,180,400}'::int[]) AS len;
+INSERT INTO real_docs (k, body)
+  SELECT k || '/typo', regexp_replace(body, '\m(the|and|of)\M', 'teh') FROM real_docs WHERE k ~ '-(12|35|100|400)$'
+  UNION ALL
+  SELECT k || '/cut', regexp_replace(body, '\.[^.]*\.', '.') FROM real_docs WHERE k ~ '-(20|60|180|400)$'
+  UNION ALL
+  SELECT k || '/header', 'Version 2.1 - updated ' || body FROM real_docs WHERE k ~ '-(3|8|35|100)$'
+  UNION ALL
+  SELECT k || '/truncated', left(body, length(body) * 9 / 10) FROM real_docs WHERE k ~ '-(5|60|180|400)$';
+UPDATE real_docs SET fp = simhash(body);
+CREATE TABLE truth AS
+  SELECT a.k AS key_a, b.k AS key_b, simhash_similarity(a.body, b.body) AS similarity
+    FROM real_docs a JOIN real_docs b ON a.k COLLATE "C" < b.k COLLATE "C";
+-- precondition: true pairs at every threshold, among short and long documents
+SELECT t, count(*) FILTER (WHERE similarity >= t) > 10 AS has_pairs,
+       count(*) FILTER (WHERE similarity >= t AND key_a ~ '-(1|2|3|5|8)(/|$)') > 0 AS has_short_pairs,
+       count(*) FILTER (WHERE similarity >= t AND key_a ~ '-(180|400)(/|$)') > 0 AS has_long_pairs
+  FROM truth, unnest('{0.5,0.7,0.8,0.9}'::float8[]) AS t GROUP BY t ORDER BY t;
+SET client_min_messages = warning;
+CREATE FUNCTION nd_mismatches(t float8) RETURNS bigint LANGUAGE sql AS $$
+  WITH got AS (SELECT * FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', t)),
+       want AS (SELECT * FROM truth WHERE similarity >= t)
+  SELECT (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM want) x)
+       + (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got) y)
+$$;
+SELECT t, nd_mismatches(t) AS mismatches FROM unnest('{0.3,0.5,0.7,0.8,0.9,1.0}'::float8[]) AS t ORDER BY t;
+RESET client_min_messages;
+
+-- Survivors: one per group, never chained.  By length (longest kept): 3
+-- removes 1 and 2; 7 stays although it is similar to 1 (J 0.75), because 1
+-- was removed and 7 is not similar enough to 3 (J 0.67).
+SELECT * FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.7) ORDER BY 1;
+-- oldest kept: 7 survives and removes 1 and 2; 3 is not similar enough to 7
+SELECT * FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.7, 'created', false) ORDER BY 1;
+-- a recipe: delete the duplicates
+BEGIN;
+DELETE FROM nd WHERE id::text IN (SELECT duplicate FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.7));
+SELECT array_agg(id ORDER BY id) AS kept FROM nd;
+ROLLBACK;
+
+-- bad arguments
+\set SHOW_CONTEXT never
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'body', 'id', 0);
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'body', 'id', 1.5);
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'body', 'id', 'NaN');
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'nobody', 'id');
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'created', 'id');
+SELECT * FROM simhash_near_duplicates('nd', 'body', 'body', 'id');
+SELECT * FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.8, 'nocolumn');
+-- the caller's rights: SELECT on every column read
+CREATE ROLE regress_nd_reader;
+GRANT SELECT (id, fp) ON nd TO regress_nd_reader;
+SET ROLE regress_nd_reader;
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'body', 'id');
+RESET ROLE;
+GRANT SELECT (body) ON nd TO regress_nd_reader;
+SET ROLE regress_nd_reader;
+SELECT count(*) FROM simhash_near_duplicates('nd', 'fp', 'body', 'id');
+SELECT * FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.7, 'created');
+RESET ROLE;
+\set SHOW_CONTEXT errors
+DROP TABLE nd, words, real_docs, truth;
+DROP FUNCTION nd_mismatches(float8);
+DROP ROLE regress_nd_reader;
