@@ -56,13 +56,17 @@ SET simhash.max_distance = 40;
 SELECT plan_of($$SELECT id FROM c3 WHERE fp % '0123456789abcdef'$$);
 RESET simhash.max_distance;
 
--- A radius beyond 64 matches every row (its estimate used to overflow)
+-- A radius beyond 64 plans without overflowing its estimate (it used to),
+-- then fails with 22023 as every radius outside 0..64 does; 64 matches
+-- every row
 EXPLAIN (COSTS OFF) SELECT count(*) FROM c3 WHERE simhash_within(fp, '0123456789abcdef', 2147483647);
 SELECT count(*) FROM c3 WHERE simhash_within(fp, '0123456789abcdef', 2147483647);
 SELECT count(*) FROM c3 WHERE fp %@ simhash_query('0123456789abcdef'::simhash, 2147483647);
+SELECT count(*) FROM c3 WHERE simhash_within(fp, '0123456789abcdef', 64);
 SET enable_seqscan = off;
 SELECT plan_of($$SELECT id FROM c3 WHERE simhash_within(fp, '0123456789abcdef', 2147483647)$$);
 SELECT count(*) FROM c3 WHERE simhash_within(fp, '0123456789abcdef', 2147483647);
+SELECT count(*) FROM c3 WHERE simhash_within(fp, '0123456789abcdef', 64);
 RESET enable_seqscan;
 
 -- Self-join with the key inequality in WHERE: a nested loop over the simhash

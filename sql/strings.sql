@@ -29,21 +29,21 @@ SELECT simhash('0123456789abcdef'::varchar) = simhash('0123456789abcdef'::text) 
 SELECT simhash(NULL::varchar) IS NULL AS v, simhash(NULL::char(3)) IS NULL AS c;
 
 -- generated columns and index expressions over varchar and char(n)
-CREATE TABLE docs (id int, v varchar(200), c char(40),
+CREATE TABLE str_docs (id int, v varchar(200), c char(40),
     fv simhash GENERATED ALWAYS AS (simhash(v)) STORED,
     fc simhash GENERATED ALWAYS AS (simhash(c, 3, 'chars')) STORED);
-INSERT INTO docs (id, v, c) VALUES
+INSERT INTO str_docs (id, v, c) VALUES
   (1, 'cafe', 'cafe'),
   (2, 'the quick brown fox jumps over the lazy dog', 'the quick brown fox'),
   (3, NULL, NULL);
 SELECT id, fv = simhash(v::text) AS fv_text, fc = simhash(rtrim(c::text), 3, 'chars') AS fc_text
-  FROM docs ORDER BY id;
-CREATE INDEX docs_v ON docs USING simhash (simhash(v));
+  FROM str_docs ORDER BY id;
+CREATE INDEX str_docs_v ON str_docs USING simhash (simhash(v));
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE simhash(v) % simhash('cafe'::text);
-SELECT id FROM docs WHERE simhash(v) % simhash('cafe'::text);
+EXPLAIN (COSTS OFF) SELECT id FROM str_docs WHERE simhash(v) % simhash('cafe'::text);
+SELECT id FROM str_docs WHERE simhash(v) % simhash('cafe'::text);
 RESET enable_seqscan;
-DROP TABLE docs;
+DROP TABLE str_docs;
 
 -- the functions that take text and are not named after a type always
 -- fingerprinted a varchar as text (no trap there): unchanged
