@@ -52,7 +52,19 @@ CREATE FUNCTION nd_mismatches(t float8) RETURNS bigint LANGUAGE sql AS $$
        + (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got) y)
 $$;
 SELECT t, nd_mismatches(t) AS mismatches FROM unnest('{0.3,0.5,0.7,0.8,0.9,1.0}'::float8[]) AS t ORDER BY t;
+-- the same answer when every sort and join spills (the smallest work_mem)
+SET work_mem = '64kB';
+SELECT nd_mismatches(0.8) AS mismatches_64kb;
+RESET work_mem;
 RESET client_min_messages;
+-- an empty table, and a view
+CREATE TABLE nd_empty (k int, body text, fp simhash);
+CREATE VIEW nd_view AS SELECT * FROM nd_empty;
+SELECT count(*) FROM simhash_near_duplicates('nd_empty', 'fp', 'body', 'k');
+SELECT count(*) FROM simhash_near_duplicates('nd_view', 'fp', 'body', 'k');
+SELECT count(*) FROM simhash_near_duplicate_survivors('nd_empty', 'fp', 'body', 'k');
+DROP VIEW nd_view;
+DROP TABLE nd_empty;
 
 -- Survivors: one per group, never chained.  By length (longest kept): 3
 -- removes 1 and 2; 7 stays although it is similar to 1 (J 0.75), because 1
