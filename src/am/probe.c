@@ -203,6 +203,11 @@ typedef struct ProbeCtx
 	Buffer		buf;
 	BlockNumber blkno;
 	int			dir_hint; /* run page of the last range in a cached directory */
+	/* streaming (SimhashScanPos): the variant probed, and the resume state */
+	int64 v;		/* the next variant's number */
+	int64 cur_v;	/* the variant being probed */
+	bool  resuming; /* so->pos lies ahead in this table: skip up to it */
+	bool  after;	/* this range starts after so->pos */
 } ProbeCtx;
 
 /*
@@ -329,17 +334,32 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 			more = false;
 			break;
 		}
+		simhash_entry_tid(ent, &tid);
+		if (c->after)
+		{
+			if (key == so->pos.key && ItemPointerCompare(&tid, &so->pos.tid) <= 0)
+				continue;
+			c->after = false;
+		}
 		if (simhash_hamming(key, c->qkey) > c->radius)
 			continue;
 		fp = sh_table_unpermute(c->tab, key);
 		if (c->exact ? !owned_at(so, c->t, fp ^ c->q, c->flips)
 					 : !sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
 			continue;
-		simhash_entry_tid(ent, &tid);
 		c->visit(so, fp, &tid, c->arg);
+		if (so->streaming && so->nhits >= so->batch_cap)
+		{
+			SimhashScanPos pos = {c->t, c->cur_v, c->r, p, key, tid};
+
+			so->pos = pos;
+			so->stop = true;
+			more = false;
+			break;
+		}
 	}
 	/* the page's hikey: its last key when written, now an upper bound */
-	if (current && SimhashPageGetOpaque(page)->hikey > hi)
+	if (current && !so->stop && SimhashPageGetOpaque(page)->hikey > hi)
 		more = false;
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	return more;
@@ -445,6 +465,17 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 		return;
 	check_dir_link(c->scan, c->r, dstart);
 	cache = dir_cache_get(c);
+	if (c->after)
+		lo = so->pos.key; /* a stream's next batch, from run page pos.p */
+	if (cache != NULL && c->after)
+	{
+		for (int a = (int) so->pos.p; more && a < cache->n && !so->stop; a++)
+		{
+			more = scan_run_page(c, cache->blocks[a], a, lo, hi, -1);
+			lo = 0;
+		}
+		return;
+	}
 	if (cache != NULL)
 	{
 		int a = c->dir_hint, b = cache->n, step = 1;
@@ -474,7 +505,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 				b = mid;
 		}
 		c->dir_hint = a;
-		for (; more && a < cache->n; a++)
+		for (; more && a < cache->n && !so->stop; a++)
 		{
 			uint64 below = a > 0 ? cache->hikeys[a - 1] : 0;
 			double where = 0;
@@ -488,6 +519,8 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	}
 	if (so->stale)
 		return;
+	if (c->after)
+		l = r = (BlockNumber) (so->pos.p / SIMHASH_DIR_CAPACITY);
 	while (l < r)
 	{
 		BlockNumber mid = l + (r - l) / 2;
@@ -512,6 +545,8 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 			return;
 		}
 		n = page_nentries(index, dbuf, SIMHASH_DIR_ENTRY_SIZE);
+		if (i < 0 && c->after)
+			i = (int) (so->pos.p % SIMHASH_DIR_CAPACITY);
 		if (i < 0)
 		{
 			int lo_i = 0, hi_i = n;
@@ -536,7 +571,7 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 			check_link(c->scan, dstart + l, blkno);
 			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi, -1);
 			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
-			if (!page_current(c->scan, dbuf, SIMHASH_DIR, run->gen, c->t))
+			if (!page_current(c->scan, dbuf, SIMHASH_DIR, run->gen, c->t) || so->stop)
 				more = false;
 			i++;
 		}
@@ -549,15 +584,33 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 static void
 probe_variants(ProbeCtx *c, int from, int left, uint64 flip)
 {
-	uint64 lo = (c->qkey ^ flip) & c->tab->prefix_key_mask;
-	int	   b;
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	uint64			  lo = (c->qkey ^ flip) & c->tab->prefix_key_mask;
+	int64			  v = c->v++;
+	int				  b;
 
+	if (so->stop)
+		return;
+	c->cur_v = v;
 	CHECK_FOR_INTERRUPTS();
 	for (c->r = 0; c->r < so_nruns(c->scan); c->r++)
+	{
+		/* a stream's next batch: skip the ranges before pos (not read) */
+		if (c->resuming)
+		{
+			if (v < so->pos.v || c->r < so->pos.r)
+				continue;
+			c->resuming = false;
+			c->after = true;
+		}
 		range_scan(c, lo, lo | ~c->tab->prefix_key_mask);
+		c->after = false;
+		if (so->stop)
+			return;
+	}
 	if (left == 0)
 		return;
-	for (b = from; b < c->tab->prefix_bits; b++)
+	for (b = from; b < c->tab->prefix_bits && !so->stop; b++)
 		probe_variants(c, b + 1, left - 1, flip | (UINT64CONST(1) << (63 - b)));
 }
 
@@ -624,6 +677,9 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exa
 	c.buf = InvalidBuffer;
 	c.blkno = InvalidBlockNumber;
 	c.dir_hint = 0;
+	c.v = c.cur_v = 0;
+	c.resuming = !exact && so->resume && so->pos.t == t;
+	c.after = false;
 	if (exact)
 	{
 		for (c.r = 0; c.r < so->meta.list.nruns; c.r++)
@@ -691,13 +747,15 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 	BlockNumber		  dstart = simhash_meta_dir(&so->meta, r, 0);
 	BlockNumber		  d;
 	BlockNumber		  blocks[SIMHASH_DIR_CAPACITY];
+	bool			  after = so->resume && so->pos.r == r;
 
 	/* a merge's input whose table 0 the new run holds already */
 	if (!BlockNumberIsValid(dstart))
 		return;
 	check_dir_link(scan, r, dstart);
 
-	for (d = 0; d < SimhashDirPages(run->npages); d++)
+	for (d = after ? (BlockNumber) (so->pos.p / SIMHASH_DIR_CAPACITY) : 0;
+		 d < SimhashDirPages(run->npages); d++)
 	{
 		Buffer buf = ReadBuffer(scan->indexRelation, dstart + d);
 		Page   page;
@@ -712,7 +770,7 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 		UnlockReleaseBuffer(buf);
 		if (n == 0)
 			return;
-		for (p = 0; p < n; p++)
+		for (p = after ? (int) (so->pos.p % SIMHASH_DIR_CAPACITY) : 0; p < n; p++)
 		{
 			int	 k;
 			bool current;
@@ -726,16 +784,45 @@ scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
 			k = current
 					? run_page_nentries(scan->indexRelation, buf, run, d * SIMHASH_DIR_CAPACITY + p)
 					: 0;
-			for (i = 0; i < k; i++)
+			i = 0;
+			if (after)
+			{
+				/* the batch before stopped on this page, at (pos.key, pos.tid) */
+				i = first_at_least(page, k, so->pos.key, k / 2);
+				while (i < k && simhash_entry_key(SimhashPageEntry(page, i)) == so->pos.key)
+				{
+					ItemPointerData tid;
+
+					simhash_entry_tid(SimhashPageEntry(page, i), &tid);
+					if (ItemPointerCompare(&tid, &so->pos.tid) > 0)
+						break;
+					i++;
+				}
+				after = false;
+			}
+			for (; i < k; i++)
 			{
 				const char	   *ent = SimhashPageEntry(page, i);
 				ItemPointerData tid;
 
 				simhash_entry_tid(ent, &tid);
 				visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
+				if (so->streaming && so->nhits >= so->batch_cap)
+				{
+					SimhashScanPos pos = {0,
+										  0,
+										  r,
+										  (int64) d * SIMHASH_DIR_CAPACITY + p,
+										  simhash_entry_key(ent),
+										  tid};
+
+					so->pos = pos;
+					so->stop = true;
+					break;
+				}
 			}
 			UnlockReleaseBuffer(buf);
-			if (!current)
+			if (!current || so->stop)
 				return;
 		}
 	}
@@ -748,8 +835,12 @@ scan_all(IndexScanDesc scan, SimhashVisit visit, void *arg)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int				  r;
 
-	for (r = 0; r < so->meta.list.nruns; r++)
+	for (r = so->resume ? so->pos.r : 0; r < so->meta.list.nruns; r++)
+	{
 		scan_run(scan, r, visit, arg);
+		if (so->stop)
+			return;
+	}
 	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, arg);
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, arg);
 }
@@ -797,11 +888,14 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visi
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int				  t;
 
-	for (t = 0; t < so->ntables; t++)
+	for (t = so->resume ? so->pos.t : 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		probe_table(scan, t, q, radius, flips, false, visit, NULL);
+		if (so->stop)
+			return;
 	}
+	/* the pending rows, at most twice pending_pages pages: in one batch */
 	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, visit, NULL);
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }

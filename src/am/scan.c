@@ -117,6 +117,9 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->hits = NULL;
 	so->nhits = so->maxhits = so->next = 0;
 	so->phase = SIMHASH_PHASE_DONE;
+	so->streaming = so->resume = so->stop = false;
+	so->tbm = NULL;
+	so->ntbm = 0;
 	so->never = false;
 	so->recheck = false;
 	so->nconds = 0;
@@ -216,6 +219,13 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	if (!conds_hold(so, fp))
 		return;
+	if (so->tbm)
+	{
+		/* amgetbitmap: no hit array; the bitmap goes lossy within work_mem */
+		tbm_add_tuples(so->tbm, tid, 1, so->recheck);
+		so->ntbm++;
+		return;
+	}
 	simhash_add_hit(so, fp, tid,
 					so->has_order && !so->order_null ? simhash_hamming(fp, so->order_q) : -1,
 					false);
@@ -239,7 +249,38 @@ stale_error(IndexScanDesc scan)
 			 errhint("Retry the query; on a hot standby, hot_standby_feedback avoids this.")));
 }
 
+#define STREAM_FIRST_BATCH 1000 /* a streamed scan's first batch (hits) */
+
 static void collect(IndexScanDesc scan);
+
+/*
+ * The next batch of a streamed scan: the probes (or the full pass) from
+ * where the last batch stopped, until batch_cap hits, then the pending rows.
+ * Each row comes from one place (a table's probes by the first-table rule,
+ * or table 0 of a run), so the batches need no memory of what they returned.
+ */
+static void
+stream_batch(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	/* the hit array doubles: half of work_mem in hits keeps it within work_mem */
+	int64 cap_max = Max((int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2, 1000);
+
+	so->stop = false;
+	if (so->flips >= 0)
+		simhash_probe_all(scan, so->conds[so->driver].q, so->conds[so->driver].radius, so->flips,
+						  visit_filtered);
+	else
+		simhash_scan_all(scan, visit_filtered);
+	so->resume = so->stop;
+	if (so->stop)
+	{
+		so->phase = SIMHASH_PHASE_STREAM;
+		so->batch_cap = Min(so->batch_cap * 2, cap_max);
+	}
+	else
+		so->phase = so->after_stream;
+}
 
 /*
  * Collect the first answers from a fresh copy of the metapage; start over if
@@ -257,6 +298,7 @@ start_scan(IndexScanDesc scan)
 	{
 		so->stale = false;
 		so->nhits = so->next = 0;
+		so->resume = so->stop = false;
 		collect(scan);
 		if (!so->stale)
 			return;
@@ -295,22 +337,26 @@ collect(IndexScanDesc scan)
 				driver = i;
 		simhash_read_model(&so->meta, &m);
 		flips = simhash_radius_plan(&m, so->conds[driver].radius, NULL);
-		if (flips >= 0)
-			simhash_probe_all(scan, so->conds[driver].q, so->conds[driver].radius, flips,
-							  visit_filtered);
-		else
-			simhash_scan_all(scan, visit_filtered);
+		so->flips = flips;
+		so->driver = driver;
+		so->after_stream = SIMHASH_PHASE_DONE;
+		/* rows in distance order: all of them at once (see the README) */
+		so->streaming = so->tbm == NULL && !(so->has_order && !so->order_null);
+		so->batch_cap = STREAM_FIRST_BATCH;
+		stream_batch(scan);
 		if (so->has_order && !so->order_null)
 			simhash_sort_hits(so);
-		so->phase = SIMHASH_PHASE_DONE;
 	}
 	else if (so->has_order && !so->order_null)
 		simhash_knn_start(scan);
 	else
 	{
-		/* full scan: every row, NULLs last */
-		simhash_scan_all(scan, visit_filtered);
-		so->phase = SIMHASH_PHASE_NULLS;
+		/* full scan: every row, in batches, NULLs last */
+		so->flips = -1;
+		so->after_stream = SIMHASH_PHASE_NULLS;
+		so->streaming = so->tbm == NULL;
+		so->batch_cap = STREAM_FIRST_BATCH;
+		stream_batch(scan);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -325,7 +371,9 @@ next_batch(IndexScanDesc scan)
 	so->nhits = so->next = 0;
 	while (so->nhits == 0 && so->phase != SIMHASH_PHASE_DONE)
 	{
-		if (so->phase == SIMHASH_PHASE_NULLS)
+		if (so->phase == SIMHASH_PHASE_STREAM)
+			stream_batch(scan);
+		else if (so->phase == SIMHASH_PHASE_NULLS)
 		{
 			simhash_scan_chain(scan, so->meta.nulls_head, 0, visit_null);
 			so->phase = SIMHASH_PHASE_DONE;
@@ -367,7 +415,7 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 		 * The batch is returned: a VACUUM waiting for it goes first.  KNN's
 		 * carry holds TIDs of earlier steps, so it keeps the interlock.
 		 */
-		if (so->phase == SIMHASH_PHASE_NULLS)
+		if (so->phase == SIMHASH_PHASE_STREAM || so->phase == SIMHASH_PHASE_NULLS)
 		{
 			interlock_release(scan);
 			interlock_take(scan);
@@ -410,8 +458,10 @@ simhash_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int64			  n = 0;
 
+	so->tbm = tbm;
 	if (!so->started)
 		start_scan(scan);
+	n = so->ntbm;
 	for (;;)
 	{
 		for (; so->next < so->nhits; so->next++)

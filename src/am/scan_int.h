@@ -8,6 +8,7 @@
 #include "simhash_am.h"
 
 #include "access/relscan.h"
+#include "nodes/tidbitmap.h"
 
 typedef struct SimhashCond
 {
@@ -26,6 +27,7 @@ typedef struct SimhashHit
 /* What a scan returns once its current batch of hits is used up. */
 typedef enum SimhashScanPhase
 {
+	SIMHASH_PHASE_STREAM, /* the next batch of a streamed radius or full scan */
 	SIMHASH_PHASE_LEVELS, /* KNN: the next probe level (knn.c) */
 	SIMHASH_PHASE_LINEAR, /* KNN: the next nearest rows, by a linear pass */
 	SIMHASH_PHASE_NULLS,  /* the rows whose key is NULL */
@@ -47,6 +49,23 @@ typedef struct SimhashDirCache
 	BlockNumber *blocks;
 } SimhashDirCache;
 
+/*
+ * Where a streamed scan's batch stopped: the last entry it visited, by table,
+ * probe variant (their order of enumeration), run, run page, and the entry's
+ * (stored key, heap TID); entries of a run page are in (key, TID) order, and
+ * VACUUM only removes entries in place, so the next batch finds its place on
+ * the same page.
+ */
+typedef struct SimhashScanPos
+{
+	int				t;
+	int64			v;
+	int				r;
+	int64			p;
+	uint64			key;
+	ItemPointerData tid;
+} SimhashScanPos;
+
 typedef struct SimhashScanOpaqueData
 {
 	SimhashMetaPageData meta;
@@ -61,6 +80,21 @@ typedef struct SimhashScanOpaqueData
 	bool		 has_order;
 	bool		 order_null; /* ORDER BY a <~> NULL */
 	uint64		 order_q;
+	/*
+	 * Streamed radius and full scans return their rows in batches of at most
+	 * batch_cap hits (doubling up to work_mem), each continuing after pos.
+	 */
+	bool			 streaming;
+	bool			 resume; /* the previous batch stopped at pos */
+	bool			 stop;	 /* this batch is full */
+	int64			 batch_cap;
+	SimhashScanPos	 pos;
+	int				 flips;		   /* prefix bits a probe flips; -1: a full pass */
+	int				 driver;	   /* the condition the probes are for */
+	SimhashScanPhase after_stream; /* the phase once the stream ends */
+	/* amgetbitmap: hits go straight into the bitmap */
+	TIDBitmap *tbm;
+	int64	   ntbm;
 	/* the scan/VACUUM interlock (simhash_am.h): held now */
 	bool interlocked;
 	/* results */
