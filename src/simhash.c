@@ -9,8 +9,6 @@
 
 #include "utils/guc.h"
 
-#include "am/simhash_am.h"
-
 PG_MODULE_MAGIC;
 
 /* simhash.max_distance: the radius of the % and ~% operators. */
@@ -18,7 +16,7 @@ int simhash_max_distance = 3;
 
 void _PG_init(void);
 
-/* Defines the simhash.* settings and the index's reloptions. */
+/* Defines the simhash.* settings; the index access method adds its own. */
 void
 _PG_init(void)
 {
@@ -26,8 +24,8 @@ _PG_init(void)
 							"Radius of the % and ~% operators (Hamming distance).",
 							"Rows within this many differing bits are similar.",
 							&simhash_max_distance, 3, 0, 64, PGC_USERSET, 0, NULL, NULL, NULL);
+	simhash_am_init();
 	MarkGUCPrefixReserved("simhash");
-	simhash_init_reloptions();
 }
 
 /*

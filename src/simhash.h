@@ -31,6 +31,13 @@ simhash_hamming(simhash a, simhash b)
 /* simhash.max_distance (simhash.c): the radius of the % and ~% operators. */
 extern int simhash_max_distance;
 
+/*
+ * The index access method's part of _PG_init (am/options.c): its reloptions
+ * and its simhash.* settings.  Declared here, where the module sees it, so
+ * that the module depends on no header of the access method.
+ */
+extern void simhash_am_init(void);
+
 /* Turn a non-OK core status into an ERROR; "what" names the failing call. */
 extern void simhash_report_status(sh_status status, const char *what);
 
