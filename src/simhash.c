@@ -1,31 +1,24 @@
 /*
- * simhash.c — the module: what PostgreSQL sees of the library as a whole
- * (PG_MODULE_MAGIC, _PG_init, the simhash.* settings), and the two halves of
- * the boundary to the C++ core that every part of the shim shares: a core
+ * simhash.c — what every part of the shim shares: the simhash.* settings of
+ * the operators, and the two halves of the boundary to the C++ core: a core
  * status becomes an ERROR, and the core's interrupt callback reads
- * PostgreSQL's interrupt flags.
+ * PostgreSQL's interrupt flags.  The module's entry point is module.c.
  */
 #include "simhash.h"
 
 #include "utils/guc.h"
 
-PG_MODULE_MAGIC;
-
 /* simhash.max_distance: the radius of the % and ~% operators. */
 int simhash_max_distance = 3;
 
-void _PG_init(void);
-
-/* Defines the simhash.* settings; the index access method adds its own. */
+/* Defines the shim's simhash.* settings (from _PG_init). */
 void
-_PG_init(void)
+simhash_define_settings(void)
 {
 	DefineCustomIntVariable("simhash.max_distance",
 							"Radius of the % and ~% operators (Hamming distance).",
 							"Rows within this many differing bits are similar.",
 							&simhash_max_distance, 3, 0, 64, PGC_USERSET, 0, NULL, NULL, NULL);
-	simhash_am_init();
-	MarkGUCPrefixReserved("simhash");
 }
 
 /*

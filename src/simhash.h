@@ -32,10 +32,12 @@ simhash_hamming(simhash a, simhash b)
 extern int simhash_max_distance;
 
 /*
- * The index access method's part of _PG_init (am/options.c): its reloptions
- * and its simhash.* settings.  Declared here, where the module sees it, so
- * that the module depends on no header of the access method.
+ * The init hooks _PG_init (module.c) runs: the shim's simhash.* settings
+ * (simhash.c), and the index access method's reloptions and settings
+ * (am/options.c).  Declared here, where the module sees them, so that the
+ * module depends on no header of the access method.
  */
+extern void simhash_define_settings(void);
 extern void simhash_am_init(void);
 
 /* Turn a non-OK core status into an ERROR; "what" names the failing call. */
