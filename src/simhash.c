@@ -1,34 +1,25 @@
 /*
- * simhash.c — the module: what PostgreSQL sees of the library as a whole
- * (PG_MODULE_MAGIC, _PG_init, the simhash.* settings), and the two halves of
- * the boundary to the C++ core that every part of the shim shares: a core
+ * simhash.c — what every part of the shim shares: the simhash.* settings of
+ * the operators, and the two halves of the boundary to the C++ core: a core
  * status becomes an ERROR, and the core's interrupt callback reads
- * PostgreSQL's interrupt flags.
+ * PostgreSQL's interrupt flags.  The module's entry point is module.c.
  */
 #include "simhash.h"
 
 #include "utils/guc.h"
 
-#include "am/simhash_am.h"
-
-SIMHASH_MODULE_MAGIC;
-
 /* simhash.max_distance: the radius of the % and ~% operators. */
 int simhash_max_distance = 3;
 
-void _PG_init(void);
-
-/* Defines the simhash.* settings and the index's reloptions. */
+/* Defines the shim's simhash.* settings (from _PG_init). */
 void
-_PG_init(void)
+simhash_define_settings(void)
 {
 	DefineCustomIntVariable("simhash.max_distance",
 							"Radius of the % and ~% operators (Hamming distance).",
 							"Rows within this many differing bits are similar.",
 							&simhash_max_distance, 3, 0, SH_MAX_RADIUS, PGC_USERSET, 0, NULL, NULL,
 							NULL);
-	MarkGUCPrefixReserved("simhash");
-	simhash_init_reloptions();
 }
 
 /* The one range check of a radius (see simhash.h). */

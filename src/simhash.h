@@ -39,6 +39,15 @@ extern int simhash_max_distance;
  */
 extern void simhash_check_radius(int32 radius, const char *what);
 
+/*
+ * The init hooks _PG_init (module.c) runs: the shim's simhash.* settings
+ * (simhash.c), and the index access method's reloptions and settings
+ * (am/options.c).  Declared here, where the module sees them, so that the
+ * module depends on no header of the access method.
+ */
+extern void simhash_define_settings(void);
+extern void simhash_am_init(void);
+
 /* Turn a non-OK core status into an ERROR; "what" names the failing call. */
 extern void simhash_report_status(sh_status status, const char *what);
 

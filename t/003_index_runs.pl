@@ -63,35 +63,35 @@ $node->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, fp simhash)');
 $node->safe_psql('postgres', rows_sql(1, 150000));
 $node->safe_psql('postgres', 'CREATE INDEX t_fp ON t USING simhash (fp) WITH (bits = 3, blocks = 5, pending_pages = 1)');
 
-# Each round adds rows as small runs, then VACUUM merges every run (the new
-# ones hold more than a quarter of the large one); the server is killed
-# once the merge has begun.  Retried until a kill lands inside a merge.
-my $interrupted = 0;
-my $next = 150001;
-for my $round (1 .. 6)
-{
-	last if $interrupted;
-	$node->safe_psql('postgres', rows_sql($next, $next + 59999));
-	$next += 60000;
-	$node->safe_psql('postgres', 'CHECKPOINT');
-	my $vac = $node->background_psql('postgres', on_error_stop => 0);
-	$vac->query_until(qr/started/, "\\echo started\nVACUUM t;\n");
-	# wait until the merge has written part of its run
-	my $size0 = $node->safe_psql('postgres', "SELECT pg_relation_size('t_fp')");
-	$node->poll_query_until('postgres',
-		"SELECT pg_relation_size('t_fp') > $size0 + 2 * 8192 * 100 OR NOT EXISTS (SELECT FROM pg_stat_activity WHERE query = 'VACUUM t;' AND state = 'active')")
-	  or die 'VACUUM did not progress';
-	kill_server($node);
-	eval { $vac->quit; };
-	$interrupted = $node->safe_psql('postgres',
-		"SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'merge'");
-	note "round $round: merge interrupted: $interrupted";
-}
+# New rows go into small runs, then VACUUM merges every run (the new ones
+# hold more than a quarter of the large one).  simhash.debug_pause_merge
+# holds that merge after its first table is switched over, and the server is
+# killed while the VACUUM waits there: the kill lands mid-merge every time.
+$node->safe_psql('postgres', rows_sql(150001, 209999));
+my $next = 210000;
+$node->safe_psql('postgres', 'CHECKPOINT');
+my $vac = $node->background_psql('postgres', on_error_stop => 0);
+my $vac_pid = $vac->query_safe('SELECT pg_backend_pid()');
+chomp $vac_pid;
+$vac->query_safe('SET simhash.debug_pause_merge = on');
+$vac->query_until(qr/started/, "\\echo started\nVACUUM t;\n");
+$node->poll_query_until('postgres', qq{
+SELECT wait_event_type = 'Extension' AND wait_event = 'Extension' FROM pg_stat_activity WHERE pid = $vac_pid})
+  or die 'the VACUUM did not pause in its merge';
+is($node->safe_psql('postgres', "SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'merge'"),
+	'1', 'the VACUUM is paused in the middle of a merge');
+ok($node->log_contains("merge into run \\d+ paused after table 0"), 'the server log says where it paused');
+# the merge's WAL so far reaches the disk (the kill loses the WAL buffers)
+$node->safe_psql('postgres', 'CHECKPOINT');
+kill_server($node);
+eval { $vac->quit; };
+my $interrupted = $node->safe_psql('postgres',
+	"SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'merge'");
 ok($interrupted, 'the server was killed in the middle of a merge');
 check_index($node, 'crash mid-merge', $queries, $seqscan);
 $node->safe_psql('postgres', 'VACUUM t');
 is($node->safe_psql('postgres', "SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind IN ('merge', 'flush')"),
-	'0', 'VACUUM forgets the interrupted merge');
+	'0', 'VACUUM takes the interrupted merge over');
 check_index($node, 'VACUUM after the crash', $queries, $seqscan);
 
 # No page leaks: once the retired pages are past every snapshot (an xid is

@@ -9,32 +9,59 @@
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 
-/* Append one entry to the chain whose head/tail/count the metapage holds. */
+/*
+ * Append one entry to the chain whose head/tail/count the metapage holds.
+ * A new tail page is allocated under the metapage lock only if that needs no
+ * wait (from the FSM, or the relation extension lock free at once); else the
+ * metapage lock is let go, the page allocated, and the metapage locked again
+ * (the page, which nothing links to yet, held meanwhile: see the lock order
+ * in simhash_am.h).  A page the chain no longer needs then goes back to the
+ * FSM.
+ */
 static void
 append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer tid, int64 *npending)
 {
 	Buffer			  metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
 	Buffer			  tailbuf = InvalidBuffer;
 	Buffer			  newbuf = InvalidBuffer;
+	Buffer			  spare = InvalidBuffer;
 	GenericXLogState *state;
 	SimhashMetaPage	  meta;
 	BlockNumber		  tail;
 	Page			  page;
 	int				  nentries;
+	bool			  need_page;
 
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
-	simhash_check_meta(index, meta);
-	tail = nulls ? meta->nulls_tail : meta->pending_tail;
-	if (BlockNumberIsValid(tail))
+	for (;;)
 	{
-		tailbuf = ReadBuffer(index, tail);
-		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		if (SimhashPageEntries(index, tail, BufferGetPage(tailbuf)) >= SIMHASH_PAGE_CAPACITY)
-			newbuf = simhash_alloc_buffer(index, heap, true);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		meta = SimhashPageGetMeta(BufferGetPage(metabuf));
+		simhash_check_meta(index, meta);
+		tail = nulls ? meta->nulls_tail : meta->pending_tail;
+		need_page = !BlockNumberIsValid(tail);
+		if (!need_page)
+		{
+			tailbuf = ReadBuffer(index, tail);
+			LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+			need_page =
+				SimhashPageEntries(index, tail, BufferGetPage(tailbuf)) >= SIMHASH_PAGE_CAPACITY;
+		}
+		if (!need_page || BufferIsValid(spare))
+			break;
+		spare = simhash_alloc_buffer_nowait(index, heap);
+		if (BufferIsValid(spare))
+			break;
+		/* never wait for the relation extension lock under a buffer lock */
+		if (BufferIsValid(tailbuf))
+			UnlockReleaseBuffer(tailbuf);
+		tailbuf = InvalidBuffer;
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		spare = simhash_alloc_buffer(index, heap, true);
 	}
-	else
-		newbuf = simhash_alloc_buffer(index, heap, true);
+	if (need_page)
+		newbuf = spare;
+	else if (BufferIsValid(spare))
+		simhash_free_unused(index, spare);
 
 	state = GenericXLogStart(index);
 	meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));

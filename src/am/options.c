@@ -1,16 +1,18 @@
 /*
- * options.c — reloptions (bits, blocks, pending_pages) and the table layout
- * they give.
+ * options.c — the access method's settings: reloptions (bits, blocks,
+ * pending_pages) and the table layout they give, and its simhash.* setting
+ * for tests (simhash.debug_pause_merge).
  */
 #include "simhash_am.h"
 
 #include "access/reloptions.h"
+#include "utils/guc.h"
 
 relopt_kind simhash_relopt_kind;
 
-/* Registers the reloptions of access method "simhash" (from _PG_init). */
-void
-simhash_init_reloptions(void)
+/* Registers the reloptions of access method "simhash". */
+static void
+init_reloptions(void)
 {
 	simhash_relopt_kind = add_reloption_kind();
 	add_int_reloption(simhash_relopt_kind, "bits",
@@ -23,6 +25,19 @@ simhash_init_reloptions(void)
 					  "Pages of the pending buffer; an insert that fills it turns it into a sorted "
 					  "run",
 					  SIMHASH_DEFAULT_PENDING_PAGES, 1, 1024, ShareUpdateExclusiveLock);
+}
+
+/* The access method's part of _PG_init (declared in simhash.h). */
+void
+simhash_am_init(void)
+{
+	init_reloptions();
+	DefineCustomBoolVariable(
+		"simhash.debug_pause_merge",
+		"Testing aid: a merge of this session waits after switching its first table.",
+		"The merge then waits, in wait event Extension, until the backend is cancelled or "
+		"terminated, so that tests can interrupt a merge midway.  Superuser only.",
+		&simhash_debug_pause_merge, false, PGC_SUSET, 0, NULL, NULL, NULL);
 }
 
 /* The pair (bits, blocks) must give between 1 and SIMHASH_MAX_TABLES tables. */

@@ -122,7 +122,10 @@ simhash_refresh_horizon(Relation heap)
 	(void) GetOldestNonRemovableTransactionId(heap);
 }
 
-/* A new page at the end of the relation, exclusively locked. */
+/*
+ * A new page at the end of the relation, exclusively locked.  It waits for
+ * the relation extension lock: the caller holds no buffer lock.
+ */
 Buffer
 simhash_extend_buffer(Relation index)
 {
@@ -136,16 +139,16 @@ simhash_extend_buffer(Relation index)
 }
 
 /*
- * A page for a run, exclusively locked: a recyclable page from the FSM when
- * use_fsm, else a new one.  The FSM may hand the same page to two backends;
- * the conditional lock and the re-check make only one of them keep it (the
- * other sees it locked, or no longer DELETED), as in nbtree.  A DELETED page
- * that some snapshot may still read goes back into the FSM for later.
+ * A recyclable page from the FSM, exclusively locked, or InvalidBuffer.  The
+ * FSM may hand the same page to two backends; the conditional lock and the
+ * re-check make only one of them keep it (the other sees it locked, or no
+ * longer DELETED), as in nbtree.  A DELETED page that some snapshot may
+ * still read goes back into the FSM for later.  Never waits for a lock.
  */
-Buffer
-simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm)
+static Buffer
+fsm_buffer(Relation index, Relation heap)
 {
-	for (int tries = 0; use_fsm && tries < SIMHASH_FSM_TRIES; tries++)
+	for (int tries = 0; tries < SIMHASH_FSM_TRIES; tries++)
 	{
 		BlockNumber blkno = GetFreeIndexPage(index);
 		Buffer		buf;
@@ -169,7 +172,51 @@ simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm)
 		if (wait)
 			RecordFreeIndexPage(index, blkno);
 	}
-	return simhash_extend_buffer(index);
+	return InvalidBuffer;
+}
+
+/*
+ * A page for a run, exclusively locked: a recyclable page from the FSM when
+ * use_fsm, else a new one.  May wait for the relation extension lock: the
+ * caller holds no buffer lock.
+ */
+Buffer
+simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm)
+{
+	Buffer buf = use_fsm ? fsm_buffer(index, heap) : InvalidBuffer;
+
+	return BufferIsValid(buf) ? buf : simhash_extend_buffer(index);
+}
+
+/*
+ * A page, exclusively locked, without waiting for any lock (the caller holds
+ * the metapage lock): from the FSM, or a new one if the relation extension
+ * lock is free at once; InvalidBuffer otherwise.
+ */
+Buffer
+simhash_alloc_buffer_nowait(Relation index, Relation heap)
+{
+	Buffer buf = fsm_buffer(index, heap);
+
+	if (BufferIsValid(buf) || !ConditionalLockRelationForExtension(index, ExclusiveLock))
+		return buf;
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+/*
+ * Give back a page allocated and not used (still new, or DELETED and
+ * recyclable), exclusively locked: it goes into the FSM.
+ */
+void
+simhash_free_unused(Relation index, Buffer buf)
+{
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+
+	UnlockReleaseBuffer(buf);
+	RecordFreeIndexPage(index, blkno);
 }
 
 /*
@@ -420,22 +467,12 @@ gen_in_use(const SimhashMetaPageData *meta, uint16 flags, uint32 gen)
 	return false;
 }
 
-/*
- * Cut the free pages at the end of the file off, if no one else has the
- * index open for a moment (a conditional AccessExclusiveLock, as VACUUM
- * truncates a heap; the lock is WAL-logged, so hot standby queries reading
- * the index conflict with the truncation as with a heap's).  `last` is the
- * last block the sweep found in use.  Not in a parallel VACUUM (the lock
- * needs a transaction id, which parallel mode cannot assign).
- */
+/* simhash_truncate_tail's work, under the AccessExclusiveLock it releases. */
 static void
-truncate_tail(Relation index, Relation heap, SimhashPagePool *pool, BlockNumber last)
+cut_tail(Relation index, Relation heap, SimhashPagePool *pool)
 {
 	BlockNumber nblocks, keep;
 
-	if (IsInParallelMode() || RelationGetNumberOfBlocks(index) < last + 1 + SIMHASH_TRUNCATE_MIN ||
-		!ConditionalLockRelation(index, AccessExclusiveLock))
-		return;
 	/* under the lock nobody reads, allocates or extends: check the tail again */
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (keep = nblocks; keep > SIMHASH_RUNLIST_BLKNO + 1; keep--)
@@ -456,14 +493,46 @@ truncate_tail(Relation index, Relation heap, SimhashPagePool *pool, BlockNumber 
 }
 
 /*
- * VACUUM's sweep: put recyclable pages into the FSM, retire RUN, DIR and
- * PENDING pages that nothing references (left by a flush or merge that
- * failed before switching the metapage, or whose retirement a crash
- * interrupted), then cut free pages off the end of the file.  The caller
- * holds the merge lock, so no merge is under way; a flush may be, and its
- * generation is in the metapage.  stats may be NULL.
+ * Cut the free pages at the end of the file off, if no one else has the
+ * index open for a moment (a conditional AccessExclusiveLock, as VACUUM
+ * truncates a heap; the lock is WAL-logged, so hot standby queries reading
+ * the index conflict with the truncation as with a heap's).  `last` is the
+ * last block the sweep found in use.  The caller holds neither the flush
+ * nor the merge lock (no heavyweight lock is taken under those page locks);
+ * the tail is checked again under the relation lock.  Not in a parallel
+ * VACUUM (the lock needs a transaction id, which parallel mode cannot
+ * assign).  stats may be NULL.
  */
 void
+simhash_truncate_tail(Relation index, Relation heap, SimhashPagePool *pool, BlockNumber last,
+					  IndexBulkDeleteResult *stats)
+{
+	BlockNumber nblocks;
+
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (!IsInParallelMode() && nblocks >= last + 1 + SIMHASH_TRUNCATE_MIN &&
+		ConditionalLockRelation(index, AccessExclusiveLock))
+		cut_tail(index, heap, pool);
+	if (stats)
+	{
+		BlockNumber now = RelationGetNumberOfBlocks(index);
+
+		stats->num_pages = now;
+		/* the pages cut off were free ones */
+		stats->pages_free -= Min(stats->pages_free, nblocks > now ? nblocks - now : 0);
+	}
+}
+
+/*
+ * VACUUM's sweep: put recyclable pages into the FSM and retire RUN, DIR and
+ * PENDING pages that nothing references (left by a flush or merge that
+ * failed before switching the metapage, or whose retirement a crash
+ * interrupted).  The caller holds the merge lock, so no merge is under way;
+ * a flush may be, and its generation is in the metapage.  Returns the last
+ * block found in use, for simhash_truncate_tail (called once the merge lock
+ * is released).  stats may be NULL.
+ */
+BlockNumber
 simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
 					  SimhashPagePool *pool, IndexBulkDeleteResult *stats)
 {
@@ -505,15 +574,12 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 			simhash_delete_page(index, blkno, ReadNextFullTransactionId(), strategy);
 	}
 	IndexFreeSpaceMapVacuum(index);
-	truncate_tail(index, heap, pool, last);
 	if (stats)
 	{
-		BlockNumber now = RelationGetNumberOfBlocks(index);
-
-		stats->num_pages = now;
-		/* the pages cut off were free ones */
-		stats->pages_free = nfree - Min(nfree, nblocks > now ? nblocks - now : 0);
+		stats->num_pages = nblocks;
+		stats->pages_free = nfree;
 	}
+	return last;
 }
 
 /*

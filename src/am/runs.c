@@ -11,8 +11,13 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+/* simhash.debug_pause_merge: see simhash_am.h. */
+bool simhash_debug_pause_merge = false;
 
 #define ST_SORT			simhash_sort_items
 #define ST_ELEMENT_TYPE SimhashItem
@@ -312,7 +317,8 @@ cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
 	c->gen = meta->list.runs[r].gen;
 	c->table = t;
 	c->next_dir = simhash_meta_dir(meta, r, t);
-	c->pages_left = meta->list.runs[r].npages;
+	/* a run a merge switched over already holds no entries of this table */
+	c->pages_left = simhash_run_has(meta, r, t) ? meta->list.runs[r].npages : 0;
 	c->nblocks = 0;
 	c->dir_i = c->dir_n = 0;
 	c->i = c->n = 0;
@@ -369,29 +375,15 @@ cursor_peek(RunCursor *c, uint64 *key, ItemPointer tid)
 
 /* ---- metapage updates -------------------------------------------------- */
 
-typedef enum MetaOp
-{
-	META_START_FLUSH,  /* seal the pending chain, hand out a generation */
-	META_START_MERGE,  /* hand out a generation */
-	META_END_FLUSH,	   /* add the run, drop the sealed chain */
-	META_SWITCH_TABLE, /* table t of a merge's run replaces the inputs' */
-	META_END_MERGE,	   /* drop the input runs (their merge is empty) */
-	META_CLEAR_FLUSH,  /* forget a flush a crash interrupted */
-	META_CLEAR_MERGE,  /* forget a merge a crash interrupted */
-	META_START_CLEAN,  /* VACUUM starts removing entries of a run in place */
-	META_END_CLEAN	   /* ... and sets its new count */
-} MetaOp;
-
 typedef struct MetaChange
 {
 	uint32		  gen; /* the new run's generation */
 	uint64		  count;
 	BlockNumber	  npages;
 	BlockNumber	 *dir;	  /* per table; NULL: no run to add */
-	int			  table;  /* META_SWITCH_TABLE: the table written */
+	int			  table;  /* switch_table: the table written */
 	const uint32 *inputs; /* a merge's input runs */
 	int			  ninputs;
-	bool		  uneven; /* META_END_CLEAN: its tables still differ */
 } MetaChange;
 
 /* The slot of run `gen` in the list, -1 if none. */
@@ -449,141 +441,210 @@ drop_inputs(Relation index, const SimhashMetaPageData *m, SimhashRunList *l, con
 }
 
 /*
- * Apply one change to the metapage (one WAL record) and copy it out.
- * Returns false when there is nothing to do (START_FLUSH without a pending
- * chain, or without a free run slot).
+ * One change of the metapage (and of the run list, if it changes): both
+ * locked exclusively (metapage first) and registered in one GenericXLog
+ * record by meta_begin; meta_end logs it (or drops it: nothing to do),
+ * copies the result out if asked, and unlocks.
  */
-static bool
-change_meta(Relation index, MetaOp op, MetaChange *ch, SimhashMetaPageData *copy)
+typedef struct MetaEdit
 {
-	Buffer			  metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-	Buffer			  listbuf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
+	Buffer			  metabuf;
+	Buffer			  listbuf;
 	GenericXLogState *state;
 	SimhashMetaPage	  m;
-	SimhashRunList	 *l;
-	bool			  done = true;
-	int				  r;
+	SimhashRunList	 *l; /* read-only unless the list was registered */
+} MetaEdit;
 
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(index);
-	m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	/* the run list changes only when a flush or merge ends, and around a clean */
-	if (op == META_END_FLUSH || op == META_END_MERGE || op == META_SWITCH_TABLE ||
-		op == META_START_CLEAN || op == META_END_CLEAN)
+static void
+meta_begin(Relation index, MetaEdit *e, bool list_changes)
+{
+	e->metabuf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+	e->listbuf = ReadBuffer(index, SIMHASH_RUNLIST_BLKNO);
+	LockBuffer(e->metabuf, BUFFER_LOCK_EXCLUSIVE);
+	LockBuffer(e->listbuf, BUFFER_LOCK_EXCLUSIVE);
+	e->state = GenericXLogStart(index);
+	e->m = SimhashPageGetMeta(GenericXLogRegisterBuffer(e->state, e->metabuf, 0));
+	if (list_changes)
 	{
-		Page		  lp = GenericXLogRegisterBuffer(state, listbuf, 0);
+		Page		  lp = GenericXLogRegisterBuffer(e->state, e->listbuf, 0);
 		LocationIndex end =
 			(char *) SimhashPageGetRunList(lp) + sizeof(SimhashRunList) - (char *) lp;
 
 		/* a list written before uneven[] existed: cover it (zeroes, in the hole) */
 		if (((PageHeader) lp)->pd_lower < end)
 			((PageHeader) lp)->pd_lower = end;
-		l = SimhashPageGetRunList(lp);
+		e->l = SimhashPageGetRunList(lp);
 	}
 	else
-		l = SimhashPageGetRunList(BufferGetPage(listbuf));
-	switch (op)
-	{
-		case META_START_FLUSH:
-			/* the last free slot is kept for a merge's new run */
-			if (!BlockNumberIsValid(m->sealed_head) && BlockNumberIsValid(m->pending_head) &&
-				l->nruns < simhash_max_runs(m->ntables) - 1)
-			{
-				m->sealed_head = m->pending_head;
-				m->sealed_chain = m->pending_chain;
-				m->nsealed = m->npending;
-				m->pending_head = m->pending_tail = InvalidBlockNumber;
-				m->npending = 0;
-			}
-			if (!BlockNumberIsValid(m->sealed_head) || l->nruns >= simhash_max_runs(m->ntables) - 1)
-			{
-				done = false;
-				break;
-			}
-			ch->gen = m->flush_gen = ++m->gen_seq;
-			break;
-		case META_START_MERGE:
-			ch->gen = m->merge_gen = ++m->gen_seq;
-			break;
-		case META_CLEAR_FLUSH:
-		case META_CLEAR_MERGE:
-			if (op == META_CLEAR_FLUSH ? m->flush_gen == 0 : m->merge_gen == 0)
-			{
-				done = false;
-				break;
-			}
-			if (op == META_CLEAR_FLUSH)
-				m->flush_gen = 0;
-			else
-				m->merge_gen = 0;
-			break;
-		case META_SWITCH_TABLE:
-			/* the run appears with its table 0; inputs lose each table in turn */
-			if (ch->table == 0)
-				add_run(index, m, l, ch, NULL);
-			r = find_run(l, ch->gen);
-			if (r < 0)
-				elog(ERROR, "simhash index \"%s\": merged run %u is gone",
-					 RelationGetRelationName(index), ch->gen);
-			l->run_dir[r * m->ntables + ch->table] = ch->dir[ch->table];
-			for (int j = 0; j < ch->ninputs; j++)
-			{
-				int i = find_run(l, ch->inputs[j]);
+		e->l = SimhashPageGetRunList(BufferGetPage(e->listbuf));
+}
 
-				if (i < 0)
-					elog(ERROR, "simhash index \"%s\": merge inputs changed under the merge lock",
-						 RelationGetRelationName(index));
-				l->run_dir[i * m->ntables + ch->table] = InvalidBlockNumber;
-			}
-			if (ch->table == m->ntables - 1)
-			{
-				drop_inputs(index, m, l, ch);
-				m->merge_gen = 0;
-				m->merges++;
-			}
-			break;
-		case META_START_CLEAN:
-		case META_END_CLEAN:
-			r = find_run(l, ch->gen);
-			if (r < 0)
-				elog(ERROR, "simhash index \"%s\": run %u to clean is gone",
-					 RelationGetRelationName(index), ch->gen);
-			if (op == META_START_CLEAN)
-				l->uneven[r] = 1;
-			else
-			{
-				l->runs[r].count = ch->count;
-				l->uneven[r] = ch->uneven ? 1 : 0;
-			}
-			break;
-		case META_END_MERGE:
-			drop_inputs(index, m, l, ch);
-			m->merge_gen = 0;
-			m->merges++;
-			break;
-		case META_END_FLUSH:
-			m->sealed_head = InvalidBlockNumber;
-			m->nsealed = 0;
-			m->flush_gen = 0;
-			m->flushes++;
-			if (ch->dir && ch->count > 0)
-				add_run(index, m, l, ch, ch->dir);
-			break;
-	}
+static bool
+meta_end(MetaEdit *e, bool done, SimhashMetaPageData *copy)
+{
 	if (done)
-		GenericXLogFinish(state);
+		GenericXLogFinish(e->state);
 	else
-		GenericXLogAbort(state);
-	/* m and l pointed into the record's page copies, freed by Finish/Abort */
+		GenericXLogAbort(e->state);
+	/* e->m and e->l pointed into the record's page copies, freed by Finish/Abort */
 	if (copy)
 	{
-		memcpy(copy, SimhashPageGetMeta(BufferGetPage(metabuf)), SIMHASH_META_SIZE);
-		memcpy(&copy->list, SimhashPageGetRunList(BufferGetPage(listbuf)), sizeof(SimhashRunList));
+		memcpy(copy, SimhashPageGetMeta(BufferGetPage(e->metabuf)), SIMHASH_META_SIZE);
+		memcpy(&copy->list, SimhashPageGetRunList(BufferGetPage(e->listbuf)),
+			   sizeof(SimhashRunList));
 	}
-	UnlockReleaseBuffer(listbuf);
-	UnlockReleaseBuffer(metabuf);
+	UnlockReleaseBuffer(e->listbuf);
+	UnlockReleaseBuffer(e->metabuf);
 	return done;
+}
+
+/*
+ * A flush starts: seal the pending chain (unless a flush that did not finish
+ * left one sealed) and hand out the run's generation in ch->gen.  False when
+ * there is nothing to flush or no free run slot: the last one is kept for a
+ * merge's new run.
+ */
+static bool
+meta_start_flush(Relation index, MetaChange *ch, SimhashMetaPageData *copy)
+{
+	MetaEdit		e;
+	SimhashMetaPage m;
+	bool			slot;
+
+	meta_begin(index, &e, false);
+	m = e.m;
+	slot = e.l->nruns < simhash_max_runs(m->ntables) - 1;
+	if (!BlockNumberIsValid(m->sealed_head) && BlockNumberIsValid(m->pending_head) && slot)
+	{
+		m->sealed_head = m->pending_head;
+		m->sealed_chain = m->pending_chain;
+		m->nsealed = m->npending;
+		m->pending_head = m->pending_tail = InvalidBlockNumber;
+		m->npending = 0;
+	}
+	if (!BlockNumberIsValid(m->sealed_head) || !slot)
+		return meta_end(&e, false, copy);
+	ch->gen = m->flush_gen = ++m->gen_seq;
+	return meta_end(&e, true, copy);
+}
+
+/* A flush ends: its run (if not empty) is listed, the sealed chain dropped. */
+static void
+meta_end_flush(Relation index, const MetaChange *ch)
+{
+	MetaEdit e;
+
+	meta_begin(index, &e, true);
+	e.m->sealed_head = InvalidBlockNumber;
+	e.m->nsealed = 0;
+	e.m->flush_gen = 0;
+	e.m->flushes++;
+	if (ch->dir && ch->count > 0)
+		add_run(index, e.m, e.l, ch, ch->dir);
+	meta_end(&e, true, NULL);
+}
+
+/* A merge starts: the generation of its run, in ch->gen and merge_gen. */
+static void
+meta_start_merge(Relation index, MetaChange *ch, SimhashMetaPageData *copy)
+{
+	MetaEdit e;
+
+	meta_begin(index, &e, false);
+	ch->gen = e.m->merge_gen = ++e.m->gen_seq;
+	meta_end(&e, true, copy);
+}
+
+/*
+ * Table ch->table of a merge's run replaces the inputs' (the run is listed
+ * with its table 0); with the last table, the inputs are dropped and the
+ * merge ends.
+ */
+static void
+meta_switch_table(Relation index, const MetaChange *ch)
+{
+	MetaEdit		e;
+	SimhashMetaPage m;
+	int				r;
+
+	meta_begin(index, &e, true);
+	m = e.m;
+	if (ch->table == 0)
+		add_run(index, m, e.l, ch, NULL);
+	r = find_run(e.l, ch->gen);
+	if (r < 0)
+		elog(ERROR, "simhash index \"%s\": merged run %u is gone", RelationGetRelationName(index),
+			 ch->gen);
+	e.l->run_dir[r * m->ntables + ch->table] = ch->dir[ch->table];
+	for (int j = 0; j < ch->ninputs; j++)
+	{
+		int i = find_run(e.l, ch->inputs[j]);
+
+		if (i < 0)
+			elog(ERROR, "simhash index \"%s\": merge inputs changed under the merge lock",
+				 RelationGetRelationName(index));
+		e.l->run_dir[i * m->ntables + ch->table] = InvalidBlockNumber;
+	}
+	if (ch->table == m->ntables - 1)
+	{
+		drop_inputs(index, m, e.l, ch);
+		m->merge_gen = 0;
+		m->merges++;
+	}
+	meta_end(&e, true, NULL);
+}
+
+/* A merge of empty inputs (VACUUM removed every entry) ends: they are dropped. */
+static void
+meta_end_empty_merge(Relation index, const MetaChange *ch)
+{
+	MetaEdit e;
+
+	meta_begin(index, &e, true);
+	drop_inputs(index, e.m, e.l, ch);
+	e.m->merge_gen = 0;
+	e.m->merges++;
+	meta_end(&e, true, NULL);
+}
+
+/* Forget the flush (flush_gen) or merge (merge_gen) whose backend is gone. */
+static void
+meta_clear_mark(Relation index, bool merge)
+{
+	MetaEdit e;
+	uint32	*mark;
+
+	meta_begin(index, &e, false);
+	mark = merge ? &e.m->merge_gen : &e.m->flush_gen;
+	if (*mark == 0)
+	{
+		meta_end(&e, false, NULL);
+		return;
+	}
+	*mark = 0;
+	meta_end(&e, true, NULL);
+}
+
+/*
+ * VACUUM starts removing entries of run `gen` in place (uneven: set) or has
+ * cleaned every table (count: table 0's entries; uneven: its tables still
+ * differ).
+ */
+static void
+meta_mark_clean(Relation index, uint32 gen, bool ended, uint64 count, bool uneven)
+{
+	MetaEdit e;
+	int		 r;
+
+	meta_begin(index, &e, true);
+	r = find_run(e.l, gen);
+	if (r < 0)
+		elog(ERROR, "simhash index \"%s\": run %u to clean is gone", RelationGetRelationName(index),
+			 gen);
+	if (ended)
+		e.l->runs[r].count = count;
+	e.l->uneven[r] = !ended || uneven ? 1 : 0;
+	meta_end(&e, true, NULL);
 }
 
 /*
@@ -601,6 +662,8 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 	BlockNumber	   nblocks = 0;
 	BlockNumber	   d;
 
+	if (!simhash_run_has(meta, r, t))
+		return; /* a run of a merge taken over: the other side holds it */
 	for (d = 0; d < ndir; d++)
 	{
 		int i, n;
@@ -639,9 +702,7 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 void
 simhash_clear_interrupted(Relation index)
 {
-	MetaChange ch = {0};
-
-	change_meta(index, META_CLEAR_FLUSH, &ch, NULL);
+	meta_clear_mark(index, false);
 }
 
 /* ---- flush ------------------------------------------------------------- */
@@ -670,7 +731,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	simhash_record_deferred(index, heap);
-	if (!change_meta(index, META_START_FLUSH, &ch, &meta))
+	if (!meta_start_flush(index, &ch, &meta))
 	{
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(cxt);
@@ -717,7 +778,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 							  &ch.npages, false);
 	ch.count = a.n;
 	ch.dir = dir;
-	change_meta(index, META_END_FLUSH, &ch, NULL);
+	meta_end_flush(index, &ch);
 
 	safexid = ReadNextFullTransactionId();
 	for (i = 0; i < nchain; i++)
@@ -733,20 +794,41 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 /* ---- merge ------------------------------------------------------------- */
 
 /*
- * Write tables from..ntables-1 of run `gen`, merging the k input runs
- * (streaming: one page per input run in memory), and switch each table
- * over as soon as it is written: the run list then lists the new run for
- * that table and no longer the inputs, whose pages of that table are
- * retired at once.  So a merge needs new pages for one table at a time
- * beyond the index, not a whole copy: a VACUUM reuses the pages of table t
- * for table t + 1 once no scan can still read them.  `meta` is a copy of
- * the metapage where the inputs hold tables from..; for from > 0, the new
- * run is listed already with count and npages.
+ * simhash.debug_pause_merge: a merge stops here, after switching its first
+ * table over, until the backend is cancelled or terminated (a testing aid,
+ * so that a test interrupts a merge midway, not by timing).  It waits in
+ * wait event "Extension" and says so in the server log.
+ */
+static void
+debug_pause(Relation index, uint32 gen, int t)
+{
+	ereport(LOG, (errmsg("simhash index \"%s\": merge into run %u paused after table %d "
+						 "(simhash.debug_pause_merge)",
+						 RelationGetRelationName(index), gen, t)));
+	for (;;)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Write every table of run `gen`, merging the k input runs (streaming: one
+ * page per input run in memory), and switch each table over as soon as it is
+ * written: the run list then lists the new run for that table and no longer
+ * the inputs, whose pages of that table are retired at once.  So a merge
+ * needs new pages for one table at a time beyond the index, not a whole
+ * copy: a VACUUM reuses the pages of table t for table t + 1 once no scan
+ * can still read them.  `meta` is a copy of the metapage taken when the
+ * merge started.  An input may hold only some tables (the runs of a merge
+ * taken over, see simhash_take_over_merge): each table is merged from the
+ * inputs that hold it.
  */
 static void
 merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, const uint32 *gens,
-			 int k, uint32 gen, int from, uint64 count, BlockNumber npages,
-			 BufferAccessStrategy strategy, SimhashPagePool *pool)
+			 int k, uint32 gen, BufferAccessStrategy strategy, SimhashPagePool *pool)
 {
 	MetaChange	ch = {0};
 	BlockNumber dir[SIMHASH_MAX_TABLES];
@@ -762,12 +844,10 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 				 RelationGetRelationName(index), gens[j]);
 	}
 	ch.gen = gen;
-	ch.count = count;
-	ch.npages = npages;
 	ch.dir = dir;
 	ch.inputs = gens;
 	ch.ninputs = k;
-	for (t = from; t < meta->ntables; t++)
+	for (t = 0; t < meta->ntables; t++)
 	{
 		SimhashRunWriter  w;
 		FullTransactionId safexid;
@@ -814,7 +894,7 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 		if (ch.count == 0)
 		{
 			/* the inputs were empty (VACUUM removed every entry): drop them */
-			change_meta(index, META_END_MERGE, &ch, NULL);
+			meta_end_empty_merge(index, &ch);
 			safexid = ReadNextFullTransactionId();
 			for (j = 0; j < k; j++)
 				for (int u = 0; u < meta->ntables; u++)
@@ -823,7 +903,7 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 			break;
 		}
 		ch.table = t;
-		change_meta(index, META_SWITCH_TABLE, &ch, NULL);
+		meta_switch_table(index, &ch);
 		safexid = ReadNextFullTransactionId();
 		for (j = 0; j < k; j++)
 			retire_table(index, meta, idx[j], t, safexid, strategy, pool);
@@ -831,6 +911,8 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 			simhash_pool_seal(pool);
 		simhash_fsm_update(index);
 		simhash_refresh_horizon(heap);
+		if (simhash_debug_pause_merge && t == 0 && meta->ntables > 1)
+			debug_pause(index, gen, t);
 	}
 	pfree(cur);
 	pfree(idx);
@@ -851,30 +933,35 @@ merge_runs(Relation index, Relation heap, const uint32 *gens, int k, BufferAcces
 		AllocSetContextCreate(CurrentMemoryContext, "simhash merge", SIMHASH_CONTEXT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
-	change_meta(index, META_START_MERGE, &ch, &meta);
-	merge_tables(index, heap, &meta, gens, k, ch.gen, 0, 0, 0, strategy, pool);
+	meta_start_merge(index, &ch, &meta);
+	merge_tables(index, heap, &meta, gens, k, ch.gen, strategy, pool);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }
 
 /*
- * A merge a crash interrupted (the caller, VACUUM, holds the merge lock).
- * If it had switched no table, forget it: VACUUM's sweep retires what it
- * wrote.  Otherwise finish it: retire the pages it had written for the
- * tables not switched yet (a pass over the file), then write those tables
- * again from the inputs, which the run list still lists for them.
+ * A merge whose backend is gone: the caller holds the merge lock, and every
+ * merge holds it from the moment it records meta->merge_gen until it clears
+ * it, so a merge_gen found set under the lock was left by a backend that
+ * was cancelled, failed or crashed mid-merge.  Take it over:
+ * - if it had switched no table over, forget it (VACUUM's sweep retires the
+ *   pages it wrote, which nothing references);
+ * - otherwise its run R holds the tables switched so far and its inputs the
+ *   others (each run lacks the tables the other side holds): merge R and the
+ *   inputs again into a new run, table by table from whichever holds it.
+ *   R's pages and the inputs' are retired as each table switches; the pages
+ *   the abandoned merge wrote for the table it was writing are referenced by
+ *   nothing once R is dropped, and VACUUM's sweep retires them.
+ * The work is that of the abandoned merge (an INSERT's is small), never a
+ * pass over the whole index.
  */
 void
-simhash_finish_interrupted_merge(Relation index, Relation heap, BufferAccessStrategy strategy,
-								 SimhashPagePool *pool)
+simhash_take_over_merge(Relation index, Relation heap, BufferAccessStrategy strategy,
+						SimhashPagePool *pool)
 {
 	SimhashMetaPageData meta;
-	MetaChange			ch = {0};
 	uint32				gens[SIMHASH_MAX_RUNS];
 	int					k = 0, o, from;
-	BlockNumber			nblocks;
-	FullTransactionId	safexid;
-	MemoryContext		cxt, old;
 
 	simhash_read_meta(index, &meta);
 	if (meta.merge_gen == 0)
@@ -882,50 +969,28 @@ simhash_finish_interrupted_merge(Relation index, Relation heap, BufferAccessStra
 	o = find_run(&meta.list, meta.merge_gen);
 	if (o < 0)
 	{
-		change_meta(index, META_CLEAR_MERGE, &ch, NULL);
+		ereport(LOG, (errmsg("simhash index \"%s\": forgetting the merge into run %u that an "
+							 "interrupted backend left before its first table",
+							 RelationGetRelationName(index), meta.merge_gen)));
+		meta_clear_mark(index, true);
 		return;
 	}
-	for (from = 0; from < meta.ntables && BlockNumberIsValid(simhash_meta_dir(&meta, o, from));
-		 from++)
+	for (from = 0; from < meta.ntables && simhash_run_has(&meta, o, from); from++)
 		;
+	gens[k++] = meta.merge_gen;
 	for (int r = 0; r < meta.list.nruns; r++)
-		if (r != o && !BlockNumberIsValid(simhash_meta_dir(&meta, r, 0)))
+		if (r != o && !simhash_run_has(&meta, r, 0))
 			gens[k++] = meta.list.runs[r].gen;
-	if (from == 0 || from == meta.ntables || k == 0)
+	if (from == 0 || from == meta.ntables || k < 2)
 		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
 						errmsg("simhash index \"%s\": the interrupted merge of run %u cannot be "
-							   "finished (%d tables written, %d inputs)",
-							   RelationGetRelationName(index), meta.merge_gen, from, k),
+							   "taken over (%d tables written, %d inputs)",
+							   RelationGetRelationName(index), meta.merge_gen, from, k - 1),
 						errhint("REINDEX the index.")));
-	ereport(LOG, (errmsg("simhash index \"%s\": finishing the merge into run %u a crash "
-						 "interrupted after %d of %d tables",
+	ereport(LOG, (errmsg("simhash index \"%s\": taking over the merge into run %u that an "
+						 "interrupted backend left after %d of %d tables",
 						 RelationGetRelationName(index), meta.merge_gen, from, meta.ntables)));
-
-	nblocks = RelationGetNumberOfBlocks(index);
-	safexid = ReadNextFullTransactionId();
-	for (BlockNumber blkno = SIMHASH_RUNLIST_BLKNO + 1; blkno < nblocks; blkno++)
-	{
-		Buffer buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
-		SimhashPageOpaque op;
-		bool			  orphan;
-
-		simhash_vacuum_delay_point();
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		op = SimhashPageGetOpaque(BufferGetPage(buf));
-		orphan = !PageIsNew(BufferGetPage(buf)) && op->page_id == SIMHASH_PAGE_ID &&
-				 (op->flags & (SIMHASH_RUN | SIMHASH_DIR)) != 0 && op->gen == meta.merge_gen &&
-				 op->table >= from;
-		UnlockReleaseBuffer(buf);
-		if (orphan)
-			simhash_delete_page(index, blkno, safexid, strategy);
-	}
-
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash merge", SIMHASH_CONTEXT_SIZES);
-	old = MemoryContextSwitchTo(cxt);
-	merge_tables(index, heap, &meta, gens, k, meta.merge_gen, from, meta.list.runs[o].count,
-				 meta.list.runs[o].npages, strategy, pool);
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
+	merge_runs(index, heap, gens, k, strategy, pool);
 }
 
 /*
@@ -961,6 +1026,7 @@ simhash_insert_merges(Relation index, Relation heap)
 	simhash_record_deferred(index, heap);
 	if (!ConditionalLockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock))
 		return;
+	simhash_take_over_merge(index, heap, NULL, NULL);
 	for (;;)
 	{
 		SimhashMetaPageData meta;
@@ -969,8 +1035,6 @@ simhash_insert_merges(Relation index, Relation heap)
 		int					k = 0, r, level, nruns, found = -1;
 
 		simhash_read_meta(index, &meta);
-		if (meta.merge_gen != 0)
-			break; /* interrupted by a crash: VACUUM finishes it */
 		nruns = mergeable_runs(&meta, runs);
 		if (meta.list.nruns >= simhash_max_runs(meta.ntables) - 1)
 		{
@@ -1076,10 +1140,7 @@ simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy, Si
 void
 simhash_clean_begin(Relation index, uint32 gen)
 {
-	MetaChange ch = {0};
-
-	ch.gen = gen;
-	change_meta(index, META_START_CLEAN, &ch, NULL);
+	meta_mark_clean(index, gen, false, 0, false);
 }
 
 /*
@@ -1091,12 +1152,7 @@ void
 simhash_clean_end(Relation index, Relation heap, uint32 gen, uint64 count, bool uneven,
 				  BufferAccessStrategy strategy)
 {
-	MetaChange ch = {0};
-
-	ch.gen = gen;
-	ch.count = count;
-	ch.uneven = uneven;
-	change_meta(index, META_END_CLEAN, &ch, NULL);
+	meta_mark_clean(index, gen, true, count, uneven);
 	if (count == 0 && !uneven)
 		merge_runs(index, heap, &gen, 1, strategy, NULL);
 }

@@ -65,8 +65,9 @@
  * written (the run list then holds the new run for the tables written and
  * the inputs for the others; a run does not hold a table whose directory
  * slot is InvalidBlockNumber), and the inputs' pages of that table are
- * retired at once; a merge a crash interrupted after its first switch is
- * finished by VACUUM.  VACUUM's merges reuse the pages they retired as soon
+ * retired at once.  A merge that a cancel, an error or a crash
+ * interrupted is taken over by the next writer that holds the merge lock
+ * (see "Marks of running operations" below).  VACUUM's merges reuse the pages they retired as soon
  * as every transaction that had a snapshot then has ended (a virtual xid
  * check, SimhashPagePool), so even a merge of the whole index needs new
  * pages for one table only.  A bulk build writes one run.
@@ -79,6 +80,47 @@
  * work_mem; a larger one is read from its pages); the run pages it then
  * reads are checked for their run's generation as always.
  *
+ * Lock order
+ * ----------
+ * Heavyweight locks (lock tags, not buffer locks):
+ *   flush lock (LockPage block 0) and merge lock (LockPage block 1): never
+ *   held together; each is taken while no buffer lock is held.  Under
+ *   either, no other heavyweight lock is taken but the relation extension
+ *   lock (PostgreSQL asserts it of page locks): VACUUM's truncation takes
+ *   AccessExclusiveLock only after releasing the merge lock.
+ *   The relation extension lock is innermost: nothing else is locked while
+ *   it is held but the new pages it adds.
+ * Buffer content locks:
+ *   metapage -> run list -> one page at a time (a chain's tail, then a new
+ *   tail page; a run or directory page is copied and released before the
+ *   next).  Pages taken from the FSM or the pool are locked conditionally.
+ * Between the two: never wait for a heavyweight lock while holding a buffer
+ * lock.  Allocation under the metapage lock (aminsert's new tail page) only
+ * tries: the FSM, then ConditionalLockRelationForExtension; if the
+ * extension lock is busy, aminsert releases the metapage and tail, waits for
+ * a page with no buffer locked, and locks the metapage again while holding
+ * that page.  This one exception (a new page before the metapage) cannot
+ * deadlock: nothing links to the page yet, so no backend that holds the
+ * metapage or a page waits for it (allocators lock FSM pages conditionally;
+ * VACUUM's sweep, which may wait for it, holds no buffer lock then).
+ *
+ * Marks of running operations
+ * ---------------------------
+ * meta->merge_gen names the run a merge is writing; every merge holds the
+ * merge lock from the record that sets it to the one that clears it.  So a
+ * backend that holds the merge lock and finds merge_gen set knows its owner
+ * is gone (cancelled, failed, or crashed) and takes it over before merging:
+ * an INSERT's merges and VACUUM alike (simhash_take_over_merge: forget a
+ * merge that switched no table; merge the half-switched run and the inputs
+ * again into a new run otherwise).  meta->flush_gen and the sealed chain,
+ * left by a flush that did not finish, need no owner check: every flush
+ * holds the flush lock, and the next one flushes the sealed chain that is
+ * still there under a new generation (the pages the abandoned one wrote
+ * are referenced by nothing and VACUUM's sweep retires them).
+ * simhash.debug_pause_merge (superuser, a testing aid) stops a merge after
+ * its first table is switched over until the backend is cancelled or
+ * terminated, so that tests interrupt a merge midway deterministically.
+ *
  * Locking protocol
  * ----------------
  * - The metapage content lock protects the metapage and the run list (taken
@@ -87,7 +129,8 @@
  *   need before releasing it.
  * - aminsert takes the metapage lock exclusively, then the tail page of the
  *   pending (or NULLs) chain; a new tail page is allocated (from the FSM,
- *   never waiting for a page lock, or by extending the relation),
+ *   never waiting for a page lock, or by extending the relation, waiting
+ *   for the extension lock only with no buffer locked: see the lock order),
  *   initialised and linked under the metapage lock, all in one GenericXLog
  *   record.
  * - Flushes are serialised by the heavyweight page lock on block 0
@@ -117,9 +160,10 @@
  *   the allocator puts back a page the FSM offers that is not recyclable
  *   yet.  VACUUM records recyclable pages in the
  *   FSM again, retires pages a crash left unreferenced (RUN/DIR/PENDING
- *   pages of a generation that is neither current nor being written), and
- *   truncates free pages at the end of the file under a conditional
- *   AccessExclusiveLock (not in a parallel VACUUM).
+ *   pages of a generation that is neither current nor being written), and,
+ *   once it has released the merge lock, truncates free pages at the end of
+ *   the file under a conditional AccessExclusiveLock (not in a parallel
+ *   VACUUM).
  * - On a hot standby the primary's horizon does not cover standby
  *   snapshots, so every page a scan reads is also checked against the
  *   generation it expects (opaque->gen): a recycled page makes the scan
@@ -482,9 +526,15 @@ extern void simhash_sort_items(SimhashItem *items, size_t n);
 /* Callback of a merge: true when the heap TID is dead (VACUUM). */
 typedef bool (*SimhashDeadCallback)(ItemPointer tid, void *state);
 
+/*
+ * simhash.debug_pause_merge (runs.c; defined in options.c): a testing aid,
+ * superuser only.  A merge of a session that sets it waits after switching
+ * its first table over, until the backend is cancelled or terminated.
+ */
+extern bool simhash_debug_pause_merge;
+
 /* Reloptions and layout (options.c) */
 extern relopt_kind simhash_relopt_kind;
-extern void		   simhash_init_reloptions(void);
 extern void		   simhash_options_resolve(Relation index, int *bits, int *blocks);
 extern int		   simhash_pending_pages(Relation index);
 extern sh_table	  *simhash_layout(int blocks, int bits, int *ntables);
@@ -518,6 +568,8 @@ extern void		simhash_init_metapage(Page page, int bits, int blocks, int ntables)
 extern void		simhash_init_runlist(Page page);
 extern Buffer	simhash_extend_buffer(Relation index);
 extern Buffer	simhash_alloc_buffer(Relation index, Relation heap, bool use_fsm);
+extern Buffer	simhash_alloc_buffer_nowait(Relation index, Relation heap);
+extern void		simhash_free_unused(Relation index, Buffer buf);
 extern bool		simhash_page_recyclable(Relation heap, Page page);
 extern void		simhash_refresh_horizon(Relation heap);
 extern void		simhash_fsm_update(Relation index);
@@ -557,8 +609,11 @@ extern void	  simhash_pool_add(SimhashPagePool *pool, BlockNumber blkno, uint32 
 extern void	  simhash_pool_seal(SimhashPagePool *pool);
 extern Buffer simhash_pool_take(SimhashPagePool *pool, Relation index);
 extern bool	  simhash_pool_free(SimhashPagePool *pool, BlockNumber blkno, Page page);
-extern void	  simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
-									SimhashPagePool *pool, IndexBulkDeleteResult *stats);
+extern BlockNumber
+			simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strategy,
+								  SimhashPagePool *pool, IndexBulkDeleteResult *stats);
+extern void simhash_truncate_tail(Relation index, Relation heap, SimhashPagePool *pool,
+								  BlockNumber last, IndexBulkDeleteResult *stats);
 
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
@@ -591,8 +646,8 @@ extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dea
 						  IndexBulkDeleteResult *stats);
 extern void simhash_insert_merges(Relation index, Relation heap);
 extern void simhash_clear_interrupted(Relation index);
-extern void simhash_finish_interrupted_merge(Relation index, Relation heap,
-											 BufferAccessStrategy strategy, SimhashPagePool *pool);
+extern void simhash_take_over_merge(Relation index, Relation heap, BufferAccessStrategy strategy,
+									SimhashPagePool *pool);
 extern void simhash_compact(Relation index, Relation heap, BufferAccessStrategy strategy,
 							SimhashPagePool *pool);
 extern void simhash_clean_begin(Relation index, uint32 gen);

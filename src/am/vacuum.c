@@ -307,7 +307,7 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	/* the runs: dead entries removed in place */
 	LockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
-	simhash_finish_interrupted_merge(index, heap, info->strategy, NULL);
+	simhash_take_over_merge(index, heap, info->strategy, NULL);
 	clean_runs(info, heap, &ds, stats);
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
 
@@ -331,6 +331,7 @@ simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	Relation		index = info->index;
 	Relation		heap;
 	SimhashPagePool pool = {0}; /* what its merges retire, for its merges */
+	BlockNumber		last;
 
 	if (info->analyze_only)
 		return stats;
@@ -344,11 +345,13 @@ simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	UnlockPage(index, SIMHASH_FLUSH_LOCK, ExclusiveLock);
 
 	LockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
-	simhash_finish_interrupted_merge(index, heap, info->strategy, &pool);
+	simhash_take_over_merge(index, heap, info->strategy, &pool);
 	simhash_fsm_update(index);
 	simhash_compact(index, heap, info->strategy, &pool);
-	simhash_recycle_pages(index, heap, info->strategy, &pool, stats);
+	last = simhash_recycle_pages(index, heap, info->strategy, &pool, stats);
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
+	/* no heavyweight lock is taken under the merge lock: truncate after it */
+	simhash_truncate_tail(index, heap, &pool, last, stats);
 
 	count_tuples(index, stats);
 	table_close(heap, NoLock);
