@@ -59,6 +59,16 @@ typedef RelFileNode SimhashRelFile;
 #endif
 
 /*
+ * A page image written with smgrwrite()/smgrextend(): since 16 it must be
+ * aligned for direct I/O (PG_IO_ALIGN_SIZE, asserted in md.c), which
+ * PGIOAlignedBlock is and PGAlignedBlock is not.  15 has no such type and
+ * no such requirement.
+ */
+#if PG_VERSION_NUM < 160000
+typedef PGAlignedBlock PGIOAlignedBlock;
+#endif
+
+/*
  * Whether a role owns a relation: pg_class_ownercheck() until 15, the
  * generic object_ownercheck() since 16 (the caller includes utils/acl.h and
  * catalog/pg_class.h).

@@ -70,7 +70,7 @@ sub poke
 }
 
 my $node = PostgreSQL::Test::Cluster->new('corrupt');
-$node->init;
+$node->init(no_data_checksums => 1);    # (18 initdb turns them on) damaged pages must reach the AM
 $node->append_conf('postgresql.conf', qq(
 autovacuum = off
 jit = off

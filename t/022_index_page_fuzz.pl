@@ -23,7 +23,7 @@ srand($seed);
 note("seed $seed, $rounds rounds");
 
 my $node = PostgreSQL::Test::Cluster->new('page_fuzz');
-$node->init;    # no data checksums: damaged pages must reach the decoder
+$node->init(no_data_checksums => 1);    # (18 initdb turns them on) damaged pages must reach the decoder
 $node->append_conf('postgresql.conf', qq(
 autovacuum = off
 restart_after_crash = on

@@ -345,9 +345,9 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 void
 simhash_buildempty(Relation index)
 {
-	PGAlignedBlock page;
-	int			   bits, blocks, ntables;
-	BlockNumber	   blkno;
+	PGIOAlignedBlock page;
+	int				 bits, blocks, ntables;
+	BlockNumber		 blkno;
 
 	simhash_options_resolve(index, &bits, &blocks);
 	ntables = sh_table_count(blocks, bits);
