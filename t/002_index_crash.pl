@@ -62,6 +62,8 @@ eval { $bg->quit; };
 $node->poll_query_until('postgres', 'SELECT 1', '1') or die 'no recovery';
 my $after = $node->safe_psql('postgres', 'SELECT count(*) FROM t WHERE id > 100000');
 cmp_ok($after, '>=', $before, "committed inserts survive ($after >= $before)");
+# the precondition: the kill interrupted the loop (300,000 rows) rather than an idle backend
+cmp_ok($after, '<', 300000, "the SIGKILL landed while the inserts ran ($after of 300000 rows)");
 check_index($node, 'SIGKILL of an inserting backend', $queries, $seqscan);
 like($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE id > 100000 AND fp % (SELECT fp FROM t WHERE id = 100004)"),
 	qr/^[1-9]/, 'rows inserted before the crash are found by the index');

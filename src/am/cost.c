@@ -27,6 +27,9 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
+/* The cost of an index the planner must not choose while anything else will do. */
+#define PRICED_OUT 1.0e10
+
 /* a page touched by a probe, in units of seq_page_cost */
 #define PROBE_PAGE_COST 0.06
 /*
@@ -273,7 +276,26 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost
 	int					radius = path_radius(path);
 	double				read;
 
-	simhash_read_meta(rel, &meta);
+	if (!simhash_read_meta_current(rel, &meta))
+	{
+		/*
+		 * An index of an older release's format (REINDEX makes it usable):
+		 * planning must not fail, so a query it could serve still runs on
+		 * another path.  Priced as a disabled path (PostgreSQL 15's
+		 * disable_cost, 1e10; 18 counts disabled paths instead of pricing
+		 * them, and its planner still prefers an enabled path by cost), a
+		 * plan uses it only when every other is disabled too, and its scan
+		 * then raises 55000 with the REINDEX hint.
+		 */
+		index_close(rel, AccessShareLock);
+		genericcostestimate(root, path, loop_count, &costs);
+		*indexStartupCost = PRICED_OUT;
+		*indexTotalCost = PRICED_OUT;
+		*indexSelectivity = costs.indexSelectivity;
+		*indexCorrelation = 0;
+		*indexPages = costs.numIndexPages;
+		return;
+	}
 	index_close(rel, AccessShareLock);
 	simhash_read_model(&meta, &m);
 	/* an index built on an empty table: trust the table's statistics */

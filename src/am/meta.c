@@ -53,9 +53,48 @@ read_runlist(Relation index, SimhashMetaPageData *copy)
 						errhint("REINDEX the index.")));
 }
 
-/* A copy of the metapage, checked. */
-void
-simhash_read_meta(Relation index, SimhashMetaPageData *copy)
+/*
+ * The special space of the pages of release 1.0 (on-disk format 2), and its
+ * page id: enough to tell its metapage from a damaged one of ours.
+ */
+typedef struct SimhashOpaqueFormat2
+{
+	uint64			  hikey;
+	FullTransactionId safexid;
+	BlockNumber		  next;
+	uint16			  table;
+	uint16			  flags;
+	uint16			  unused;
+	uint16			  page_id;
+	uint32			  gen;
+} SimhashOpaqueFormat2;
+
+#define SIMHASH_FORMAT2_PAGE_ID 0xFF83
+
+/*
+ * Whether block 0 (its metapage fields copied into meta) is the metapage of
+ * an older release's index: its magic and version, and that release's page
+ * layout, so that damage to our own metapage is never taken for it.
+ */
+static bool
+older_format(Page page, const SimhashMetaPageData *meta)
+{
+	PageHeader			  hdr = (PageHeader) page;
+	SimhashOpaqueFormat2 *opaque;
+
+	if (PageIsNew(page) || meta->magic != SIMHASH_MAGIC || meta->version != 2 ||
+		hdr->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashOpaqueFormat2)))
+		return false;
+	opaque = (SimhashOpaqueFormat2 *) PageGetSpecialPointer(page);
+	return opaque->page_id == SIMHASH_FORMAT2_PAGE_ID && (opaque->flags & SIMHASH_META);
+}
+
+/*
+ * A copy of the metapage, checked; false (and no error) only when old_ok and
+ * the index is in an older release's format.
+ */
+static bool
+read_meta(Relation index, SimhashMetaPageData *copy, bool old_ok)
 {
 	Buffer buf = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
 	Page   page;
@@ -65,6 +104,13 @@ simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 	memset(copy, 0, sizeof(SimhashMetaPageData));
 	if (!PageIsNew(page))
 		memcpy(copy, SimhashPageGetMeta(page), SIMHASH_META_SIZE);
+	if (older_format(page, copy))
+	{
+		UnlockReleaseBuffer(buf);
+		if (old_ok)
+			return false;
+		simhash_check_meta(index, copy); /* 55000, REINDEX */
+	}
 	if (!PageIsNew(page) && copy->magic == SIMHASH_MAGIC &&
 		(((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
 		 SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
@@ -77,6 +123,24 @@ simhash_read_meta(Relation index, SimhashMetaPageData *copy)
 	simhash_check_meta(index, copy);
 	read_runlist(index, copy);
 	UnlockReleaseBuffer(buf);
+	return true;
+}
+
+/* A copy of the metapage, checked. */
+void
+simhash_read_meta(Relation index, SimhashMetaPageData *copy)
+{
+	(void) read_meta(index, copy, false);
+}
+
+/*
+ * As simhash_read_meta, but an index of an older release's format (which
+ * needs REINDEX) is false instead of an error: for the planner.
+ */
+bool
+simhash_read_meta_current(Relation index, SimhashMetaPageData *copy)
+{
+	return read_meta(index, copy, true);
 }
 
 /* qsort order of runs (SimhashRun): most entries first, then by generation. */

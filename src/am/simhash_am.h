@@ -544,6 +544,7 @@ extern bool simhash_index_value(Relation index, Datum value, uint64 *fp);
 
 /* The metapage and run list, read and checked (meta.c) */
 extern void simhash_read_meta(Relation index, SimhashMetaPageData *copy);
+extern bool simhash_read_meta_current(Relation index, SimhashMetaPageData *copy);
 extern void simhash_check_meta(Relation index, const SimhashMetaPageData *meta);
 extern int	simhash_run_cmp_desc(const void *a, const void *b);
 

@@ -285,6 +285,8 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	removed_before = stats->tuples_removed;
+	/* an index this release cannot read (older format: 55000) is left alone */
+	simhash_read_meta(index, &meta);
 
 	/*
 	 * The pending buffer: flushed without its dead entries, or cleaned in
@@ -328,13 +330,15 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 IndexBulkDeleteResult *
 simhash_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	Relation		index = info->index;
-	Relation		heap;
-	SimhashPagePool pool = {0}; /* what its merges retire, for its merges */
-	BlockNumber		last;
+	Relation			index = info->index;
+	Relation			heap;
+	SimhashMetaPageData meta;
+	SimhashPagePool		pool = {0}; /* what its merges retire, for its merges */
+	BlockNumber			last;
 
 	if (info->analyze_only)
 		return stats;
+	simhash_read_meta(index, &meta); /* 55000 for an older format, as above */
 	pool.cxt = CurrentMemoryContext;
 	heap = simhash_open_heap(index);
 	if (stats == NULL)
