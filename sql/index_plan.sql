@@ -34,7 +34,7 @@ SELECT array_agg(d) FROM (SELECT fp <~> '1a40201a26358020' AS d FROM p ORDER BY 
 -- EXPLAIN (COSTS OFF) of a query, without what differs between server
 -- versions: an InitPlan's output is $0 in 15, (InitPlan 1).col1 since 17, and
 -- "InitPlan 1 (returns $0)" became "InitPlan 1"; 18 marks disabled nodes.
-CREATE OR REPLACE FUNCTION plan_of(query text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+CREATE OR REPLACE FUNCTION explain_lines(query text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
 DECLARE
   line text;
 BEGIN
@@ -45,7 +45,7 @@ BEGIN
   END LOOP;
 END
 $f$;
-SELECT plan_of($$SELECT EXISTS (SELECT 1 FROM p WHERE fp % '1a40201a26358020')$$);
+SELECT explain_lines($$SELECT EXISTS (SELECT 1 FROM p WHERE fp % '1a40201a26358020')$$);
 SELECT EXISTS (SELECT 1 FROM p WHERE fp % '1a40201a26358020') AS found,
        EXISTS (SELECT 1 FROM p WHERE fp % 'ffffffffffffffff') AS not_found;
 -- a radius that matches much of the table is left to the sequential scan

@@ -117,7 +117,7 @@ SET enable_seqscan = off; SET enable_bitmapscan = off;
 -- EXPLAIN (COSTS OFF) of a query, without what differs between server
 -- versions: an InitPlan's output is $0 in 15, (InitPlan 1).col1 since 17, and
 -- "InitPlan 1 (returns $0)" became "InitPlan 1"; 18 marks disabled nodes.
-CREATE OR REPLACE FUNCTION plan_of(query text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+CREATE OR REPLACE FUNCTION explain_lines(query text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
 DECLARE
   line text;
 BEGIN
@@ -128,7 +128,7 @@ BEGIN
   END LOOP;
 END
 $f$;
-SELECT plan_of('SELECT fp FROM rr WHERE simhash_within(fp, (SELECT q FROM rr_q WHERE qid = 7), 3)');
+SELECT explain_lines('SELECT fp FROM rr WHERE simhash_within(fp, (SELECT q FROM rr_q WHERE qid = 7), 3)');
 SELECT count(*) FILTER (WHERE o.fp IS DISTINCT FROM rr.fp) AS wrong_fp, count(*) > 0 AS some_rows
   FROM rr_q, LATERAL (SELECT fp FROM rr WHERE simhash_within(fp, rr_q.q, 3)) o
   JOIN rr ON rr.fp = o.fp;

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # run-all.sh — every test of the project: core unit tests, then pg_regress,
-# isolation and TAP tests against a private, throwaway PostgreSQL instance.
+# isolation and TAP tests against a private, throwaway instance of every
+# PostgreSQL server given (PG_CONFIGS, below).
 #
-# The extension is installed into tmp_install/ (a copy of the server's own
-# installation), never into the system, so tests cannot see a stale build and
-# parallel checkouts do not disturb each other.  PostgreSQL refuses to run as
-# root, so when started as root the server-side tests run as "postgres" on a
-# copy of the tree that user can write.
+# For each server the tree is copied to /tmp/simhash-test-<hash>-<server>,
+# built there against that server, and the extension installed into the
+# copy's tmp_install/ (a copy of the server's own installation), never into
+# the system, so tests cannot see a stale build, two majors' objects never
+# mix, and parallel checkouts do not disturb each other.  PostgreSQL refuses
+# to run as root, so when started as root the server-side tests run as
+# "postgres", who owns the copy.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
