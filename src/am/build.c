@@ -294,7 +294,18 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.nullcap = 64;
 	bs.nulls = MemoryContextAllocHuge(cxt, bs.nullcap * sizeof(ItemPointerData));
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SCAN);
+	/*
+	 * The table's size goes with the phase, in one update: the table scan
+	 * reports it too, but only once it has started, and a reader between the
+	 * two would see the scan phase with no total.
+	 */
+	{
+		const int	params[] = {PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_SCAN_BLOCKS_TOTAL,
+								PROGRESS_SCAN_BLOCKS_DONE};
+		const int64 values[] = {SIMHASH_PHASE_SCAN, RelationGetNumberOfBlocks(heap), 0};
+
+		pgstat_progress_update_multi_param(3, params, values);
+	}
 	table_index_build_scan(heap, index, indexInfo, true, true, build_callback, &bs, NULL);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n * ntables);

@@ -554,7 +554,6 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		opaque = SimhashPageGetOpaque(page);
 		if (simhash_page_recyclable(heap, page) || (pool && simhash_pool_free(pool, blkno, page)))
 		{
 			RecordFreeIndexPage(index, blkno);
@@ -562,6 +561,8 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		}
 		else
 		{
+			/* not new (a new page is recyclable): its trailer can be read */
+			opaque = SimhashPageGetOpaque(page);
 			last = blkno;
 			orphan = (opaque->flags & (SIMHASH_RUN | SIMHASH_DIR | SIMHASH_PENDING)) &&
 					 !gen_in_use(&meta, opaque->flags, opaque->gen);

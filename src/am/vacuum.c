@@ -15,14 +15,26 @@ typedef struct DeadState
 {
 	IndexBulkDeleteCallback callback;
 	void				   *state;
+	Relation				index; /* for the message about a damaged entry */
 } DeadState;
 
-/* VACUUM's dead-TID callback, in the shape the run merge takes. */
+/*
+ * VACUUM's dead-TID callback, in the shape the run merge takes.  A TID that
+ * cannot be a heap tuple's (a damaged entry) is reported here, before the
+ * table's dead-TID store sees it.
+ */
 static bool
 is_dead(ItemPointer tid, void *arg)
 {
 	DeadState *ds = (DeadState *) arg;
 
+	if (!ItemPointerIsValid(tid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\" holds an invalid heap TID (%u,%u)",
+						RelationGetRelationName(ds->index), ItemPointerGetBlockNumberNoCheck(tid),
+						ItemPointerGetOffsetNumberNoCheck(tid)),
+				 errhint("REINDEX the index.")));
 	return ds->callback(tid, ds->state);
 }
 
@@ -277,7 +289,7 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	Relation			index = info->index;
 	Relation			heap = simhash_open_heap(index);
-	DeadState			ds = {callback, callback_state};
+	DeadState			ds = {callback, callback_state, index};
 	SimhashMetaPageData meta;
 	uint64				pending = 0, sealed = 0, nulls;
 	double				removed_before;
