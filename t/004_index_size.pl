@@ -14,7 +14,6 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use SimhashTAP;
-use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('size');
 $node->init;
@@ -114,14 +113,21 @@ $node->safe_psql('postgres', 'DROP INDEX t_fp');
 $node->safe_psql('postgres', 'ALTER INDEX t_fp2 RENAME TO t_fp');
 $node->safe_psql('postgres', 'DELETE FROM t WHERE id % 7 = 0');
 $node->safe_psql('postgres', 'CHECKPOINT');
+$node->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS pageinspect');
+my $lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 
 # VACUUM slowed down to about 10 ms a page, so that the kill lands while it
-# removes entries from the run (after a first page changed, before the last)
+# removes entries from the run: after a first run page changed (its LSN passed
+# $lsn; blocks 0 and 1 are the metapage and the run list), before the last
+# (the flag checked after the crash says VACUUM had not finished).
 my $vac = $node->background_psql('postgres', on_error_stop => 0);
 $vac->query_until(qr/started/, "SET vacuum_cost_delay = 10; SET vacuum_cost_limit = 1;\n\\echo started\nVACUUM t;\n");
 $node->poll_query_until('postgres', q{SELECT count(*) > 0 FROM simhash_index_runs('t_fp') WHERE kind = 'clean'})
   or die 'VACUUM did not start removing entries';
-usleep(300_000);
+$node->poll_query_until('postgres', qq{
+SELECT count(*) > 0 FROM generate_series(2, pg_relation_size('t_fp') / current_setting('block_size')::int - 1) b
+ WHERE (page_header(get_raw_page('t_fp', b::int))).lsn > '$lsn'})
+  or die 'VACUUM changed no page of the run';
 kill_server($node);
 eval { $vac->quit; };
 is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'clean'}),
