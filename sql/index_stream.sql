@@ -67,6 +67,28 @@ SELECT * FROM check_all WHERE NOT equal;
 VACUUM st;
 SELECT * FROM check_all WHERE NOT equal;
 
+-- KNN over the same rows at work_mem 64kB: 3,683 rows at distance 0 overflow
+-- the first step's band (at most half of work_mem in rows), which then comes
+-- in bounded passes; the whole order equals a sort by (distance, ctid)
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+CREATE TEMP TABLE k_idx AS SELECT row_number() OVER () AS n, d, id
+  FROM (SELECT fp <~> '0123456789abcdef' AS d, id FROM st ORDER BY fp <~> '0123456789abcdef') s;
+RESET enable_seqscan; SET enable_indexscan = off;
+CREATE TEMP TABLE k_seq AS SELECT row_number() OVER (ORDER BY d, ctid) AS n, d, id
+  FROM (SELECT fp <~> '0123456789abcdef' AS d, id, ctid FROM st) s;
+RESET enable_indexscan; RESET enable_bitmapscan;
+SELECT (SELECT count(*) FROM k_idx) AS knn_rows, (SELECT count(*) FROM k_seq) AS rows,
+       (SELECT count(*) FROM k_idx i JOIN k_seq s USING (n) WHERE i.d <> s.d OR i.id <> s.id) AS mismatches;
+-- and a KNN cursor that fetched one row holds one band batch (half of
+-- work_mem in rows, plus the scan's fixed state: 112 kB), not the band (256 kB)
+BEGIN;
+SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
+DECLARE c0 CURSOR FOR SELECT fp FROM st ORDER BY fp <~> '0123456789abcdef';
+FETCH 1 FROM c0;
+SELECT count(*) AS scans, max(total_bytes) < 160 * 1024 AS bounded_band
+  FROM pg_backend_memory_contexts WHERE name = 'simhash scan';
+COMMIT;
+
 -- memory: a cursor that has fetched one row of 4,000+ equal fingerprints
 -- holds one batch (1,000 hits of 24 bytes), not every hit; a bitmap scan
 -- holds no hits at all (they went into the bitmap)

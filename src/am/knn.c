@@ -21,7 +21,11 @@
  * (cost.c), linear passes finish the order: each keeps the `batch` nearest
  * rows after the last one returned in a bounded max-heap (order: distance,
  * then heap TID), so memory stays bounded and ties are returned in TID order
- * as by the probe steps.
+ * as by the probe steps.  A band is held whole only while it fits in
+ * band_cap rows (half of work_mem): a step whose band holds more (many rows
+ * at one distance) drops the carry and its rows, and whole-level passes then
+ * return the band band_cap rows at a time, in (distance, TID) order, each
+ * keeping the next rows after the last returned in the same bounded heap.
  */
 #include "simhash_am.h"
 #include "scan_int.h"
@@ -34,14 +38,19 @@
 #define KNN_FIRST_BATCH 1000
 #define KNN_CARRY_ROWS	100
 
-/* Rows of the current band [band_lo, band_hi] (once the carry was lost). */
+static void keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d);
+
+/*
+ * Rows of the current band [band_lo, band_hi] (once the carry was lost):
+ * the next band_cap after (after_dist, after_tid).
+ */
 static void
 visit_level(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	int d = simhash_hamming(fp, so->order_q);
 
 	if (d >= so->band_lo && d <= so->band_hi)
-		simhash_add_hit(so, fp, tid, d, false);
+		keep_nearest(so, fp, tid, d);
 }
 
 /* Forget the carried rows: from now on, whole levels probe everything. */
@@ -103,7 +112,12 @@ visit_step(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 			carry_add(so, fp, tid, d);
 	}
 	else if (d >= so->band_lo)
-		simhash_add_hit(so, fp, tid, d, false);
+	{
+		if (so->nhits >= so->band_cap)
+			so->band_overflow = true;
+		else
+			simhash_add_hit(so, fp, tid, d, false);
+	}
 }
 
 /* The radius covered once the next step is probed. */
@@ -131,10 +145,14 @@ probe_step(IndexScanDesc scan)
 	{
 		so->band_hi = step_radius(so);
 		/* the rows met by earlier steps that fall in this band */
+		so->band_overflow = false;
 		for (int d = so->band_lo; d <= so->band_hi; d++)
 		{
 			for (int64 i = 0; i < so->ncarry[d]; i++)
-				simhash_add_hit(so, so->carry[d][i].fp, &so->carry[d][i].tid, d, false);
+				if (so->nhits < so->band_cap)
+					simhash_add_hit(so, so->carry[d][i].fp, &so->carry[d][i].tid, d, false);
+				else
+					so->band_overflow = true;
 			if (so->carry[d])
 				pfree(so->carry[d]);
 			so->carry_bytes -= (Size) so->maxcarry[d] * sizeof(SimhashHit);
@@ -146,12 +164,31 @@ probe_step(IndexScanDesc scan)
 		/* the pending rows, once: what is beyond this band is carried */
 		if (f == 0 && t == 0)
 			simhash_scan_pending(scan, visit_step);
+		if (so->band_overflow)
+		{
+			/* too many rows in this band: whole-level passes, in batches */
+			carry_drop(so);
+			so->nhits = 0;
+			so->after_dist = so->band_lo - 1;
+			ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
+			return;
+		}
 		t++;
 	}
 	else
 	{
 		so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
 		simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
+		simhash_sort_hits(so);
+		if (so->nhits == so->band_cap)
+		{
+			/* the band's next rows: the same level again, after these */
+			so->after_dist = so->hits[so->nhits - 1].dist;
+			so->after_tid = so->hits[so->nhits - 1].tid;
+			return;
+		}
+		so->after_dist = so->band_hi;
+		ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
 		t = so->ntables;
 	}
 	simhash_sort_hits(so);
@@ -209,16 +246,15 @@ sift_up(SimhashHit *h, int64 i)
 	}
 }
 
-/* A linear pass: keep the `batch` nearest rows after the last returned. */
+/* Keep the `limit` nearest rows after (after_dist, after_tid) in a max-heap. */
 static void
-visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+keep_after(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d, int64 limit)
 {
-	int			d = simhash_hamming(fp, so->order_q);
 	SimhashHit *root;
 
 	if (!hit_after(d, tid, so->after_dist, &so->after_tid))
 		return;
-	if (so->nhits < so->batch)
+	if (so->nhits < limit)
 	{
 		simhash_add_hit(so, fp, tid, d, false);
 		sift_up(so->hits, so->nhits - 1);
@@ -231,6 +267,20 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 	root->fp = fp;
 	root->dist = (int16) d;
 	sift_down(so->hits, so->nhits, 0);
+}
+
+/* A band pass (carry lost): the band's next band_cap rows. */
+static void
+keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
+{
+	keep_after(so, fp, tid, d, so->band_cap);
+}
+
+/* A linear pass: keep the `batch` nearest rows after the last returned. */
+static void
+visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
+{
+	keep_after(so, fp, tid, simhash_hamming(fp, so->order_q), so->batch);
 }
 
 /*
@@ -285,6 +335,10 @@ simhash_knn_start(IndexScanDesc scan)
 	}
 	so->carry_bytes = 0;
 	so->carry_lost = false;
+	so->band_cap = Max((int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2, 1000);
+	so->band_overflow = false;
+	so->after_dist = -1;
+	ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
 	for (f = 1; simhash_knn_level_worth(so->model, f); f++)
 		;
 	last = simhash_covered_radius(so->meta.bits, so->meta.blocks, f - 1);

@@ -3,9 +3,9 @@
  * linear passes above `bits`, exact k-nearest-neighbour ordering.
  *
  * A scan copies the metapage once (see the locking protocol in
- * simhash_am.h), collects its answers into an array by the probes of
- * probe.c, and returns them.  KNN's order beyond the first probe level is
- * knn.c's.
+ * simhash_am.h), collects its answers by the probes of probe.c into an
+ * array, a batch at a time (or straight into a bitmap), and returns them.
+ * KNN's order is knn.c's.
  */
 #include "simhash_am.h"
 #include "scan_int.h"

@@ -122,6 +122,13 @@ typedef struct SimhashScanOpaqueData
 	Size		carry_bytes;
 	bool		carry_lost;
 	int			carry_radius;
+	/*
+	 * KNN: at most band_cap rows of a band at a time (half of work_mem): a
+	 * step whose band overflows is redone by whole-level passes, each keeping
+	 * the band's next band_cap rows after (after_dist, after_tid).
+	 */
+	int64 band_cap;
+	bool  band_overflow;
 	/* KNN's linear passes return the rows after (after_dist, after_tid) */
 	int				after_dist;
 	ItemPointerData after_tid;

@@ -79,6 +79,11 @@
  * probes more than once into its memory (while they fit in a quarter of
  * work_mem; a larger one is read from its pages); the run pages it then
  * reads are checked for their run's generation as always.
+ * A radius scan (and a scan without conditions) returns its rows in batches
+ * of at most half of work_mem in hits, each resuming after the last entry the
+ * previous one met (SimhashScanPos in scan_int.h); a bitmap scan adds each row
+ * to the bitmap as it meets it; a KNN step whose band outgrows half of
+ * work_mem returns it by bounded passes over its level (knn.c).
  *
  * Lock order
  * ----------
