@@ -5,7 +5,7 @@
 SET client_min_messages = warning;
 SET jit = off;
 SET max_parallel_workers_per_gather = 0;
-CREATE TABLE kp (id int, fp simhash);
+CREATE TABLE kp (id int, fp simhash) WITH (autovacuum_enabled = off);
 INSERT INTO kp SELECT i, ('x' || md5(i::text))::bit(64)::simhash FROM generate_series(1, 12000) i;
 -- 10 centres with 40 copies each at 1..12 flipped bits (positions from a hash)
 INSERT INTO kp SELECT 100000 + c * 100 + j,
@@ -103,7 +103,7 @@ RESET enable_seqscan;
 -- the first probe steps meet and keep for later steps), random rows; runs and
 -- pending rows (pending_pages = 1); then deleted rows, before and after VACUUM.
 -- Every order must equal a sequential scan's (distance, then ctid).
-CREATE TABLE kt (id int, fp simhash);
+CREATE TABLE kt (id int, fp simhash) WITH (autovacuum_enabled = off);
 INSERT INTO kt SELECT i, ('x' || md5('tie' || i))::bit(64)::simhash FROM generate_series(1, 5000) i;
 INSERT INTO kt SELECT 10000 + i, 'a5a5a5a5a5a5a5a5' FROM generate_series(1, 300) i;
 INSERT INTO kt SELECT 20000 + i,

@@ -3,7 +3,7 @@
 -- VACUUM's compaction and its rewrite of only the runs that hold dead TIDs.
 -- At every step the index answers exactly as a sequential scan (every
 -- radius, index and bitmap scans, KNN, index-only) and passes its self-check.
-CREATE TABLE rr (id int PRIMARY KEY, fp simhash);
+CREATE TABLE rr (id int PRIMARY KEY, fp simhash) WITH (autovacuum_enabled = off); -- the test VACUUMs itself
 CREATE FUNCTION rr_fp(i int) RETURNS simhash LANGUAGE sql IMMUTABLE AS
   $$ SELECT simhash(('x' || md5((i / 3)::text))::bit(64)::bigint # ((i % 3)::bigint * 5 << (i % 59))) $$;
 INSERT INTO rr SELECT i, rr_fp(i) FROM generate_series(1, 20000) i;
@@ -145,7 +145,7 @@ SELECT * FROM simhash_index_runs('rr');  -- ERROR
 SELECT * FROM simhash_index_runs('rr_pkey');  -- ERROR
 
 -- an index built on an empty table, filled only by inserts, emptied by DELETE
-CREATE TABLE re (fp simhash);
+CREATE TABLE re (fp simhash) WITH (autovacuum_enabled = off);
 CREATE INDEX re_fp ON re USING simhash (fp) WITH (pending_pages = 1);
 SELECT kind, entries FROM simhash_index_runs('re_fp');
 INSERT INTO re SELECT rr_fp(i) FROM generate_series(1, 3000) i;
