@@ -1,4 +1,8 @@
-# A streaming replica of a simhash index answers exactly as the primary.
+# A streaming replica of a simhash index answers exactly as the primary,
+# through the whole write workload (bulk build, inserts, single-row inserts
+# that flush and merge, deletes, updates, VACUUM, concurrent clients,
+# REINDEX, REINDEX CONCURRENTLY, a build with 1MB of maintenance_work_mem),
+# and after its promotion.
 #
 # The primary runs with wal_consistency_checking = 'all', so the replica also
 # compares every page it replays with the full-page image the primary logged:
@@ -168,9 +172,63 @@ else
 	is($got, $want, 'standby scan across recycled pages: same rows as its snapshot');
 }
 
+# Single-row INSERT statements into a one-page pending buffer: they flush it
+# into runs, and the flushes lead to tier merges (a run of level >= 1 newer
+# than every run before: only a merge writes one).
+sub single_row_inserts
+{
+	my ($node, $n) = @_;
+	$node->safe_psql('postgres', qq{
+DO \$\$BEGIN
+  FOR i IN 1..$n LOOP
+    INSERT INTO t SELECT nextval('ids'), v::simhash, v
+      FROM (SELECT ('x' || md5((i / 4)::text))::bit(64)::bigint # (5::bigint << (i % 61)) AS v) s;
+  END LOOP;
+END\$\$});
+}
+my $newest_sql = q{SELECT coalesce(max(generation), 0) FROM simhash_index_runs('t_fp') WHERE kind = 'run'};
+$primary->safe_psql('postgres', 'ALTER INDEX t_fp SET (pending_pages = 1)');
+my $gen0 = $primary->safe_psql('postgres', $newest_sql);
+single_row_inserts($primary, 4000);
+is($primary->safe_psql('postgres', qq{SELECT count(*) > 0 FROM simhash_index_runs('t_fp')
+  WHERE kind = 'run' AND level >= 1 AND generation > $gen0}), 't',
+	'single-row inserts flushed the pending buffer and merged the runs');
+compare('single-row inserts that flush and merge');
+
 $primary->safe_psql('postgres', 'REINDEX INDEX t_fp');
 compare('reindex');
+$primary->safe_psql('postgres', 'REINDEX INDEX CONCURRENTLY t_fp');
+$primary->safe_psql('postgres', 'REINDEX INDEX CONCURRENTLY t_h');
+compare('reindex concurrently');
+# the smallest maintenance_work_mem holds 32,768 rows: more spill to a
+# tuplestore and are sorted table by table
+cmp_ok($primary->safe_psql('postgres', 'SELECT count(fp) FROM t'), '>', 32768,
+	'the table outgrows what a build holds in 1MB of maintenance_work_mem');
+$primary->safe_psql('postgres', q{SET maintenance_work_mem = '1MB'; REINDEX INDEX t_fp});
+compare('build with maintenance_work_mem = 1MB');
+
+# Promotion: the standby answers as before, then takes writes of its own.
+sub compare_alone
+{
+	my ($node, $step) = @_;
+	my $by_index = $node->safe_psql('postgres', $queries);
+	ok(length($by_index) > 1000, "$step: queries return rows");
+	is($by_index, $node->safe_psql('postgres', $seqscan), "$step: index scan = sequential scan");
+	is($node->safe_psql('postgres', "SELECT simhash_index_check('t_fp'), simhash_index_check('t_h')"),
+		'|', "$step: simhash_index_check passes");
+}
+$primary->wait_for_catchup($standby);
+my $before = $primary->safe_psql('postgres', $queries);
+$primary->stop;
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the standby was not promoted';
+is($standby->safe_psql('postgres', $queries), $before, 'promoted: the same answers as the primary had');
+compare_alone($standby, 'promoted');
+single_row_inserts($standby, 3000);
+$standby->safe_psql('postgres', 'DELETE FROM t WHERE id % 11 = 0');
+$standby->safe_psql('postgres', 'VACUUM t');
+compare_alone($standby, 'promoted, after inserts, deletes and VACUUM');
 
 $standby->stop;
-$primary->stop;
 done_testing();

@@ -76,7 +76,8 @@ my $vac = $node->background_psql('postgres', on_error_stop => 0);
 my $vac_pid = $vac->query_safe('SELECT pg_backend_pid()');
 chomp $vac_pid;
 $vac->query_safe('SET simhash.debug_pause_merge = on');
-$vac->query_until(qr/started/, "\\echo started\nVACUUM t;\n");
+# (PARALLEL 0: the merge runs in this backend, not in a parallel worker)
+$vac->query_until(qr/started/, "\\echo started\nVACUUM (PARALLEL 0) t;\n");
 $node->poll_query_until('postgres', qq{
 SELECT wait_event_type = 'Extension' AND wait_event = 'Extension' FROM pg_stat_activity WHERE pid = $vac_pid})
   or die 'the VACUUM did not pause in its merge';

@@ -111,7 +111,8 @@ sub paused_merge
 	$s->query_safe("SET simhash.debug_pause_merge = on; $settings");
 	$s->query_until(qr/started/, "\\echo started\n$sql\n");
 	$node->poll_query_until('postgres', qq{
-SELECT wait_event_type = 'Extension' AND wait_event = 'Extension' FROM pg_stat_activity WHERE pid = $pid})
+SELECT count(*) > 0 FROM pg_stat_activity
+ WHERE (pid = $pid OR leader_pid = $pid) AND wait_event_type = 'Extension' AND wait_event = 'Extension'})
 	  or die "the merge of backend $pid did not pause";
 	my (undef, undef, $marks) = shape($name);
 	is($marks, 1, "$name: backend $pid is paused in the middle of a merge");

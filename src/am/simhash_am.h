@@ -282,7 +282,15 @@ typedef struct SimhashPageOpaqueData
 
 typedef SimhashPageOpaqueData *SimhashPageOpaque;
 
-#define SimhashPageGetOpaque(page) ((SimhashPageOpaque) PageGetSpecialPointer(page))
+/*
+ * Where this access method puts the special space of every page, whatever
+ * pd_special says: PageGetSpecialPointer() asserts a valid pd_special, and a
+ * new (zeroed) page, which VACUUM's sweep and the allocators meet after a
+ * crash, or a damaged one, must give its flags (zeroes) or a corruption
+ * error, not an assertion failure (simhash_page_nentries checks pd_special).
+ */
+#define SimhashPageGetOpaque(page) \
+	((SimhashPageOpaque) ((char *) (page) + BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData))))
 
 /* Packed entry: key or fingerprint, then the heap TID. */
 #define SIMHASH_ENTRY_SIZE (sizeof(uint64) + sizeof(ItemPointerData))

@@ -7,6 +7,7 @@
 #include <unicode/utf8.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -390,11 +391,365 @@ void visible_text(const GumboNode *root, std::string &out)
     }
 }
 
+// ---- nesting bound ----------------------------------------------------------
+//
+// gumbo's tree construction walks the stack of open elements (scope checks)
+// and the list of active formatting elements for many tags, so its time grows
+// with the square of the nesting depth: 200,000 unclosed <div>s take 20 s.
+// Browsers bound the depth of the tree (Blink at 512); so do we, before the
+// parse, in one linear pass over the tags: a start tag that would open an
+// element deeper than kMaxDepth is left out, with the end tag that closes it,
+// and the text inside stays, as text of the element at depth kMaxDepth.  The
+// pass follows HTML's nesting only roughly (void elements, raw text, comments,
+// the elements a same-kind start tag closes: p, li, table cells and rows, ...)
+// and rewrites nothing unless a page goes past the bound, so every page
+// within it is parsed byte for byte as before.
+namespace nesting
+{
+constexpr size_t kMaxDepth = 512;
+constexpr size_t kNameMax = 15;
+
+struct TagName
+{
+    char s[kNameMax + 1];
+    size_t n;
+
+    bool is(const char *name) const
+    {
+        return std::strlen(name) == n && std::memcmp(name, s, n) == 0;
+    }
+    bool same(const TagName &o) const
+    {
+        return o.n == n && std::memcmp(o.s, s, n) == 0;
+    }
+};
+
+bool ascii_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+char ascii_lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+bool ascii_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// What the pass knows of an element, as bits.
+enum : uint32_t
+{
+    kVoid = 1u << 0,        // has no content: br, img, ...
+    kRawText = 1u << 1,     // its content is text up to its end tag: script, style, ...
+    kClosesPara = 1u << 2,  // its start tag closes an open p
+    kPara = 1u << 3,
+    kParaBarrier = 1u << 4,  // where the search for an open p stops ("button scope")
+    kListItem = 1u << 5,
+    kList = 1u << 6,
+    kDef = 1u << 7,
+    kDefList = 1u << 8,
+    kCell = 1u << 9,
+    kRow = 1u << 10,
+    kTable = 1u << 11,
+    kSection = 1u << 12,
+    kOption = 1u << 13,
+    kSelect = 1u << 14,
+    kSelfClosing = 1u << 15,  // a start tag closes an open one of the same name: a, button, nobr
+};
+
+struct KnownTag
+{
+    const char *name;
+    uint32_t kind;
+};
+
+const KnownTag kKnown[] = {
+    {"area", kVoid},
+    {"base", kVoid},
+    {"br", kVoid},
+    {"col", kVoid},
+    {"embed", kVoid},
+    {"hr", kVoid | kClosesPara},
+    {"img", kVoid},
+    {"input", kVoid},
+    {"link", kVoid},
+    {"meta", kVoid},
+    {"param", kVoid},
+    {"source", kVoid},
+    {"track", kVoid},
+    {"wbr", kVoid},
+    {"basefont", kVoid},
+    {"bgsound", kVoid},
+    {"frame", kVoid},
+    {"keygen", kVoid},
+    {"script", kRawText},
+    {"style", kRawText},
+    {"textarea", kRawText},
+    {"title", kRawText},
+    {"xmp", kRawText},
+    {"iframe", kRawText},
+    {"noembed", kRawText},
+    {"noframes", kRawText},
+    {"address", kClosesPara},
+    {"article", kClosesPara},
+    {"aside", kClosesPara},
+    {"blockquote", kClosesPara},
+    {"center", kClosesPara},
+    {"details", kClosesPara},
+    {"dialog", kClosesPara},
+    {"dir", kClosesPara},
+    {"div", kClosesPara},
+    {"fieldset", kClosesPara},
+    {"figcaption", kClosesPara},
+    {"figure", kClosesPara},
+    {"footer", kClosesPara},
+    {"form", kClosesPara},
+    {"h1", kClosesPara},
+    {"h2", kClosesPara},
+    {"h3", kClosesPara},
+    {"h4", kClosesPara},
+    {"h5", kClosesPara},
+    {"h6", kClosesPara},
+    {"header", kClosesPara},
+    {"hgroup", kClosesPara},
+    {"listing", kClosesPara},
+    {"main", kClosesPara},
+    {"nav", kClosesPara},
+    {"pre", kClosesPara},
+    {"section", kClosesPara},
+    {"summary", kClosesPara},
+    {"p", kClosesPara | kPara},
+    {"ul", kClosesPara | kList},
+    {"ol", kClosesPara | kList},
+    {"menu", kClosesPara | kList},
+    {"li", kClosesPara | kListItem},
+    {"dl", kClosesPara | kDefList},
+    {"dt", kClosesPara | kDef},
+    {"dd", kClosesPara | kDef},
+    {"table", kClosesPara | kTable | kParaBarrier},
+    {"td", kCell | kParaBarrier},
+    {"th", kCell | kParaBarrier},
+    {"tr", kRow},
+    {"tbody", kSection},
+    {"thead", kSection},
+    {"tfoot", kSection},
+    {"caption", kParaBarrier},
+    {"button", kParaBarrier | kSelfClosing},
+    {"object", kParaBarrier},
+    {"template", kParaBarrier},
+    {"marquee", kParaBarrier},
+    {"applet", kParaBarrier},
+    {"option", kOption},
+    {"select", kSelect},
+    {"a", kSelfClosing},
+    {"nobr", kSelfClosing},
+};
+
+uint32_t kind_of(const TagName &t)
+{
+    for (const KnownTag &k : kKnown)
+        if (t.is(k.name))
+            return k.kind;
+    return 0;
+}
+
+struct OpenElement
+{
+    TagName name;
+    uint32_t kind;
+};
+
+// Pops the open elements down to (and with) the nearest one of a `target`
+// kind (or, with target 0, of the given name), unless one of a `barrier`
+// kind comes first.
+void close_nearest(std::vector<OpenElement> &open, uint32_t target, uint32_t barrier, const TagName *name)
+{
+    for (size_t d = open.size(); d > 0; d--)
+    {
+        const OpenElement &e = open[d - 1];
+        if (target != 0 ? (e.kind & target) != 0 : e.name.same(*name))
+        {
+            open.resize(d - 1);
+            return;
+        }
+        if ((e.kind & barrier) != 0)
+            return;
+    }
+}
+
+// The open elements a start tag closes first, as HTML's tree construction
+// does (roughly: enough that ordinary pages do not seem to nest).
+void close_implied(std::vector<OpenElement> &open, const TagName &t, uint32_t kind)
+{
+    if (kind & kClosesPara)
+        close_nearest(open, kPara, kParaBarrier, nullptr);
+    if (kind & kListItem)
+        close_nearest(open, kListItem, kList, nullptr);
+    else if (kind & kDef)
+        close_nearest(open, kDef, kDefList, nullptr);
+    else if (kind & kCell)
+        close_nearest(open, kCell, kRow | kTable, nullptr);
+    else if (kind & kRow)
+        close_nearest(open, kRow, kTable, nullptr);
+    else if (kind & kSection)
+        close_nearest(open, kSection | kRow, kTable, nullptr);
+    else if (kind & kOption)
+        close_nearest(open, kOption, kSelect, nullptr);
+    else if (kind & kSelfClosing)
+        close_nearest(open, 0, 0, &t);
+}
+
+// Position just past the end of the tag whose name ends at i (quoted attribute
+// values may hold '>'), or len.
+size_t tag_end(const char *html, size_t len, size_t i)
+{
+    while (i < len && html[i] != '>')
+    {
+        if (html[i] == '=')
+        {
+            i++;
+            while (i < len && ascii_space(html[i]))
+                i++;
+            if (i < len && (html[i] == '"' || html[i] == '\''))
+            {
+                const void *q = std::memchr(html + i + 1, html[i], len - i - 1);
+                i = q == nullptr ? len : static_cast<size_t>(static_cast<const char *>(q) - html) + 1;
+                continue;
+            }
+        }
+        else
+            i++;
+    }
+    return i < len ? i + 1 : len;
+}
+
+// Position of the next "</name" (any case) at or after i, or len.
+size_t find_end_tag(const char *html, size_t len, size_t i, const TagName &name)
+{
+    for (;;)
+    {
+        const void *lt = i < len ? std::memchr(html + i, '<', len - i) : nullptr;
+        if (lt == nullptr)
+            return len;
+        i = static_cast<size_t>(static_cast<const char *>(lt) - html);
+        if (i + 2 + name.n <= len && html[i + 1] == '/')
+        {
+            size_t k = 0;
+            while (k < name.n && ascii_lower(html[i + 2 + k]) == name.s[k])
+                k++;
+            if (k == name.n)
+                return i;
+        }
+        i++;
+    }
+}
+
+// Copies html into out without the tags that would nest deeper than
+// kMaxDepth; false (out untouched) when there are none.
+bool bound_depth(const char *html, size_t len, std::string &out)
+{
+    std::vector<OpenElement> open;
+    size_t i = 0, copied = 0, dropped = 0;
+    bool rewrote = false;
+
+    open.reserve(kMaxDepth);
+    auto drop = [&](size_t from, size_t to)
+    {
+        if (!rewrote)
+            out.reserve(len);
+        rewrote = true;
+        out.append(html + copied, from - copied);
+        copied = to;
+    };
+    while (i < len)
+    {
+        const void *lt = std::memchr(html + i, '<', len - i);
+        if (lt == nullptr)
+            break;
+        i = static_cast<size_t>(static_cast<const char *>(lt) - html);
+        if (i + 3 < len && std::memcmp(html + i, "<!--", 4) == 0)
+        {
+            const char *close = static_cast<const char *>(memmem(html + i + 4, len - i - 4, "-->", 3));
+            i = close == nullptr ? len : static_cast<size_t>(close - html) + 3;
+            continue;
+        }
+        bool end = i + 1 < len && html[i + 1] == '/';
+        size_t n0 = i + 1 + (end ? 1 : 0);
+        if (n0 >= len || !ascii_alpha(html[n0]))
+        {
+            if (n0 < len && (html[i + 1] == '!' || html[i + 1] == '?'))
+            {
+                i = tag_end(html, len, i + 1);  // doctype, bogus comment
+                continue;
+            }
+            i++;
+            continue;
+        }
+        TagName name{};
+        size_t k = n0;
+        while (k < len && !ascii_space(html[k]) && html[k] != '/' && html[k] != '>')
+        {
+            if (name.n < kNameMax)
+                name.s[name.n++] = ascii_lower(html[k]);
+            k++;
+        }
+        size_t next = tag_end(html, len, k);
+        if (end)
+        {
+            if (dropped > 0)
+            {
+                dropped--;
+                drop(i, next);
+            }
+            else
+            {
+                close_nearest(open, 0, 0, &name);
+            }
+        }
+        else if (name.is("plaintext"))
+            break;  // the rest of the page is text
+        else if (kind_of(name) & kRawText)
+        {
+            // its text, and its end tag, are not tags
+            size_t close = find_end_tag(html, len, next, name);
+            next = close < len ? tag_end(html, len, close + 2 + name.n) : len;
+        }
+        else if (!(kind_of(name) & kVoid))
+        {
+            uint32_t kind = kind_of(name);
+
+            close_implied(open, name, kind);
+            if (open.size() < kMaxDepth)
+                open.push_back({name, kind});
+            else
+            {
+                dropped++;
+                drop(i, next);
+            }
+        }
+        i = next;
+    }
+    if (rewrote)
+        out.append(html + copied, len - copied);
+    return rewrote;
+}
+
+}  // namespace nesting
+
 // The visible text of html into out, within memory_limit bytes of parser memory.
 sh_status parse_visible_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
                              void *interrupt_arg, std::string &out)
 {
     out.clear();
+    std::string bounded;
+    if (nesting::bound_depth(html, len, bounded))
+    {
+        html = bounded.data();
+        len = bounded.size();
+    }
     Arena arena(memory_limit, interrupt, interrupt_arg);
     GumboOptions options = kGumboDefaultOptions;
     options.allocator = arena_allocate;
