@@ -124,7 +124,7 @@ SELECT p.oid::regprocedure AS function, p.proparallel, p.provolatile
   FROM pg_proc p
   JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
- WHERE p.proname ~ '^simhash_(similar|within|query|am_handler|index_check)'
+ WHERE p.proname ~ '^simhash_(similar(_|$)|within|query|am_handler|index_check)'
  ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 -- ALTER INDEX SET (bits) must not make the existing index answer wrongly
