@@ -238,7 +238,7 @@ check_exclusion(Relation index, IndexInfo *indexInfo)
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 					 errmsg("simhash index \"%s\" cannot enforce an exclusion constraint with "
 							"operator %s",
-							RelationGetRelationName(index), format_operator(op)),
+							RelationGetRelationName(index), get_opname(op)),
 					 errdetail("The operator's radius is the session setting "
 							   "simhash.max_distance, so any session could bypass the "
 							   "constraint."),
