@@ -128,6 +128,10 @@ $node->poll_query_until('postgres', qq{
 SELECT count(*) > 0 FROM generate_series(2, pg_relation_size('t_fp') / current_setting('block_size')::int - 1) b
  WHERE (page_header(get_raw_page('t_fp', b::int))).lsn > '$lsn'})
   or die 'VACUUM changed no page of the run';
+# The flag and the page change are in WAL buffers the WAL writer may not have
+# flushed yet, and a SIGKILL loses what is unflushed: flush them (a WAL
+# switch flushes everything before it), so the crash sees what was polled.
+$node->safe_psql('postgres', 'SELECT pg_switch_wal()');
 kill_server($node);
 eval { $vac->quit; };
 is($node->safe_psql('postgres', q{SELECT count(*) FROM simhash_index_runs('t_fp') WHERE kind = 'clean'}),
