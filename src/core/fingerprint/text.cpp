@@ -556,7 +556,7 @@ private:
         {
             uint64_t gaps = ~alnum;
             int b = gaps ? lowest_bit(gaps) : kBlock;
-            if (b >= limit)
+            if (b >= limit || b >= kBlock)  // limit <= kBlock: the second says so to the analyzer
                 return at_edge(folded, 0, limit, edge);
             complete(folded, 0, b);
             alnum &= ~uint64_t{0} << b;
