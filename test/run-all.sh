@@ -217,12 +217,23 @@ for pgc in "${SERVERS[@]}"; do
 	np=$(echo "$out" | grep -cE '^(ok [0-9]+|test .* \.\.\. ok|ok +[0-9]* *[+-] )' || true)
 	nf=$(echo "$out" | grep -cE '(^not ok [0-9]+|\.\.\. FAILED| FAILED )' || true)
 	npt=$(echo "$out" | sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' | head -1)
+	# prove prints Tests= on success and failure alike; on failure each failing
+	# file has a "Failed N/M subtests" line (or none, when it died early)
+	ntf=$(echo "$out" | sed -n 's/^ *Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' | awk '{s+=$1} END {print s+0}')
 	if echo "$out" | grep -q '^Result: PASS'; then np=$((np + ${npt:-0})); fi
-	if echo "$out" | grep -q '^Result: FAIL'; then nf=$((nf + 1)); fi
+	if echo "$out" | grep -q '^Result: FAIL'; then
+		np=$((np + ${npt:-0} - ${ntf:-0}))
+		nf=$((nf + ${ntf:-0}))
+		[ "${ntf:-0}" -gt 0 ] || nf=$((nf + 1))
+		echo "$out" | grep -E '^t/[^ ]+ .*(Wstat|Failed|not ok)|^t/.*\(Wstat' | sed 's/^/TAP failed: /'
+	fi
 	if echo "$out" | grep -qE 'Error [0-9]+ \(ignored\)' && [ "$nf" -eq 0 ]; then nf=1; fi
 	[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
 	if [ -f "$W/regression.diffs" ] && [ "$nf" -gt 0 ]; then note "$tag: regression.diffs"; head -200 "$W/regression.diffs"; fi
-	tally "$tag" "$np" "$nf"
+	# name what failed in the summary: pg_regress/isolation tests, TAP files
+	fnames=$( { echo "$out" | sed -n 's/^not ok [0-9]* *[+-] *\([^ ]*\).*/\1/p; s/^test \([^ ]*\) .*FAILED.*/\1/p'
+		echo "$out" | sed -n 's/^\(t\/[^ ]*\.pl\) .*(Wstat.*/\1/p'; } | sort -u | tr '\n' ' ')
+	tally "$tag" "$np" "$nf" "${fnames:+failed: ${fnames% }}"
 	[ -z "$UPGRADE_FROM" ] && UPGRADE_FROM=$W/tmp_install$(dirname "$bindir")
 done
 
