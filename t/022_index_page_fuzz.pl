@@ -6,8 +6,10 @@
 # INSERT and a VACUUM.  Each statement may fail, with index_corrupted (XX002)
 # or, for a page header the server itself refuses, data_corrupted (XX001),
 # but with no other error; no backend may crash, no statement may hang, and
-# no PANIC may be logged.  The seed is printed: SIMHASH_PAGE_FUZZ_SEED=...
-# replays a run, SIMHASH_PAGE_FUZZ_ROUNDS=... makes it longer.
+# no PANIC may be logged.  The seed is fixed, so that every run of the suite
+# damages the same bytes and its result does not depend on luck; to explore,
+# SIMHASH_PAGE_FUZZ_SEED=... picks other damage (the seed is printed, and
+# replays a run) and SIMHASH_PAGE_FUZZ_ROUNDS=... makes it longer.
 # (t/021_index_corruption.pl covers chosen damage with exact expectations.)
 use strict;
 use warnings;
@@ -18,7 +20,7 @@ use Test::More;
 use constant BLCKSZ => 8192;
 
 my $rounds = $ENV{SIMHASH_PAGE_FUZZ_ROUNDS} // 30;
-my $seed = $ENV{SIMHASH_PAGE_FUZZ_SEED} // time() % 100000;
+my $seed = $ENV{SIMHASH_PAGE_FUZZ_SEED} // 20261126;
 srand($seed);
 note("seed $seed, $rounds rounds");
 
