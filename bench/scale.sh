@@ -45,6 +45,9 @@
 # is reported as skipped.  Writes $BENCH_RESULTS/scale.csv (rows of other N from
 # earlier runs kept) and scale_info.csv (load time, heap size, pairs found, ...).
 set -euo pipefail
+# one brace group: bash reads the whole script before running it, so editing
+# the file during a run of an hour does not change that run
+{
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 SIZES=${*:-${SCALE_ROWS:-$((1000000 * ${SCALE:-1}))}}
@@ -52,7 +55,7 @@ QUERIES=${QUERIES:-1000}
 KNN_QUERIES=${KNN_QUERIES:-100}
 COLD_QUERIES=${COLD_QUERIES:-20}
 INGEST=${INGEST:-100000}
-PAIRS_SAMPLE=${PAIRS_SAMPLE:-5000}
+PAIRS_SAMPLE=${PAIRS_SAMPLE:-5000}   # PAIRS=0 skips the all-pairs part
 BENCH_RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
 mkdir -p "$BENCH_RESULTS"
 
@@ -72,10 +75,10 @@ restart() { # the cluster again, with nothing of the table in any cache
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 }
-COLD=${COLD:-1}
+COLD=${COLD:-1} COLD_WHY="turned off by COLD=0"
 if [ "$COLD" = 1 ] && { [ "$(id -u)" != 0 ] || ! [ -w /proc/sys/vm/drop_caches ]; }; then
-	COLD=0
-	step "cold measurements skipped: dropping the OS cache needs root"
+	COLD=0 COLD_WHY="dropping the OS cache needs root"
+	step "cold measurements skipped: $COLD_WHY"
 fi
 
 csv=$(mktemp); info=$(mktemp)
@@ -245,6 +248,15 @@ SQL
 		"p50 of $knn random queries (p99 $(printf '%.2f' "$kn99") ms); median of $skn sequential scans ($(printf '%.0f-%.0f' "$skmin" "$skmax") ms)"
 	echo "$N,radius3_answers_per_query,$(pg -c "SELECT round(avg(res), 2) FROM lat WHERE phase = 'warm' AND kind = 'sh'")" >>"$info"
 
+	# simhash_pairs' merge joins keep every table's sorts on disk until the end:
+	# 6.8 GB of temporary files at 10M rows (10 tables at radius 3), so about 700
+	# bytes a row; skipped when that is more than half the free space
+	need=$((N * 700)) free=$(df --output=avail -B1 "$TMPC_DIR" | tail -1)
+	if [ "${PAIRS:-1}" = 0 ] || [ $((need * 2)) -gt "$free" ]; then
+		why="PAIRS=0"; [ "${PAIRS:-1}" = 0 ] || why="about $((need >> 30)) GiB of temporary files needed, $((free >> 30)) GiB free"
+		step "N=$N: all pairs skipped: $why"
+		echo "$N,pairs,skipped ($why)" >>"$info"
+	else
 	step "N=$N: all pairs at radius 3 (simhash_pairs; index nested loop on $PAIRS_SAMPLE rows)"
 	read -r pairs_s npairs < <(pg -F ' ' -c "SET work_mem = '256MB'" -c "
 CREATE TEMP TABLE pr AS SELECT clock_timestamp() AS t0, (SELECT count(*) FROM simhash_pairs('t', 'fp', 'id', 3)) AS n;
@@ -261,6 +273,7 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3)
 	row "$N" pairs_s s "$pairs_s" "sequential-scan nested loop" "$(echo "scale=3; $sq50 * $N / 1000" | bc)" \
 		"extrapolated: N x the sequential scan's time per query"
 	echo "$N,pairs_radius3,$npairs" >>"$info"
+	fi
 
 	if [ $COLD = 1 ]; then
 		step "N=$N: cold: a restart and an emptied OS cache before each kind"
@@ -298,7 +311,7 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3)
 	else
 		echo "$N,pgvector,not installed (Debian 12 has no postgresql-15-pgvector)" >>"$info"
 	fi
-	[ "$COLD" = 1 ] || echo "$N,cold,skipped (dropping the OS cache needs root)" >>"$info"
+	[ "$COLD" = 1 ] || echo "$N,cold,skipped ($COLD_WHY)" >>"$info"
 	echo "$N,load_1min_at_end,$(cut -d' ' -f1 /proc/loadavg)" >>"$info"
 	echo "$N,commit,$(git rev-parse --short HEAD)" >>"$info"
 	echo "$N,postgresql,$("$TMPC_BIN/postgres" -V | awk '{print $3}')" >>"$info"
@@ -321,3 +334,5 @@ done
 step "results ($BENCH_RESULTS/scale.csv; ratio = simhash / baseline)"
 column -t -s, "$BENCH_RESULTS/scale.csv" >&2
 column -t -s, "$BENCH_RESULTS/scale_info.csv" >&2
+exit
+}
