@@ -433,14 +433,15 @@ def readme_scale():
     commits = sorted({info.get((n, "commit"), "?") for n in sizes})
     loads = [f"{_nlabel(n)}: {info[(n, 'load_1min_at_end')]}" for n in sizes if (n, "load_1min_at_end") in info]
     pgv = info.get((sizes[-1], "pgvector"), "not measured")
-    cold = [n for n in sizes if (n, "cold") in info]
+    skipped = "".join(f" {what} skipped at {_nlabel(n)} rows: {info[(n, key)].removeprefix('skipped ').strip('()')}."
+                      for key, what in (("cold", "Cold figures"), ("pairs", "All pairs")) for n in sizes if (n, key) in info)
     out.append("")
     out.append(f"(`bench/scale.sh`, commit {', '.join(commits)}, PostgreSQL {info.get((sizes[-1], 'postgresql'), '?')}, "
                f"on a 2-core virtual machine **shared with other developers' jobs** (load average "
                f"{', '.join(loads)} at the end of each size's run): every ratio is of two "
                f"figures taken in the same run, seconds apart; ratio = simhash ÷ baseline, a time under half "
                f"the baseline's written as \"N× faster\". pgvector: {pgv}."
-               + (f" Cold figures skipped at {', '.join(_nlabel(n) for n in cold)} rows (not root)." if cold else "")
+               + skipped
                + ")")
     return "\n".join(out)
 
