@@ -342,6 +342,144 @@ def section_memory(out):
     out.append("")
 
 
+
+# ---- scale: bench/scale.sh at 1M, 10M, ... rows ---------------------------------------------
+
+# metric -> (label, unit kind); kind "low" = lower is better, "high" = higher is better
+SCALE_METRICS = {
+    "build_serial_s": ("`CREATE INDEX`, serial", "low"),
+    "build_parallel_s": ("`CREATE INDEX`, 2 maintenance workers", "low"),
+    "bytes_per_row": ("index size per row", "low"),
+    "radius3_warm_ms": ("radius-3 query, warm, p50", "low"),
+    "radius3_cold_ms": ("radius-3 query, cold, p50", "low"),
+    "knn10_warm_ms": ("10 nearest, random queries, warm, p50", "low"),
+    "knn10_cold_ms": ("10 nearest, random queries, cold, p50", "low"),
+    "ingest_rows_per_s": ("ingestion, 1,000-row INSERTs", "high"),
+    "pairs_s": ("all pairs at radius 3 (`simhash_pairs`)", "low"),
+}
+SCALE_BASELINES = {
+    "btree (max_parallel_maintenance_workers = 0)": "btree",
+    "btree (max_parallel_maintenance_workers = 2)": "btree, 2 workers",
+    "btree": "btree",
+    "btree equality": "btree `=` probe",
+    "sequential scan": "sequential scan",
+    "sequential scan + top-N": "sequential scan + top-N",
+    "btree alone": "btree alone",
+    "no index": "no index",
+    "index nested loop (simhash_within self-join)": "index nested loop",
+    "sequential-scan nested loop": "seq-scan nested loop (extrapolated)",
+}
+
+
+def _scale_value(v, unit):
+    v = float(v)
+    if unit == "s":
+        if v >= 3600:
+            return f"{v / 3600:,.0f} h" if v >= 360000 else f"{v / 3600:,.1f} h"
+        return f"{v:,.0f} s" if v >= 100 else f"{v:.1f} s" if v >= 1 else f"{v:.2f} s"
+    if unit == "ms":
+        return f"{v:.3f} ms" if v < 0.1 else _ms(v)
+    if unit == "bytes":
+        return f"{v:.1f} B"
+    if unit == "rows/s":
+        return f"{v:,.0f}/s"
+    return f"{v:g} {unit}"
+
+
+def _scale_ratio(r, kind):
+    """ratio = simhash / baseline; said as the reader wants it."""
+    r = float(r)
+    if kind == "low" and r < 0.5:
+        return f"**{1 / r:,.0f}× faster**" if r < 0.02 else f"**{1 / r:.1f}× faster**"
+    return f"{r:.2f}×"
+
+
+def _nlabel(n):
+    return f"{n // 1000000:,}M" if n % 1000000 == 0 else f"{n:,}"
+
+
+def scale_rows():
+    rows = read("scale.csv")
+    if not rows:
+        return None, None, None
+    info = read("scale_info.csv") or []
+    sizes = sorted({int(r["n"]) for r in rows})
+    return rows, {(int(i["n"]), i["key"]): i["value"] for i in info}, sizes
+
+
+def readme_scale():
+    rows, info, sizes = scale_rows()
+    if not rows:
+        return None
+    by = {(int(r["n"]), r["metric"], r["baseline"]): r for r in rows}
+    keys = []
+    for r in rows:
+        k = (r["metric"], r["baseline"])
+        if k not in keys:
+            keys.append(k)
+    keys.sort(key=lambda k: list(SCALE_METRICS).index(k[0]) if k[0] in SCALE_METRICS else 99)
+    out = ["| measure | baseline, same run | " +
+           " | ".join(f"{_nlabel(n)} rows: simhash · baseline (ratio)" for n in sizes) + " |",
+           "|---|---|" + "---|" * len(sizes)]
+    for metric, base in keys:
+        label, kind = SCALE_METRICS.get(metric, (metric, "low"))
+        cells = []
+        for n in sizes:
+            r = by.get((n, metric, base))
+            cells.append("–" if not r else f"{_scale_value(r['simhash'], r['unit'])} · "
+                         f"{_scale_value(r['baseline_value'], r['unit'])} "
+                         f"({_scale_ratio(float(r['simhash']) / float(r['baseline_value']), kind)})")
+        out.append(f"| {label} | {SCALE_BASELINES.get(base, base)} | " + " | ".join(cells) + " |")
+    commits = sorted({info.get((n, "commit"), "?") for n in sizes})
+    loads = [f"{_nlabel(n)}: {info[(n, 'load_1min_at_end')]}" for n in sizes if (n, "load_1min_at_end") in info]
+    pgv = info.get((sizes[-1], "pgvector"), "not measured")
+    skipped = "".join(f" {what} skipped at {_nlabel(n)} rows: {info[(n, key)].removeprefix('skipped ').strip('()')}."
+                      for key, what in (("cold", "Cold figures"), ("pairs", "All pairs")) for n in sizes if (n, key) in info)
+    out.append("")
+    out.append(f"(`bench/scale.sh`, commit {', '.join(commits)}, PostgreSQL {info.get((sizes[-1], 'postgresql'), '?')}, "
+               f"on a 2-core virtual machine **shared with other developers' jobs** (load average "
+               f"{', '.join(loads)} at the end of each size's run): every ratio is of two "
+               f"figures taken in the same run, seconds apart; ratio = simhash ÷ baseline, a time under half "
+               f"the baseline's written as \"N× faster\". pgvector: {pgv}."
+               + skipped
+               + ")")
+    return "\n".join(out)
+
+
+def section_scale(out):
+    rows, info, sizes = scale_rows()
+    out.append("## Scale: 1M, 10M, ... rows against btree and a sequential scan\n")
+    if not rows:
+        out.append("Not measured in this run (part `scale`: `bench/scale.sh`, sizes from `SCALE_ROWS`).\n")
+        return
+    out.append("`bench/scale.sh N ...` (part `scale` of `make bench`, sizes from `SCALE_ROWS`, e.g. "
+               "`PARTS=scale SCALE_ROWS=\"1000000 10000000\" make bench`): for each N a throwaway cluster "
+               "(shared_buffers 2GB, maintenance_work_mem 1GB, work_mem 64MB, fsync and full_page_writes off, "
+               "autovacuum off, no JIT, one backend per query), a table `(id int, fp simhash)` of N rows "
+               "(90% random 64-bit values, 10% copies of random rows with 1..6 bits flipped), the simhash index "
+               "with default options and a btree on the same column. Builds are interleaved (btree, simhash, "
+               "btree, simhash, 3 of each kind at N ≤ 20M, median kept) with `max_parallel_maintenance_workers` "
+               "0 and 2. Warm: 1,000 radius-3 queries (half sources of planted copies, half fresh values), each "
+               "run once before, simhash and the btree `=` probe timed query by query in turn; 100 KNN "
+               "`ORDER BY fp <~> q LIMIT 10` on fresh values; the sequential scans "
+               "(`simhash_distance(fp, q) <= 3`, `ORDER BY simhash_distance(fp, q) LIMIT 10`) on a sample of "
+               "them, their answers compared with the index's. Cold: the cluster restarted and the OS page "
+               "cache dropped before each kind, 20 queries (one sequential scan). Ingestion: 100,000 rows in "
+               "committed `INSERT ... SELECT` statements of 1,000 rows into the N-row table with only that "
+               "index. All pairs: `simhash_pairs(t, fp, id, 3)` with work_mem 256MB, against a "
+               "`simhash_within` self-join on 5,000 rows scaled to N and N sequential scans (extrapolated). "
+               "Server-side timings (clock_timestamp) except builds (wall clock around `CREATE INDEX`). "
+               "ratio = simhash / baseline.\n")
+    out.append(table(rows, ["n", "metric", "unit", "simhash", "baseline", "baseline_value", "ratio", "note"]))
+    out.append("")
+    inf = read("scale_info.csv") or []
+    if inf:
+        out.append("Context (`results/scale_info.csv`):\n")
+        out.append(table(inf, ["n", "key", "value"]))
+        out.append("")
+    out.append("The README's table made from these rows is in [The README's tables](#the-readmes-tables).\n")
+
+
 # ---- the README's two tables of figures, rewritten between their markers ----------------------
 
 README = os.path.join(HERE, "..", "README.md")
@@ -473,7 +611,7 @@ def readme_performance():
     return "\n".join(out) if len(out) == 11 else None  # all nine rows, or none
 
 
-README_TABLES = (("performance", readme_performance), ("tuning", readme_tuning))
+README_TABLES = (("performance", readme_performance), ("tuning", readme_tuning), ("scale", readme_scale))
 
 
 def section_readme_tables(out):
@@ -487,7 +625,24 @@ def section_readme_tables(out):
         if table:
             out.append(f"<!-- bench:{name} -->\n{table}\n<!-- /bench:{name} -->\n")
         else:
-            out.append(f"Table `{name}`: not every part it needs ran; the README keeps its previous table.\n")
+            kept = readme_table(name)
+            if kept is None:
+                out.append(f"Table `{name}`: not every part it needs ran.\n")
+            else:
+                out.append(f"Table `{name}` (not every part it needs ran here; the README's table, from an earlier run):\n")
+                out.append(f"<!-- bench:{name} -->\n{kept}\n<!-- /bench:{name} -->\n")
+
+
+def readme_table(name):
+    """The README's current table NAME (between its markers), or None."""
+    if not os.path.exists(README):
+        return None
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    if start not in text or end not in text:
+        return None
+    return text[text.index(start) + len(start):text.index(end)].strip("\n") or None
 
 
 def update_readme():
@@ -509,30 +664,85 @@ def update_readme():
         f.write(text)
 
 
+NO_DATA = ("Not measured", "No `results/")
+KEPT_NOTE = "*From an earlier run: this section's results are not in this run's `bench/results/`.*"
+
+
+def sections(text):
+    """[(heading, text)] of the level-2 sections of a report (heading: the '## ...' line)."""
+    out, cur = [], None
+    fence = False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            fence = not fence
+        if line.startswith("## ") and not fence:
+            cur = [line.rstrip("\n"), line]
+            out.append(cur)
+        elif cur is not None:
+            cur[1] += line
+    return [(h, t) for h, t in out]
+
+
+def merge_with_previous(new_sections, old_text):
+    """The new report's sections, except that one whose part did not run here (its results are
+    missing) keeps the previous report's text, and a section of the previous report that this
+    script does not write (written by hand) is kept, after the one it followed."""
+    old = sections(old_text)
+    old_by = dict(old)
+    made = {h for h, _ in new_sections}
+    merged = []
+    for h, t in new_sections:
+        if any(line.startswith(NO_DATA) for line in t.splitlines()) and h in old_by \
+                and not any(line.startswith(NO_DATA) for line in old_by[h].splitlines()):
+            t = old_by[h]
+            if KEPT_NOTE not in t:
+                head, _, rest = t.partition("\n")
+                t = f"{head}\n\n{KEPT_NOTE}\n{rest}"
+        merged.append((h, t))
+    # hand-written sections, each after the section it followed before
+    after = None
+    for h, t in old:
+        if h not in made:
+            at = next((i + 1 for i, (mh, _) in enumerate(merged) if mh == after), len(merged))
+            merged.insert(at, (h, t))
+        after = h
+    return merged
+
+
 def main():
-    out = ["# simhash — benchmark and quality report", "",
-           "Generated by `bench/report.py` from `bench/results/*.csv`; rerun with `make bench` "
-           "(performance, `SCALE=` grows the data) and `make quality` (fingerprint quality). "
-           "Every figure is a ratio against a baseline measured in the same run on the same machine. "
-           "The machine is shared (2 cores, other jobs running), so absolute numbers are noisy; "
-           "ratios are the point.", ""]
-    section_machine(out)
-    section_fingerprint(out)
-    section_external(out, "index", "Index: radius queries, build and size")
-    section_sweep(out)
-    section_external(out, "planner", "Planner's choice and exact KNN (index vs sequential scan)")
-    section_tuning(out)
-    section_concurrency(out)
-    section_insert(out)
-    section_external(out, "batch", "Batch: find_all / find_clusters")
-    section_memory(out)
-    section_external(out, "citus", "Scale-out: one node vs Citus coordinator + 2 workers")
-    section_readme_tables(out)
-    q = fragment("quality.md")
-    out.append("## Quality: does distance ≤ k mean near-duplicate?\n")
-    out.append(q + "\n" if q else "Not measured yet: run `make quality`.\n")
-    with open(os.path.join(HERE, "REPORT.md"), "w") as f:
-        f.write("\n".join(out).rstrip() + "\n")
+    head = ["# simhash — benchmark and quality report", "",
+            "Generated by `bench/report.py` from `bench/results/*.csv`; rerun with `make bench` "
+            "(performance, `SCALE=` grows the data) and `make quality` (fingerprint quality). "
+            "Every figure is a ratio against a baseline measured in the same run on the same machine. "
+            "The machine is shared (2 cores, other jobs running), so absolute numbers are noisy; "
+            "ratios are the point. A section whose results are not in `bench/results/` keeps its "
+            "text from the previous report, and sections written by hand are kept.", ""]
+
+    def quality(out):
+        q = fragment("quality.md")
+        out.append("## Quality: does distance ≤ k mean near-duplicate?\n")
+        out.append(q + "\n" if q else "Not measured yet: run `make quality`.\n")
+
+    makers = [section_machine, section_fingerprint,
+              lambda o: section_external(o, "index", "Index: radius queries, build and size"),
+              section_sweep,
+              lambda o: section_external(o, "planner", "Planner's choice and exact KNN (index vs sequential scan)"),
+              section_tuning, section_concurrency, section_insert,
+              lambda o: section_external(o, "batch", "Batch: find_all / find_clusters"),
+              section_memory,
+              lambda o: section_external(o, "citus", "Scale-out: one node vs Citus coordinator + 2 workers"),
+              section_scale, section_readme_tables, quality]
+    new = []
+    for make in makers:
+        buf = []
+        make(buf)
+        text = "\n".join(buf).rstrip() + "\n\n"
+        new.append((text.splitlines()[0], text))
+    path = os.path.join(HERE, "REPORT.md")
+    old_text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+    body = "".join(t if t.endswith("\n\n") else t.rstrip("\n") + "\n\n" for _, t in merge_with_previous(new, old_text))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(("\n".join(head) + "\n" + body).rstrip() + "\n")
     update_readme()
 
 

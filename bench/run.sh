@@ -3,8 +3,9 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus scale"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
+#   SCALE_ROWS     the table sizes of part scale (default 1000000 x SCALE), e.g. "1000000 10000000"
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
 #
@@ -19,12 +20,16 @@
 # ingest (the index under continuous ingestion) is bench/ingest.sh; steady_mix
 # (4 clients mixing inserts, deletes and queries for 3 minutes) bench/steady_mix.sh.
 # citus (one node vs coordinator + 2 workers) is bench/citus.sh, skipped without Citus.
+# scale (the README's figures at 1M, 10M, ... rows: builds, size, warm and cold
+# latency, ingestion, all pairs, against btree and a sequential scan) is
+# bench/scale.sh, on a cluster of its own per size; its CSVs keep the rows of
+# the sizes not run this time.
 # Only the parts that run lose their old results; the report is regenerated
 # from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus scale"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
@@ -62,7 +67,9 @@ for part in $PARTS; do
 	esac
 	log=$BENCH_RESULTS/$part.log
 	# no stale figures in the report (index_sweep.csv belongs to part sweep)
-	find "$BENCH_RESULTS" -maxdepth 1 \( -name "$part.*" -o -name "${part}_*.csv" \) ! -name index_sweep.csv -delete
+	# (scale.csv, scale_info.csv: bench/scale.sh replaces the rows of the sizes it runs)
+	find "$BENCH_RESULTS" -maxdepth 1 \( -name "$part.*" -o -name "${part}_*.csv" \) ! -name index_sweep.csv \
+		! -name scale.csv ! -name scale_info.csv -delete
 	[ "$part" = sweep ] && rm -f "$BENCH_RESULTS/index_sweep.csv"
 	penv=()
 	if [ "$part" = tuning ]; then

@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# scale.sh — the README's scale figures: the simhash index against btree and a
+# sequential scan on one table of N fingerprints, for each N given.  Part
+# `scale` of bench/run.sh (sizes from SCALE_ROWS, default 1,000,000 x SCALE);
+# alone:
+#
+#   bash bench/scale.sh 1000000 10000000          # or SCALE_ROWS="..." bash bench/scale.sh
+#
+# Every N gets a throwaway cluster of its own (the cold measurements restart it),
+# on the server that bench/run.sh installed (TMPC_BIN) or on a private
+# installation of this tree.  Settings, the same for both sides of every ratio:
+# shared_buffers 2GB, maintenance_work_mem 1GB, work_mem 64MB, fsync and
+# full_page_writes off, synchronous_commit off, autovacuum off, no JIT, no
+# parallel query (one backend per query).
+#
+# Data: N rows (id int, fp simhash), 90% random 64-bit values
+# (hashint8extended(i, 0)), 10% planted copies of random rows with 1..6 bits
+# flipped; generated in SQL.  Queries: QUERIES values, half sources of planted
+# copies, half fresh random values.  Metrics, one CSV row per metric and baseline
+# (ratio = simhash / baseline, always):
+#   build_serial_s, build_parallel_s  CREATE INDEX with max_parallel_maintenance_workers
+#       0 and 2, median of BUILD_REPS builds of each kind, interleaved
+#       (btree, simhash, btree, simhash, ...); baseline btree on the same column
+#   bytes_per_row    index size / N; baseline btree
+#   radius3_warm_ms  p50 of `simhash_within(fp, q, 3)` (count), every query run once
+#       before; baselines: btree equality `fp = q` (p50, same queries, paired per
+#       query) and a sequential scan `simhash_distance(fp, q) <= 3` (median of a
+#       sample of SEQ_SAMPLE queries)
+#   knn10_warm_ms    p50 of `ORDER BY fp <~> q LIMIT 10`, KNN_QUERIES random queries;
+#       baseline: sequential scan + top-N `ORDER BY simhash_distance(fp, q) LIMIT 10`
+#   radius3_cold_ms, knn10_cold_ms  the same after a cluster restart and
+#       `echo 3 > /proc/sys/vm/drop_caches` before each kind (p50 of COLD_QUERIES
+#       queries in one new session; one query for the sequential scan); skipped
+#       unless root
+#   ingest_rows_per_s  INGEST rows in INSERT ... SELECT batches of 1,000, each
+#       committed, into the N-row table with the index alone; baselines: the same
+#       with a btree alone and with no index
+#   pairs_s          simhash_pairs(t, fp, id, 3) with work_mem 256MB; baselines: an
+#       index nested loop (simhash_within self-join of PAIRS_SAMPLE rows, scaled
+#       to N) and a sequential-scan nested loop (N x the sequential scan's time
+#       per query; extrapolated, not run)
+# Sampled answers are compared with the sequential scan's (counts, KNN distances);
+# a difference fails the run.  pgvector (HNSW on bit(64) with <~>) is measured when
+# the vector extension is installed; Debian 12 has no postgresql-15-pgvector, so it
+# is reported as skipped.  Writes $BENCH_RESULTS/scale.csv (rows of other N from
+# earlier runs kept) and scale_info.csv (load time, heap size, pairs found, ...).
+set -euo pipefail
+# one brace group: bash reads the whole script before running it, so editing
+# the file during a run of an hour does not change that run
+{
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SIZES=${*:-${SCALE_ROWS:-$((1000000 * ${SCALE:-1}))}}
+QUERIES=${QUERIES:-1000}
+KNN_QUERIES=${KNN_QUERIES:-100}
+COLD_QUERIES=${COLD_QUERIES:-20}
+INGEST=${INGEST:-100000}
+PAIRS_SAMPLE=${PAIRS_SAMPLE:-5000}   # PAIRS=0 skips the all-pairs part
+BENCH_RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
+mkdir -p "$BENCH_RESULTS"
+
+step() { printf '== %s: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# a cluster of our own even under bench/run.sh: that one's directory is not ours
+unset TMPC_DIR
+source tools/tmp-cluster.sh
+if [ -z "${TMPC_BIN:-}" ]; then
+	step "building and installing into a private prefix"
+	tmpc_install scale
+fi
+PSQL=$TMPC_BIN/psql
+pg() { "$PSQL" -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off "$@"; }
+restart() { # the cluster again, with nothing of the table in any cache
+	tmpc_as_pg "$TMPC_BIN/pg_ctl" -D "$TMPC_DIR/data" -m fast -w restart >/dev/null
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+COLD=${COLD:-1} COLD_WHY="turned off by COLD=0"
+if [ "$COLD" = 1 ] && { [ "$(id -u)" != 0 ] || ! [ -w /proc/sys/vm/drop_caches ]; }; then
+	COLD=0 COLD_WHY="dropping the OS cache needs root"
+	step "cold measurements skipped: $COLD_WHY"
+fi
+
+csv=$(mktemp); info=$(mktemp)
+trap 'rm -f "$csv" "$info"; tmpc_cleanup' EXIT
+echo "n,metric,unit,simhash,baseline,baseline_value,ratio,note" >"$csv"
+echo "n,key,value" >"$info"
+row() { # row N METRIC UNIT SIMHASH BASELINE BASELINE_VALUE NOTE
+	local r
+	r=$(echo "scale=6; $4 / $6" | bc)
+	echo "$1,$2,$3,$4,${5//,/;},$6,${r/#./0.},${7//,/;}" | tee -a "$csv"
+}
+
+for N in $SIZES; do
+	SEQ_SAMPLE=${SEQ_SAMPLE:-$([ "$N" -le 2000000 ] && echo 9 || { [ "$N" -le 20000000 ] && echo 5 || echo 3; })}
+	BUILD_REPS=${BUILD_REPS:-$([ "$N" -le 20000000 ] && echo 3 || echo 1)}
+	step "N=$N: a new cluster"
+	tmpc_mkdir scale
+	rm -rf "$TMPC_DIR/data"
+	tmpc_start -c shared_buffers=2GB -c maintenance_work_mem=1GB -c work_mem=64MB -c max_wal_size=8GB \
+		-c fsync=off -c full_page_writes=off -c synchronous_commit=off -c autovacuum=off -c jit=off \
+		-c max_parallel_workers_per_gather=0 -c max_worker_processes=8 -c max_parallel_workers=8
+	pg -c "CREATE EXTENSION simhash" -c "CREATE EXTENSION pg_prewarm"
+	vector=0
+	[ "$(pg -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" != 0 ] && vector=1
+
+	step "N=$N: loading"
+	t0=$(date +%s.%N)
+	pg -v n="$N" -v queries="$QUERIES" <<'SQL'
+BEGIN;
+CREATE TABLE t (id int, fp simhash);
+INSERT INTO t SELECT i, hashint8extended(i, 0)::simhash FROM generate_series(1, (:n * 9) / 10) i;
+-- planted: a copy of row c with k = 1..6 distinct bits flipped (s, s+u, s+2u, ... mod 64, u odd)
+INSERT INTO t SELECT (:n * 9) / 10 + i,
+       (hashint8extended(c, 0) # (SELECT bit_or(1::bigint << ((s + j * u) & 63)::int) FROM generate_series(0, i % 6) j))::simhash
+  FROM (SELECT i, 1 + (hashint8extended(i, 1) & 9223372036854775807) % ((:n * 9) / 10) AS c,
+               hashint8extended(i, 2) & 63 AS s, 2 * (hashint8extended(i, 3) & 31) + 1 AS u
+          FROM generate_series(1, :n - (:n * 9) / 10) i) p;
+COMMIT;
+CREATE TABLE bq (qid int, q simhash, fresh bool);
+INSERT INTO bq SELECT i, hashint8extended(1 + (hashint8extended(2 * i, 1) & 9223372036854775807) % ((:n * 9) / 10), 0)::simhash, false
+  FROM generate_series(1, :queries / 2) i;
+INSERT INTO bq SELECT i, hashint8extended(-i, 9)::simhash, true FROM generate_series(:queries / 2 + 1, :queries) i;
+VACUUM ANALYZE t;
+CHECKPOINT;
+CREATE TABLE lat (phase text, kind text, qid int, ms float8, res bigint);
+CREATE TABLE builds (rep int, workers int, am text, s float8, bytes bigint);
+-- every query shape in one loop, so simhash and btree meet the same machine
+-- state query by query: radius (sh, bt) on every `every`-th query, KNN on every
+-- knn_every-th fresh one, the sequential scans on every seq_every-th (seqknn:
+-- seqknn_every-th fresh) one; 0 = none.  kinds: a subset of sh, bt, knn, seq, seqknn.
+CREATE FUNCTION measure(phase text, kinds text[], every int, knn_every int, seq_every int, seqknn_every int)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE r record; t0 timestamptz; n bigint;
+BEGIN
+  FOR r IN SELECT qid, q, fresh FROM bq ORDER BY qid LOOP
+    IF 'sh' = ANY (kinds) AND every > 0 AND r.qid % every = 0 THEN
+      t0 := clock_timestamp();
+      SELECT count(id) INTO n FROM t WHERE simhash_within(fp, r.q, 3);
+      INSERT INTO lat VALUES (phase, 'sh', r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    END IF;
+    IF 'bt' = ANY (kinds) AND every > 0 AND r.qid % every = 0 THEN
+      t0 := clock_timestamp();
+      SELECT count(id) INTO n FROM t WHERE fp = r.q;
+      INSERT INTO lat VALUES (phase, 'bt', r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    END IF;
+    IF 'knn' = ANY (kinds) AND r.fresh AND knn_every > 0 AND r.qid % knn_every = 0 THEN
+      t0 := clock_timestamp();
+      SELECT sum(d) INTO n FROM (SELECT fp <~> r.q AS d FROM t ORDER BY fp <~> r.q LIMIT 10) s;
+      INSERT INTO lat VALUES (phase, 'knn', r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    END IF;
+    IF 'seq' = ANY (kinds) AND seq_every > 0 AND r.qid % seq_every = 0 THEN
+      t0 := clock_timestamp();
+      SELECT count(id) INTO n FROM t WHERE simhash_distance(fp, r.q) <= 3;
+      INSERT INTO lat VALUES (phase, 'seq', r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    END IF;
+    IF 'seqknn' = ANY (kinds) AND r.fresh AND seqknn_every > 0 AND r.qid % seqknn_every = 0 THEN
+      t0 := clock_timestamp();
+      SELECT sum(d) INTO n FROM (SELECT simhash_distance(fp, r.q) AS d FROM t ORDER BY 1 LIMIT 10) s;
+      INSERT INTO lat VALUES (phase, 'seqknn', r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    END IF;
+  END LOOP;
+END $$;
+-- total rows in INSERT ... SELECT statements of 1,000 rows, each committed
+-- (ids below -offset); the rate goes into ingest
+CREATE TABLE ingest (config text, rows_per_s float8);
+CREATE PROCEDURE ingest(config text, total int, off int) LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+  FOR b IN 0 .. total / 1000 - 1 LOOP
+    INSERT INTO t SELECT -(off + b * 1000 + j), hashint8extended(-(off + b * 1000 + j), 5)::simhash
+      FROM generate_series(1, 1000) j;
+    COMMIT;
+  END LOOP;
+  INSERT INTO ingest VALUES (config, (total / 1000) * 1000 / extract(epoch FROM clock_timestamp() - t0));
+END $$;
+SQL
+	load_s=$(echo "$(date +%s.%N) - $t0" | bc)
+	heap=$(pg -c "SELECT pg_relation_size('t')")
+	echo "$N,load_s,$(printf '%.1f' "$load_s")" >>"$info"
+	echo "$N,heap_bytes_per_row,$(echo "scale=2; $heap / $N" | bc)" >>"$info"
+
+	step "N=$N: builds, $BUILD_REPS of each kind (max_parallel_maintenance_workers 0 and 2; btree, simhash in turn)"
+	for rep in $(seq "$BUILD_REPS"); do
+		for w in 0 2; do
+			for am in btree simhash; do
+				pg -c "DROP INDEX IF EXISTS t_$am" >/dev/null
+				t0=$(date +%s.%N)
+				pg -c "SET max_parallel_maintenance_workers = $w" -c "CREATE INDEX t_$am ON t USING $am (fp)"
+				s=$(echo "$(date +%s.%N) - $t0" | bc)
+				pg -c "INSERT INTO builds VALUES ($rep, $w, '$am', $s, pg_relation_size('t_$am'))"
+				echo "   rep $rep, workers $w, $am: $s s" >&2
+			done
+		done
+	done
+	pg -c "VACUUM ANALYZE t" -c "CHECKPOINT"
+	bstat() { # median, min, max of the builds of $1 with $2 workers
+		pg -F ' ' -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY s)::numeric, 3), round(min(s)::numeric, 3), round(max(s)::numeric, 3)
+			FROM builds WHERE am = '$1' AND workers = $2"
+	}
+	for w in 0 2; do
+		read -r sm smin smax < <(bstat simhash $w)
+		read -r bm bmin bmax < <(bstat btree $w)
+		metric=build_serial_s; [ $w = 2 ] && metric=build_parallel_s
+		row "$N" $metric s "$sm" "btree (max_parallel_maintenance_workers = $w)" "$bm" \
+			"median of $BUILD_REPS; simhash $(printf '%.2f-%.2f' "$smin" "$smax") s; btree $(printf '%.2f-%.2f' "$bmin" "$bmax") s"
+	done
+	shb=$(pg -c "SELECT pg_relation_size('t_simhash')")
+	btb=$(pg -c "SELECT pg_relation_size('t_btree')")
+	row "$N" bytes_per_row bytes "$(echo "scale=2; $shb / $N" | bc)" btree "$(echo "scale=2; $btb / $N" | bc)" "index size / N"
+
+	# every query shape uses the plan it stands for
+	q1=$(pg -c "SELECT q FROM bq WHERE fresh LIMIT 1")
+	plan() { pg -c "EXPLAIN (COSTS OFF) $2" | grep -q -- "$1" || { echo "not a $1 plan: $2" >&2; pg -c "EXPLAIN $2" >&2; exit 1; }; }
+	plan t_simhash "SELECT count(id) FROM t WHERE simhash_within(fp, '$q1', 3)"
+	plan t_btree "SELECT count(id) FROM t WHERE fp = '$q1'"
+	plan t_simhash "SELECT fp <~> '$q1' AS d FROM t ORDER BY fp <~> '$q1' LIMIT 10"
+	plan "Seq Scan" "SELECT count(id) FROM t WHERE simhash_distance(fp, '$q1') <= 3"
+	plan "Seq Scan" "SELECT simhash_distance(fp, '$q1') AS d FROM t ORDER BY 1 LIMIT 10"
+
+	step "N=$N: warm: $QUERIES radius-3 queries (simhash, btree equality), $KNN_QUERIES KNN, $SEQ_SAMPLE sequential scans of each kind"
+	# qids: 1..QUERIES/2 planted sources, the rest fresh; the sampled KNN
+	# sequential scans fall on queries that the index also ran
+	knn_every=$(((QUERIES / 2) / KNN_QUERIES)); [ $knn_every -ge 1 ] || knn_every=1
+	seq_every=$((QUERIES / SEQ_SAMPLE))
+	seqknn_every=$((knn_every * (KNN_QUERIES / SEQ_SAMPLE > 0 ? KNN_QUERIES / SEQ_SAMPLE : 1)))
+	pg -c "SELECT measure('warmup', '{sh,bt,knn}', 1, $knn_every, 0, 0)" >/dev/null
+	pg -c "SELECT measure('warmup', '{seq}', 0, 0, $QUERIES, 0)" >/dev/null
+	pg -c "SELECT measure('warm', '{sh,bt,knn,seq,seqknn}', 1, $knn_every, $seq_every, $seqknn_every)" >/dev/null
+	bad=$(pg -c "SELECT count(*) FROM lat a JOIN lat b USING (phase, qid)
+		WHERE a.phase = 'warm' AND (a.kind, b.kind) IN (('sh', 'seq'), ('knn', 'seqknn')) AND a.res <> b.res")
+	[ "$bad" = 0 ] || { echo "FAIL: $bad sampled answers differ from the sequential scan's" >&2; exit 1; }
+	lat() { # p50 p99 of a phase and kind
+		pg -F ' ' -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 4),
+			round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 4), round(min(ms)::numeric, 4), round(max(ms)::numeric, 4), count(*)
+			FROM lat WHERE phase = '$1' AND kind = '$2'"
+	}
+	read -r sh50 sh99 _ _ shn < <(lat warm sh)
+	read -r bt50 bt99 _ _ _ < <(lat warm bt)
+	read -r sq50 _ sqmin sqmax sqn < <(lat warm seq)
+	read -r kn50 kn99 _ _ knn < <(lat warm knn)
+	read -r sk50 _ skmin skmax skn < <(lat warm seqknn)
+	row "$N" radius3_warm_ms ms "$sh50" "btree equality" "$bt50" \
+		"p50 of $shn queries; p99 simhash $(printf '%.3f' "$sh99") ms; btree $(printf '%.3f' "$bt99") ms"
+	row "$N" radius3_warm_ms ms "$sh50" "sequential scan" "$sq50" \
+		"median of $sqn sequential scans ($(printf '%.0f-%.0f' "$sqmin" "$sqmax") ms)"
+	row "$N" knn10_warm_ms ms "$kn50" "sequential scan + top-N" "$sk50" \
+		"p50 of $knn random queries (p99 $(printf '%.2f' "$kn99") ms); median of $skn sequential scans ($(printf '%.0f-%.0f' "$skmin" "$skmax") ms)"
+	echo "$N,radius3_answers_per_query,$(pg -c "SELECT round(avg(res), 2) FROM lat WHERE phase = 'warm' AND kind = 'sh'")" >>"$info"
+
+	# simhash_pairs' merge joins keep every table's sorts on disk until the end:
+	# 6.8 GB of temporary files at 10M rows (10 tables at radius 3), so about 700
+	# bytes a row; skipped when that is more than half the free space
+	need=$((N * 700)) free=$(df --output=avail -B1 "$TMPC_DIR" | tail -1)
+	if [ "${PAIRS:-1}" = 0 ] || [ $((need * 2)) -gt "$free" ]; then
+		why="PAIRS=0"; [ "${PAIRS:-1}" = 0 ] || why="about $((need >> 30)) GiB of temporary files needed, $((free >> 30)) GiB free"
+		step "N=$N: all pairs skipped: $why"
+		echo "$N,pairs,skipped ($why)" >>"$info"
+	else
+	step "N=$N: all pairs at radius 3 (simhash_pairs; index nested loop on $PAIRS_SAMPLE rows)"
+	read -r pairs_s npairs < <(pg -F ' ' -c "SET work_mem = '256MB'" -c "
+CREATE TEMP TABLE pr AS SELECT clock_timestamp() AS t0, (SELECT count(*) FROM simhash_pairs('t', 'fp', 'id', 3)) AS n;
+SELECT round(extract(epoch FROM clock_timestamp() - t0), 3), n FROM pr")
+	# the probe rows: ids 1..PAIRS_SAMPLE are random rows; taken out beforehand
+	pg -c "CREATE TABLE ps AS SELECT id, fp FROM t WHERE id BETWEEN 1 AND $PAIRS_SAMPLE" -c "ANALYZE ps"
+	plan t_simhash "SELECT count(*) FROM ps a JOIN t b ON simhash_within(b.fp, a.fp, 3) AND a.id < b.id"
+	nl_s=$(pg -c "
+CREATE TEMP TABLE pr AS SELECT clock_timestamp() AS t0,
+  (SELECT count(*) FROM ps a JOIN t b ON simhash_within(b.fp, a.fp, 3) AND a.id < b.id) AS n;
+SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3) FROM pr")
+	row "$N" pairs_s s "$pairs_s" "index nested loop (simhash_within self-join)" "$nl_s" \
+		"$npairs pairs; work_mem 256MB; nested loop timed on $PAIRS_SAMPLE rows, scaled to N"
+	row "$N" pairs_s s "$pairs_s" "sequential-scan nested loop" "$(echo "scale=3; $sq50 * $N / 1000" | bc)" \
+		"extrapolated: N x the sequential scan's time per query"
+	echo "$N,pairs_radius3,$npairs" >>"$info"
+	fi
+
+	if [ $COLD = 1 ]; then
+		step "N=$N: cold: a restart and an emptied OS cache before each kind"
+		for k in sh bt knn seq seqknn; do
+			restart
+			case $k in
+				seq) pg -c "SELECT measure('cold', '{seq}', 0, 0, $QUERIES, 0)" >/dev/null ;;
+				seqknn) pg -c "SELECT measure('cold', '{seqknn}', 0, 0, 0, $QUERIES)" >/dev/null ;;
+				knn) pg -c "SELECT measure('cold', '{knn}', 0, $(((QUERIES / 2) / COLD_QUERIES)), 0, 0)" >/dev/null ;;
+				*) pg -c "SELECT measure('cold', '{$k}', $((QUERIES / COLD_QUERIES)), 0, 0, 0)" >/dev/null ;;
+			esac
+		done
+		read -r csh _ cshmin cshmax cshn < <(lat cold sh)
+		read -r cbt _ cbtmin cbtmax _ < <(lat cold bt)
+		read -r csq _ _ _ _ < <(lat cold seq)
+		read -r ckn _ cknmin cknmax cknn < <(lat cold knn)
+		read -r csk _ _ _ _ < <(lat cold seqknn)
+		row "$N" radius3_cold_ms ms "$csh" "btree equality" "$cbt" \
+			"p50 of $cshn queries after restart + drop_caches; simhash $(printf '%.2f-%.2f' "$cshmin" "$cshmax") ms; btree $(printf '%.2f-%.2f' "$cbtmin" "$cbtmax") ms"
+		row "$N" radius3_cold_ms ms "$csh" "sequential scan" "$csq" "one sequential scan after restart + drop_caches"
+		row "$N" knn10_cold_ms ms "$ckn" "sequential scan + top-N" "$csk" \
+			"p50 of $cknn random queries ($(printf '%.2f-%.2f' "$cknmin" "$cknmax") ms); one sequential scan"
+	fi
+
+	step "N=$N: ingestion, $INGEST rows in statements of 1,000: simhash alone, no index, btree alone"
+	pg -c "DROP INDEX t_btree" -c "CALL ingest('simhash', $INGEST, 0)"
+	pg -c "DROP INDEX t_simhash" -c "CALL ingest('none', $INGEST, $INGEST)"
+	pg -c "CREATE INDEX t_btree ON t (fp)" -c "CALL ingest('btree', $INGEST, $((2 * INGEST)))"
+	ing() { pg -c "SELECT round(rows_per_s) FROM ingest WHERE config = '$1'"; }
+	ish=$(ing simhash)
+	row "$N" ingest_rows_per_s rows/s "$ish" "btree alone" "$(ing btree)" "$INGEST rows: INSERT ... SELECT of 1000 rows a statement; each committed"
+	row "$N" ingest_rows_per_s rows/s "$ish" "no index" "$(ing none)" "same"
+	if [ $vector = 1 ]; then
+		echo "$N,pgvector,installed but not measured by this script" >>"$info"
+	else
+		echo "$N,pgvector,not installed (Debian 12 has no postgresql-15-pgvector)" >>"$info"
+	fi
+	[ "$COLD" = 1 ] || echo "$N,cold,skipped ($COLD_WHY)" >>"$info"
+	echo "$N,load_1min_at_end,$(cut -d' ' -f1 /proc/loadavg)" >>"$info"
+	echo "$N,commit,$(git rev-parse --short HEAD)" >>"$info"
+	echo "$N,postgresql,$("$TMPC_BIN/postgres" -V | awk '{print $3}')" >>"$info"
+	tmpc_stop
+	rm -rf "$TMPC_DIR/data"
+done
+
+# keep the rows of other sizes from earlier runs
+for f in scale scale_info; do
+	new=$csv; [ $f = scale_info ] && new=$info
+	if [ -f "$BENCH_RESULTS/$f.csv" ]; then
+		tail -n +2 "$BENCH_RESULTS/$f.csv" | awk -F, -v s=" $SIZES " 'index(s, " " $1 " ") == 0' >"$new.old"
+		{ head -1 "$new"; sort -t, -k1,1n -s "$new.old" <(tail -n +2 "$new"); } >"$new.all"
+		mv "$new.all" "$new"
+		rm -f "$new.old"
+	fi
+	cp "$new" "$BENCH_RESULTS/$f.csv"
+	chmod 644 "$BENCH_RESULTS/$f.csv"
+done
+step "results ($BENCH_RESULTS/scale.csv; ratio = simhash / baseline)"
+column -t -s, "$BENCH_RESULTS/scale.csv" >&2
+column -t -s, "$BENCH_RESULTS/scale_info.csv" >&2
+exit
+}

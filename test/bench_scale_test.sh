@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench_scale_test.sh — bench/scale.sh at N = 10,000 on a throwaway cluster
+# (cold measurements off: they drop the machine's page cache): it prints every
+# metric row against every baseline, each ratio a number equal to simhash /
+# baseline, every figure a positive number, and the context rows.  Times are
+# not checked.
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" != 0 ] && ! sudo -n true 2>/dev/null; then
+	echo "bench_scale: 0 passed, 0 failed (skipped: the throwaway cluster needs root or sudo)"
+	exit 0
+fi
+tmp=$(mktemp -d /tmp/simhash-scale-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+BENCH_RESULTS=$tmp QUERIES=100 KNN_QUERIES=10 SEQ_SAMPLE=3 BUILD_REPS=1 INGEST=2000 PAIRS_SAMPLE=200 COLD=0 \
+	bash bench/scale.sh 10000 >"$tmp/log" 2>&1
+rc=$?
+exec /usr/bin/python3 - "$tmp" "$rc" <<'PY'
+import csv, os, sys
+tmp, rc = sys.argv[1], int(sys.argv[2])
+passed = failed = 0
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL", name, detail)
+
+check("scale.sh exits 0", rc == 0)
+if rc != 0:
+    print(open(os.path.join(tmp, "log")).read()[-3000:])
+path = os.path.join(tmp, "scale.csv")
+rows = list(csv.DictReader(open(path))) if os.path.exists(path) else []
+want = {("build_serial_s", "btree (max_parallel_maintenance_workers = 0)"),
+        ("build_parallel_s", "btree (max_parallel_maintenance_workers = 2)"),
+        ("bytes_per_row", "btree"),
+        ("radius3_warm_ms", "btree equality"), ("radius3_warm_ms", "sequential scan"),
+        ("knn10_warm_ms", "sequential scan + top-N"),
+        ("pairs_s", "index nested loop (simhash_within self-join)"), ("pairs_s", "sequential-scan nested loop"),
+        ("ingest_rows_per_s", "btree alone"), ("ingest_rows_per_s", "no index")}
+got = {(r["metric"], r["baseline"]) for r in rows}
+check("every metric and baseline", got == want, f"missing {sorted(want - got)}, extra {sorted(got - want)}")
+check("one row each", len(rows) == len(want), str(len(rows)))
+for r in rows:
+    try:
+        s, b, q = float(r["simhash"]), float(r["baseline_value"]), float(r["ratio"])
+        ok = s > 0 and b > 0 and abs(q - s / b) <= 1e-5 + 1e-3 * s / b
+    except ValueError:
+        ok = False
+    check(f"numbers: {r['metric']} vs {r['baseline']}", ok and r["n"] == "10000", str(r))
+path = os.path.join(tmp, "scale_info.csv")
+info = {r["key"]: r["value"] for r in csv.DictReader(open(path))} if os.path.exists(path) else {}
+for key in ("load_s", "heap_bytes_per_row", "pairs_radius3", "pgvector", "commit", "cold"):
+    check(f"context: {key}", key in info)
+check("cold said to be skipped", info.get("cold", "").startswith("skipped"))
+print(f"bench_scale: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
+PY
