@@ -90,4 +90,17 @@ typedef PGAlignedBlock PGIOAlignedBlock;
 #define simhash_vacuum_delay_point() vacuum_delay_point()
 #endif
 
+/*
+ * Read streams (storage/read_stream.h, since 17): a sequence of blocks that
+ * a callback names ahead of use is read ahead (and neighbouring blocks in
+ * one system call), so VACUUM and merges do not wait for each page in turn
+ * when the index is not in shared buffers.  src/am/readahead.c uses one
+ * when SIMHASH_HAVE_READ_STREAM is defined and reads block by block
+ * otherwise; building with -DSIMHASH_NO_READ_STREAM takes the block-by-block
+ * path on 17+ too (to measure the difference, bench/vacuum_stream.sh).
+ */
+#if PG_VERSION_NUM >= 170000 && !defined(SIMHASH_NO_READ_STREAM)
+#define SIMHASH_HAVE_READ_STREAM 1
+#endif
+
 #endif /* SIMHASH_COMPAT_H */
