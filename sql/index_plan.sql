@@ -31,20 +31,12 @@ SELECT count(*) FROM p WHERE simhash_within(fp, '1a40201a26358020', 1) AND id % 
 EXPLAIN (COSTS OFF) SELECT id, fp <~> '1a40201a26358020' AS d FROM p ORDER BY fp <~> '1a40201a26358020' LIMIT 10;
 SELECT array_agg(d) FROM (SELECT fp <~> '1a40201a26358020' AS d FROM p ORDER BY fp <~> '1a40201a26358020' LIMIT 10) s;
 -- find first
--- EXPLAIN (COSTS OFF) of a query, without what differs between server
--- versions: an InitPlan's output is $0 in 15, (InitPlan 1).col1 since 17, and
--- "InitPlan 1 (returns $0)" became "InitPlan 1"; 18 marks disabled nodes.
-CREATE OR REPLACE FUNCTION explain_lines(query text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
-DECLARE
-  line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
-    CONTINUE WHEN line ~ '^\s*Disabled: true$';
-    line := regexp_replace(line, '\(InitPlan \d+\)\.col\d+|\$\d+', '$initplan', 'g');
-    RETURN NEXT regexp_replace(line, ' \(returns \$initplan\)$', '');
-  END LOOP;
-END
-$f$;
+-- explain_lines(query): EXPLAIN (COSTS OFF) without what differs between
+-- server versions; one definition for the tests that use it
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set ECHO none
+\i :abs_srcdir/sql/include/explain_lines.psql
+\set ECHO all
 SELECT explain_lines($$SELECT EXISTS (SELECT 1 FROM p WHERE fp % '1a40201a26358020')$$);
 SELECT EXISTS (SELECT 1 FROM p WHERE fp % '1a40201a26358020') AS found,
        EXISTS (SELECT 1 FROM p WHERE fp % 'ffffffffffffffff') AS not_found;

@@ -114,20 +114,12 @@ SELECT (SELECT sum(entries) FROM simhash_index_runs('rr_fp_idx') WHERE kind IN (
 -- index-only scans return the stored fingerprints
 VACUUM ANALYZE rr;
 SET enable_seqscan = off; SET enable_bitmapscan = off;
--- EXPLAIN (COSTS OFF) of a query, without what differs between server
--- versions: an InitPlan's output is $0 in 15, (InitPlan 1).col1 since 17, and
--- "InitPlan 1 (returns $0)" became "InitPlan 1"; 18 marks disabled nodes.
-CREATE OR REPLACE FUNCTION explain_lines(query text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
-DECLARE
-  line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
-    CONTINUE WHEN line ~ '^\s*Disabled: true$';
-    line := regexp_replace(line, '\(InitPlan \d+\)\.col\d+|\$\d+', '$initplan', 'g');
-    RETURN NEXT regexp_replace(line, ' \(returns \$initplan\)$', '');
-  END LOOP;
-END
-$f$;
+-- explain_lines(query): EXPLAIN (COSTS OFF) without what differs between
+-- server versions; one definition for the tests that use it
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set ECHO none
+\i :abs_srcdir/sql/include/explain_lines.psql
+\set ECHO all
 SELECT explain_lines('SELECT fp FROM rr WHERE simhash_within(fp, (SELECT q FROM rr_q WHERE qid = 7), 3)');
 SELECT count(*) FILTER (WHERE o.fp IS DISTINCT FROM rr.fp) AS wrong_fp, count(*) > 0 AS some_rows
   FROM rr_q, LATERAL (SELECT fp FROM rr WHERE simhash_within(fp, rr_q.q, 3)) o

@@ -90,4 +90,60 @@ typedef PGAlignedBlock PGIOAlignedBlock;
 #define simhash_vacuum_delay_point() vacuum_delay_point()
 #endif
 
+/*
+ * Read streams (storage/read_stream.h, since 17): a sequence of blocks that
+ * a callback names ahead of use is read ahead (and neighbouring blocks in
+ * one system call), so VACUUM and merges do not wait for each page in turn
+ * when the index is not in shared buffers.  src/am/readahead.c uses one
+ * when SIMHASH_HAVE_READ_STREAM is defined and reads block by block
+ * otherwise; building with -DSIMHASH_NO_READ_STREAM takes the block-by-block
+ * path on 17+ too (to measure the difference, bench/vacuum_stream.sh).
+ */
+#if PG_VERSION_NUM >= 170000 && !defined(SIMHASH_NO_READ_STREAM)
+#define SIMHASH_HAVE_READ_STREAM 1
+#endif
+
+/*
+ * The IndexAmRoutine fields newer servers added, set to what simhash is
+ * (makeNode zeroes them too: this says so where the handler is read).
+ * 16 amsummarizing: false, every row is indexed, so an UPDATE that changes
+ *    the fingerprint is never HOT.
+ * 17 aminsertcleanup: none, aminsert keeps no state between rows.
+ * 18 amgettreeheight: none.  The planner stores the height in IndexOptInfo
+ *    for the AM's own cost estimate (btree's descent cost); simhash_costestimate
+ *    reads the metapage for the run count, rows and pending entries it needs,
+ *    so a height would be one more metapage read per planning, unused.
+ * 18 amcanhash, amconsistentequality, amconsistentordering: false, and
+ *    amtranslatestrategy/amtranslatecmptype: none.  They describe operator
+ *    families whose members are equality or ordering comparisons (btree,
+ *    hash; GiST's WITHOUT OVERLAPS); "within distance k" and <~> are neither,
+ *    so no merge join, replica-identity lookup or temporal key may use them.
+ * amcanbuildparallel (17) is set by the handler with the parallel build.
+ */
+#if PG_VERSION_NUM >= 180000
+#define simhash_am_set_newer_fields(am) \
+	do \
+	{ \
+		(am)->amsummarizing = false; \
+		(am)->aminsertcleanup = NULL; \
+		(am)->amgettreeheight = NULL; \
+		(am)->amcanhash = false; \
+		(am)->amconsistentequality = false; \
+		(am)->amconsistentordering = false; \
+		(am)->amtranslatestrategy = NULL; \
+		(am)->amtranslatecmptype = NULL; \
+	} while (0)
+#elif PG_VERSION_NUM >= 170000
+#define simhash_am_set_newer_fields(am) \
+	do \
+	{ \
+		(am)->amsummarizing = false; \
+		(am)->aminsertcleanup = NULL; \
+	} while (0)
+#elif PG_VERSION_NUM >= 160000
+#define simhash_am_set_newer_fields(am) ((am)->amsummarizing = false)
+#else
+#define simhash_am_set_newer_fields(am) ((void) (am))
+#endif
+
 #endif /* SIMHASH_COMPAT_H */

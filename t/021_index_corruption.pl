@@ -166,6 +166,11 @@ my @cases = (
 	[ 'run page trailer past the page', $run->{blkno},
 		sub { poke($file, $run->{blkno}, OFF_PD_SPECIAL, pack('S<', BLCKSZ)) },
 		[ 'linear', 'full' ] ],
+	# the run list read without a look at where its trailer starts (it is
+	# read at its fixed place whatever pd_special says)
+	[ 'run list trailer past the page', 1,
+		sub { poke($file, 1, OFF_PD_SPECIAL, pack('S<', BLCKSZ)) },
+		[ 'probe', 'linear', 'knn', 'full' ] ],
 	[ 'directory page trailer past the page', $dir0->{blkno},
 		sub { poke($file, $dir0->{blkno}, OFF_PD_SPECIAL, pack('S<', BLCKSZ)) },
 		[ 'probe', 'linear', 'knn', 'full' ] ],

@@ -58,6 +58,7 @@ simhash_am_handler(PG_FUNCTION_ARGS)
 	am->amestimateparallelscan = NULL;
 	am->aminitparallelscan = NULL;
 	am->amparallelrescan = NULL;
+	simhash_am_set_newer_fields(am); /* compat.h: what 16-18 added, and why so */
 
 	PG_RETURN_POINTER(am);
 }

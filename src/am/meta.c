@@ -42,7 +42,11 @@ read_runlist(Relation index, SimhashMetaPageData *copy)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	ok = !PageIsNew(page) && (SimhashPageGetOpaque(page)->flags & SIMHASH_RUNLIST);
+	/* its trailer where this access method puts it, before its flags are read */
+	ok = !PageIsNew(page) &&
+		 ((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) &&
+		 SimhashPageGetOpaque(page)->page_id == SIMHASH_PAGE_ID &&
+		 (SimhashPageGetOpaque(page)->flags & SIMHASH_RUNLIST);
 	if (ok)
 		memcpy(&copy->list, SimhashPageGetRunList(page), sizeof(SimhashRunList));
 	UnlockReleaseBuffer(buf);

@@ -538,12 +538,17 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 {
 	SimhashMetaPageData meta;
 	BlockNumber			nblocks = RelationGetNumberOfBlocks(index);
-	BlockNumber			blkno, last = SIMHASH_RUNLIST_BLKNO, nfree = 0;
+	BlockNumber			last = SIMHASH_RUNLIST_BLKNO, nfree = 0;
+	SimhashBlockRange	range = {SIMHASH_RUNLIST_BLKNO + 1, nblocks};
+	SimhashReader	   *reader;
+	Buffer				buf;
 
 	simhash_read_meta(index, &meta);
-	for (blkno = SIMHASH_RUNLIST_BLKNO + 1; blkno < nblocks; blkno++)
+	/* every page after the run list, read ahead where the server can */
+	reader = simhash_reader_begin(index, strategy, simhash_block_range_next, &range);
+	while ((buf = simhash_reader_next(reader)) != InvalidBuffer)
 	{
-		Buffer			  buf;
+		BlockNumber		  blkno = BufferGetBlockNumber(buf);
 		Page			  page;
 		SimhashPageOpaque opaque;
 		bool			  orphan = false;
@@ -551,7 +556,6 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		simhash_vacuum_delay_point();
 		if ((blkno & 1023) == SIMHASH_RUNLIST_BLKNO + 1)
 			simhash_refresh_horizon(heap);
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (simhash_page_recyclable(heap, page) || (pool && simhash_pool_free(pool, blkno, page)))
@@ -574,6 +578,7 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 		if (orphan)
 			simhash_delete_page(index, blkno, ReadNextFullTransactionId(), strategy);
 	}
+	simhash_reader_end(reader);
 	IndexFreeSpaceMapVacuum(index);
 	if (stats)
 	{

@@ -262,20 +262,19 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 
 /* ---- reading runs ------------------------------------------------------ */
 
-/* Reads one (run, table) page by page: a copy of a directory page and of a run page. */
+/*
+ * Reads one (run, table) page by page, in key order: the walk over its
+ * directory names the pages to a reader (read ahead where the server can),
+ * and the cursor holds a copy of the current page.
+ */
 typedef struct RunCursor
 {
-	Relation			 index;
-	BufferAccessStrategy strategy;
-	uint32				 gen;
-	int					 table;
-	BlockNumber			 next_dir;	 /* next directory block to read */
-	BlockNumber			 pages_left; /* run pages not read yet */
-	BlockNumber			 nblocks;	 /* the index's size, for simhash_check_link */
-	int					 dir_i, dir_n;
-	int					 i, n;
-	PGAlignedBlock		 dirpage;
-	PGAlignedBlock		 page;
+	Relation	   index;
+	SimhashDirWalk walk;
+	SimhashReader *reader; /* NULL until the first page is asked for */
+	bool		   done;
+	int			   i, n;
+	PGAlignedBlock page;
 } RunCursor;
 
 /* A private copy of block blkno, read through the strategy. */
@@ -313,45 +312,47 @@ cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
 			const SimhashMetaPageData *meta, int r, int t)
 {
 	c->index = index;
-	c->strategy = strategy;
-	c->gen = meta->list.runs[r].gen;
-	c->table = t;
-	c->next_dir = simhash_meta_dir(meta, r, t);
-	/* a run a merge switched over already holds no entries of this table */
-	c->pages_left = simhash_run_has(meta, r, t) ? meta->list.runs[r].npages : 0;
-	c->nblocks = 0;
-	c->dir_i = c->dir_n = 0;
+	simhash_dir_walk_init(&c->walk, index, strategy, meta, r, t);
+	c->reader = NULL;
+	c->done = false;
 	c->i = c->n = 0;
+}
+
+/* Let go of the cursor's reader (and the pages it read ahead). */
+static void
+cursor_close(RunCursor *c)
+{
+	if (c->reader)
+		simhash_reader_end(c->reader);
+	c->reader = NULL;
+	c->done = true;
 }
 
 /* Load the next non-empty run page; false at the end of the run. */
 static bool
 cursor_next_page(RunCursor *c)
 {
-	BlockNumber blkno;
-
 	while (c->i >= c->n)
 	{
-		if (c->pages_left == 0)
+		Buffer		buf;
+		BlockNumber blkno;
+
+		if (c->done)
 			return false;
-		if (c->dir_i >= c->dir_n)
+		if (c->reader == NULL)
+			c->reader =
+				simhash_reader_begin(c->index, c->walk.strategy, simhash_dir_walk_next, &c->walk);
+		buf = simhash_reader_next(c->reader);
+		if (buf == InvalidBuffer)
 		{
-			simhash_check_link(c->index, SIMHASH_RUNLIST_BLKNO, c->next_dir, 0, &c->nblocks);
-			read_copy(c->index, c->next_dir, c->strategy, c->dirpage.data);
-			simhash_expect_page(c->index, c->dirpage.data, c->next_dir, SIMHASH_DIR, c->gen,
-								c->table);
-			c->next_dir++;
-			c->dir_i = 0;
-			c->dir_n = SimhashDirEntries(c->index, c->next_dir - 1, c->dirpage.data);
-			if (c->dir_n == 0)
-				return false;
+			cursor_close(c);
+			return false;
 		}
-		blkno = simhash_dir_block(SimhashDirEntry(c->dirpage.data, c->dir_i));
-		c->dir_i++;
-		c->pages_left--;
-		simhash_check_link(c->index, c->next_dir - 1, blkno, 0, &c->nblocks);
-		read_copy(c->index, blkno, c->strategy, c->page.data);
-		simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->gen, c->table);
+		blkno = BufferGetBlockNumber(buf);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(c->page.data, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
+		simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->walk.gen, c->walk.table);
 		c->i = 0;
 		c->n = SimhashPageEntries(c->index, blkno, c->page.data);
 		simhash_vacuum_delay_point();
@@ -878,6 +879,8 @@ merge_tables(Relation index, Relation heap, const SimhashMetaPageData *meta, con
 			cur[best].i++;
 			simhash_run_add(&w, bkey, &btid);
 		}
+		for (j = 0; j < k; j++)
+			cursor_close(&cur[j]);
 		dir[t] = simhash_run_finish(&w);
 		if (t == 0)
 		{

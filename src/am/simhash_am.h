@@ -629,6 +629,45 @@ extern BlockNumber
 extern void simhash_truncate_tail(Relation index, Relation heap, SimhashPagePool *pool,
 								  BlockNumber last, IndexBulkDeleteResult *stats);
 
+/*
+ * Reading blocks named ahead of use (readahead.c): a read stream where the
+ * server has them (compat.h), block by block otherwise.  next returns the
+ * next block to read, InvalidBlockNumber at the end; it may read other
+ * pages itself (a directory) and raise errors.  simhash_reader_next returns
+ * each block's buffer pinned, not locked, InvalidBuffer at the end.
+ */
+typedef BlockNumber (*SimhashNextBlock)(void *arg);
+typedef struct SimhashReader SimhashReader;
+typedef struct SimhashBlockRange
+{
+	BlockNumber next;
+	BlockNumber end; /* exclusive */
+} SimhashBlockRange;
+
+extern SimhashReader *simhash_reader_begin(Relation index, BufferAccessStrategy strategy,
+										   SimhashNextBlock next, void *arg);
+extern Buffer		  simhash_reader_next(SimhashReader *r);
+extern void			  simhash_reader_end(SimhashReader *r);
+extern BlockNumber	  simhash_block_range_next(void *arg);
+
+/* The run pages of table t of run r, in key order (readahead.c). */
+typedef struct SimhashDirWalk
+{
+	Relation			 index;
+	BufferAccessStrategy strategy;
+	uint32				 gen;
+	int					 table;
+	BlockNumber			 next_dir;	 /* next directory block to read */
+	BlockNumber			 pages_left; /* run pages not named yet */
+	BlockNumber			 nblocks;	 /* the index's size, for simhash_check_link */
+	int					 dir_i, dir_n;
+	PGAlignedBlock		 dirpage;
+} SimhashDirWalk;
+
+extern void simhash_dir_walk_init(SimhashDirWalk *w, Relation index, BufferAccessStrategy strategy,
+								  const SimhashMetaPageData *meta, int r, int t);
+extern BlockNumber simhash_dir_walk_next(void *arg);
+
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
 {

@@ -117,87 +117,73 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 				bool *begun)
 {
 	const SimhashRun *run = &meta->list.runs[r];
-	BlockNumber		  dir = simhash_meta_dir(meta, r, t);
-	BlockNumber		  ndir = SimhashDirPages(run->npages);
 	uint64			  left = 0;
-	BlockNumber		  nblocks = 0;
-	PGAlignedBlock	  dirpage;
+	SimhashDirWalk	  walk;
+	SimhashReader	 *reader;
+	Buffer			  buf;
 
-	if (!BlockNumberIsValid(dir))
+	if (!simhash_run_has(meta, r, t))
 		return 0;
 
-	for (BlockNumber d = 0; d < ndir; d++)
+	/* the run's pages in directory order, read ahead where the server can */
+	simhash_dir_walk_init(&walk, info->index, info->strategy, meta, r, t);
+	reader = simhash_reader_begin(info->index, info->strategy, simhash_dir_walk_next, &walk);
+	while ((buf = simhash_reader_next(reader)) != InvalidBuffer)
 	{
-		Buffer dbuf;
-		int	   nd;
+		BlockNumber blkno = BufferGetBlockNumber(buf);
+		Page		page;
+		int			n, i, first_dead = -1;
 
-		simhash_check_link(info->index, SIMHASH_RUNLIST_BLKNO, dir + d, 0, &nblocks);
-		dbuf = ReadBufferExtended(info->index, MAIN_FORKNUM, dir + d, RBM_NORMAL, info->strategy);
-
-		LockBuffer(dbuf, BUFFER_LOCK_SHARE);
-		memcpy(dirpage.data, BufferGetPage(dbuf), BLCKSZ);
-		UnlockReleaseBuffer(dbuf);
-		simhash_expect_page(info->index, dirpage.data, dir + d, SIMHASH_DIR, run->gen, t);
-		nd = SimhashDirEntries(info->index, dir + d, dirpage.data);
-		for (int e = 0; e < nd; e++)
+		simhash_vacuum_delay_point();
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		simhash_expect_page(info->index, page, blkno, SIMHASH_RUN, run->gen, t);
+		n = SimhashPageEntries(info->index, blkno, page);
+		for (i = 0; i < n && first_dead < 0; i++)
 		{
-			BlockNumber blkno = simhash_dir_block(SimhashDirEntry(dirpage.data, e));
-			Buffer		buf;
-			Page		page;
-			int			n, i, first_dead = -1;
+			ItemPointerData tid;
 
-			simhash_check_link(info->index, dir + d, blkno, 0, &nblocks);
-			buf = ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-			simhash_vacuum_delay_point();
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			page = BufferGetPage(buf);
-			simhash_expect_page(info->index, page, blkno, SIMHASH_RUN, run->gen, t);
-			n = SimhashPageEntries(info->index, blkno, page);
-			for (i = 0; i < n && first_dead < 0; i++)
+			simhash_entry_tid(SimhashPageEntry(page, i), &tid);
+			if (is_dead(&tid, ds))
+				first_dead = i;
+		}
+		if (first_dead >= 0)
+		{
+			GenericXLogState *state;
+			int				  kept = first_dead;
+
+			if (!*begun)
 			{
+				/* the metapage is locked after this page: let go of it first */
+				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+				simhash_clean_begin(info->index, run->gen);
+				*begun = true;
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			}
+			state = GenericXLogStart(info->index);
+			page = GenericXLogRegisterBuffer(state, buf, 0);
+			n = SimhashPageEntries(info->index, blkno, page);
+			for (i = first_dead; i < n; i++)
+			{
+				char		   *ent = SimhashPageEntry(page, i);
 				ItemPointerData tid;
 
-				simhash_entry_tid(SimhashPageEntry(page, i), &tid);
+				simhash_entry_tid(ent, &tid);
 				if (is_dead(&tid, ds))
-					first_dead = i;
+					continue;
+				memmove(SimhashPageEntry(page, kept), ent, SIMHASH_ENTRY_SIZE);
+				kept++;
 			}
-			if (first_dead >= 0)
-			{
-				GenericXLogState *state;
-				int				  kept = first_dead;
-
-				if (!*begun)
-				{
-					/* the metapage is locked after this page: let go of it first */
-					LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-					simhash_clean_begin(info->index, run->gen);
-					*begun = true;
-					LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-				}
-				state = GenericXLogStart(info->index);
-				page = GenericXLogRegisterBuffer(state, buf, 0);
-				n = SimhashPageEntries(info->index, blkno, page);
-				for (i = first_dead; i < n; i++)
-				{
-					char		   *ent = SimhashPageEntry(page, i);
-					ItemPointerData tid;
-
-					simhash_entry_tid(ent, &tid);
-					if (is_dead(&tid, ds))
-						continue;
-					memmove(SimhashPageEntry(page, kept), ent, SIMHASH_ENTRY_SIZE);
-					kept++;
-				}
-				SimhashPageGetOpaque(page)->removed += n - kept;
-				((PageHeader) page)->pd_lower =
-					MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
-				GenericXLogFinish(state);
-				n = kept;
-			}
-			UnlockReleaseBuffer(buf);
-			left += n;
+			SimhashPageGetOpaque(page)->removed += n - kept;
+			((PageHeader) page)->pd_lower =
+				MAXALIGN(SizeOfPageHeaderData) + kept * SIMHASH_ENTRY_SIZE;
+			GenericXLogFinish(state);
+			n = kept;
 		}
+		UnlockReleaseBuffer(buf);
+		left += n;
 	}
+	simhash_reader_end(reader);
 	return left;
 }
 
