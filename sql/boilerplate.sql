@@ -77,12 +77,42 @@ SELECT count(*) FILTER (WHERE w = CASE WHEN id % 2 = 0 THEN simhash(body)
   FROM (SELECT id, body, simhash_weighted(body, CASE WHEN id % 2 = 0 THEN 'bp_empty' ELSE 'bp_docs_simhash_df' END::regclass) AS w
           FROM bp_docs) s;
 
+-- A call site that outlives its statement (PL/pgSQL keeps simple expressions
+-- for the transaction) sees the weights table as the next statement does.
+CREATE TABLE bp_mut (shingle bigint, df bigint);
+INSERT INTO bp_mut VALUES (NULL, 10);
+CREATE FUNCTION bp_w(t text) RETURNS simhash LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN simhash_weighted(t, 'bp_mut');
+END $$;
+BEGIN;
+SELECT bp_w('one two three four five') = simhash(text 'one two three four five') AS plain_before;
+INSERT INTO bp_mut SELECT s, 10 FROM unnest(simhash_shingles('one two three four five')) s;
+SELECT bp_w('one two three four five') AS all_boilerplate_after;
+COMMIT;
+DROP FUNCTION bp_w(text);
+DROP TABLE bp_mut;
+
 -- STABLE, not IMMUTABLE: no generated column or index expression; store it instead.
 SELECT provolatile, proparallel FROM pg_proc WHERE oid = 'simhash_weighted'::regproc;
 CREATE TABLE bp_gen (body text, fp simhash GENERATED ALWAYS AS (simhash_weighted(body, 'bp_docs_simhash_df')) STORED);
 ALTER TABLE bp_docs ADD COLUMN fp_weighted simhash;
 UPDATE bp_docs SET fp_weighted = simhash_weighted(body, 'bp_docs_simhash_df');
 SELECT count(*) FROM bp_docs WHERE fp_weighted IS NULL;
+-- and a trigger for new rows (the README's recipe)
+CREATE FUNCTION bp_docs_fp() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.fp_weighted := simhash_weighted(NEW.body, 'bp_docs_simhash_df');
+    RETURN NEW;
+END $$;
+CREATE TRIGGER bp_docs_fp BEFORE INSERT OR UPDATE OF body ON bp_docs
+    FOR EACH ROW EXECUTE FUNCTION bp_docs_fp();
+INSERT INTO bp_docs (id, body) SELECT 17, body FROM bp_docs WHERE id = 2;
+SELECT a.fp_weighted = b.fp_weighted AS same, a.fp_weighted <> simhash(a.body) AS weighted
+  FROM bp_docs a, bp_docs b WHERE a.id = 17 AND b.id = 2;
+DELETE FROM bp_docs WHERE id = 17;
+DROP TRIGGER bp_docs_fp ON bp_docs;
+DROP FUNCTION bp_docs_fp();
 
 -- Errors of simhash_weighted, with SQLSTATEs.
 \set VERBOSITY sqlstate

@@ -7,9 +7,10 @@
  * The weights come from a document-frequency table that simhash_df_build
  * writes (src/sql/47_boilerplate.sql): rows (shingle bigint, df) and one row
  * whose shingle is NULL and whose df is the number of documents.  The table
- * is read once per call site (fn_extra) into sorted arrays within work_mem,
- * turned into weights (sh_df_weight) and handed to the core, which never
- * sees PostgreSQL.  Reading a table makes the function STABLE, not IMMUTABLE.
+ * is read once per call site and statement (fn_extra) into sorted arrays
+ * within work_mem, turned into weights (sh_df_weight) and handed to the
+ * core, which never sees PostgreSQL.  Reading a table makes the function
+ * STABLE, not IMMUTABLE.
  */
 #include "simhash.h"
 
@@ -17,6 +18,7 @@
 
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -35,9 +37,15 @@ typedef struct DfEntry
 	int64  df;
 } DfEntry;
 
-/* The weights of one call site, kept in fn_extra for the whole query. */
+/*
+ * The weights of one call site, kept in fn_extra.  A call site may outlive
+ * its statement (PL/pgSQL keeps simple expressions for the transaction), so
+ * the weights are reloaded when the command counter moved: a later statement
+ * sees the table as it is then, as a STABLE function must.
+ */
 typedef struct WeightsCache
 {
+	CommandId		   cid;
 	Oid				   relid;
 	double			   max_df;
 	bool			   idf;
@@ -245,6 +253,7 @@ load_weights(Oid relid, double max_df, bool idf, MemoryContext cxt)
 							errmsg("weights table %s lists shingle %lld more than once", table,
 								   (long long) (int64) rows[i].shingle),
 							errhint("Rebuild it with simhash_df_build.")));
+	c->cid = GetCurrentCommandId(false);
 	c->relid = relid;
 	c->max_df = max_df;
 	c->idf = idf;
@@ -287,7 +296,8 @@ simhash_weighted(PG_FUNCTION_ARGS)
 				 errmsg("max_df %g is out of range", max_df),
 				 errhint("max_df is the fraction of documents above which a shingle has no vote, "
 						 "greater than 0 and at most 1.")));
-	if (c == NULL || c->relid != relid || c->max_df != max_df || c->idf != idf)
+	if (c == NULL || c->relid != relid || c->max_df != max_df || c->idf != idf ||
+		c->cid != GetCurrentCommandId(false))
 	{
 		WeightsCache *fresh = load_weights(relid, max_df, idf, fcinfo->flinfo->fn_mcxt);
 
