@@ -22,6 +22,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -219,6 +220,58 @@ public:
     }
 
     std::vector<uint64_t> hashes;
+};
+
+// The weighted vote of sh_fingerprint_text_weighted: each feature adds its
+// weight, in units of 2^-24 of the largest weight, to the bits it has and
+// subtracts it from the others.  Integer sums are exact, so equal weights
+// are the plain majority vote and a zero weight is no vote at all.
+class WeightedVote
+{
+public:
+    explicit WeightedVote(const sh_shingle_weights &w) : w_(w) {}
+
+    void add(uint64_t feature)
+    {
+        const int64_t q = units(feature);
+        const int64_t twice = 2 * q;
+        for (int i = 0; i < SH_BITS; i++)
+            sums_[i] += static_cast<int64_t>((feature >> i) & 1) * twice - q;
+    }
+
+    bool between_batches() const
+    {
+        return true;
+    }
+
+    void add16(const uint64_t *f)
+    {
+        for (int j = 0; j < 16; j++)
+            add(f[j]);
+    }
+
+    // Bit i set when sum i is positive.
+    uint64_t result() const
+    {
+        uint64_t r = 0;
+        for (int i = 0; i < SH_BITS; i++)
+            if (sums_[i] > 0)
+                r |= uint64_t{1} << i;
+        return r;
+    }
+
+private:
+    // The feature's weight in vote units: listed, or the weight of the others.
+    int64_t units(uint64_t feature) const
+    {
+        const uint64_t *end = w_.hashes + w_.n;
+        const uint64_t *p = std::lower_bound(w_.hashes, end, feature);
+        const float weight = (p != end && *p == feature) ? w_.weights[p - w_.hashes] : w_.other;
+        return std::llround(static_cast<double>(weight) * w_.scale);
+    }
+
+    const sh_shingle_weights &w_;
+    int64_t sums_[SH_BITS] = {0};
 };
 
 // Turns a stream of token hashes into shingle features: each feature is the
@@ -809,6 +862,57 @@ extern "C"
                 *out = sh_sorted_jaccard(sa.data(), sa.size(), sb.data(), sb.size());
                 return SH_OK;
             });
+    }
+
+    sh_status sh_shingle_weights_prepare(sh_shingle_weights *w) noexcept
+    {
+        w->prepared = 0;
+        float largest = w->other;
+        if (!std::isfinite(w->other) || w->other < 0)
+            return SH_ERR_ARGUMENT;
+        for (size_t i = 0; i < w->n; i++)
+        {
+            if (!std::isfinite(w->weights[i]) || w->weights[i] < 0 ||
+                (i > 0 && w->hashes[i - 1] >= w->hashes[i]))
+                return SH_ERR_ARGUMENT;
+            largest = std::max(largest, w->weights[i]);
+        }
+        // The largest weight is 2^24 units: votes stay exact integers far
+        // below 2^63 for the at most 2^31 shingles of a text.
+        w->scale = largest > 0 ? 16777216.0 / static_cast<double>(largest) : 0.0;
+        w->prepared = 1;
+        return SH_OK;
+    }
+
+    sh_status sh_fingerprint_text_weighted(const char *utf8, size_t len, const sh_text_options *opts,
+                                           const sh_shingle_weights *w, uint64_t *out) noexcept
+    {
+        sh_status st = check_options(opts, len);
+        if (st != SH_OK)
+            return st;
+        if (!w->prepared)
+            return SH_ERR_ARGUMENT;
+        return sh::guard(
+            [&]
+            {
+                WeightedVote vote(*w);
+                shingle_hashes(utf8, len, *opts, vote);
+                *out = vote.result();
+                return SH_OK;
+            });
+    }
+
+    double sh_df_weight(int64_t df, int64_t docs, double max_df, int idf) noexcept
+    {
+        if (docs <= 0)
+            return 1.0;
+        if (df < 0)
+            df = 0;
+        if (static_cast<double>(df) > max_df * static_cast<double>(docs))
+            return 0.0;
+        if (!idf)
+            return 1.0;
+        return std::max(0.0, std::log((1.0 + static_cast<double>(docs)) / (1.0 + static_cast<double>(df))));
     }
 
     double sh_sorted_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) noexcept
