@@ -52,8 +52,46 @@ CREATE FUNCTION nd_mismatches(t float8) RETURNS bigint LANGUAGE sql AS $$
        + (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got) y)
 $$;
 SELECT t, nd_mismatches(t) AS mismatches FROM unnest('{0.3,0.5,0.7,0.8,0.9,1.0}'::float8[]) AS t ORDER BY t;
--- the same answer when every sort and join spills (the smallest work_mem)
+-- the in-memory join itself (what the calls above used: the NOTICE below
+-- says so), over a cursor, at every threshold
+CREATE FUNCTION nd_cursor_mismatches(t float8) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  c refcursor;
+  n bigint;
+BEGIN
+  OPEN c FOR SELECT k, body FROM real_docs;
+  CREATE TEMP TABLE got AS SELECT * FROM simhash_near_duplicates_cursor(c, t);
+  SELECT (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM truth WHERE similarity >= t) x)
+       + (SELECT count(*) FROM (SELECT * FROM truth WHERE similarity >= t EXCEPT ALL SELECT * FROM got) y) INTO n;
+  DROP TABLE got;
+  RETURN n;
+END
+$$;
+SELECT t, nd_cursor_mismatches(t) AS mismatches FROM unnest('{0.3,0.5,0.7,0.8,0.9,1.0}'::float8[]) AS t ORDER BY t;
+RESET client_min_messages;
+SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8);
+-- progress: a NOTICE every 100 rows read and every 100 sets joined
+SET simhash.near_duplicates_progress = 100;
+SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8);
+RESET simhash.near_duplicates_progress;
+-- the same answer when every sort and join spills (the smallest work_mem):
+-- the in-memory join refuses at once (53200) and the temporary tables take over
 SET work_mem = '64kB';
+DO $$
+DECLARE
+  c refcursor;
+  hint text;
+BEGIN
+  OPEN c FOR SELECT k, body FROM real_docs;
+  PERFORM FROM simhash_near_duplicates_cursor(c, 0.8);
+  RAISE EXCEPTION 'simhash_near_duplicates_cursor did not refuse at work_mem 64kB';
+EXCEPTION WHEN out_of_memory THEN
+  GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+  RAISE NOTICE 'refused with SQLSTATE %, hint names work_mem: %', SQLSTATE, hint LIKE 'Raise work_mem to at least % kB%';
+END
+$$;
+SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8);
+SET client_min_messages = warning;
 SELECT nd_mismatches(0.8) AS mismatches_64kb;
 RESET work_mem;
 RESET client_min_messages;
@@ -87,6 +125,15 @@ SELECT * FROM simhash_near_duplicates('nd', 'fp', 'nobody', 'id');
 SELECT * FROM simhash_near_duplicates('nd', 'fp', 'created', 'id');
 SELECT * FROM simhash_near_duplicates('nd', 'body', 'body', 'id');
 SELECT * FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.8, 'nocolumn');
+SELECT * FROM simhash_near_duplicates_cursor('no_such_cursor', 0.8);
+BEGIN;
+DECLARE one_column CURSOR FOR SELECT body FROM nd;
+SELECT * FROM simhash_near_duplicates_cursor('one_column', 0.8);
+ROLLBACK;
+BEGIN;
+DECLARE ok CURSOR FOR SELECT id::text, body FROM nd;
+SELECT * FROM simhash_near_duplicates_cursor('ok', 0);
+ROLLBACK;
 -- the caller's rights: SELECT on every column read
 CREATE ROLE regress_nd_reader;
 GRANT SELECT (id, fp) ON nd TO regress_nd_reader;
@@ -100,5 +147,5 @@ SELECT * FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.7, 'c
 RESET ROLE;
 \set SHOW_CONTEXT errors
 DROP TABLE nd, words, real_docs, truth;
-DROP FUNCTION nd_mismatches(float8);
+DROP FUNCTION nd_mismatches(float8), nd_cursor_mismatches(float8);
 DROP ROLE regress_nd_reader;

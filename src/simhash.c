@@ -6,6 +6,8 @@
  */
 #include "simhash.h"
 
+#include <limits.h>
+
 #include "utils/guc.h"
 
 /* simhash.max_distance: the radius of the % and ~% operators. */
@@ -20,6 +22,12 @@ simhash_define_settings(void)
 							"Rows within this many differing bits are similar.",
 							&simhash_max_distance, 3, 0, SH_MAX_RADIUS, PGC_USERSET, 0, NULL, NULL,
 							NULL);
+	DefineCustomIntVariable("simhash.near_duplicates_progress",
+							"Rows read and sets joined between progress NOTICEs of "
+							"simhash_near_duplicates.",
+							"0 reports only the counts of each stage.",
+							&simhash_near_duplicates_progress, 100000, 0, INT_MAX, PGC_USERSET, 0,
+							NULL, NULL, NULL);
 }
 
 /* The one range check of a radius (see simhash.h). */

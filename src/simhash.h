@@ -34,6 +34,13 @@ simhash_hamming(simhash a, simhash b)
 extern int simhash_max_distance;
 
 /*
+ * simhash.near_duplicates_progress (batch/simhash_near_duplicates.c): rows
+ * read and sets joined between the progress NOTICEs of
+ * simhash_near_duplicates; 0 for none.
+ */
+extern int simhash_near_duplicates_progress;
+
+/*
  * ERROR (22023) unless radius is 0..SH_MAX_RADIUS; "what" names the argument
  * (radius, max_distance) in the message.  Every SQL-level radius goes here.
  */

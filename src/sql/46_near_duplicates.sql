@@ -16,6 +16,11 @@
 -- bits cannot do that, see bench/QUALITY.md), and every candidate is verified
 -- exactly.  Rows with identical shingle sets are collapsed into one set first,
 -- so exact copies cost one prefix, not one each.
+--
+-- Two implementations of that one join: in memory (the core, through
+-- simhash_near_duplicates_cursor, when it fits in work_mem: ranks instead of
+-- hashes, PPJoin's positional filter, merges of sorted arrays), else in
+-- temporary tables whose joins and sorts spill to disk.
 -- ---------------------------------------------------------------------------
 
 -- The checked source of simhash_near_duplicates: "SELECT k, sh FROM rel" as SQL text.
@@ -56,6 +61,14 @@ $$;
 COMMENT ON FUNCTION simhash_near_duplicates_source(regclass, name, name, name, float8) IS
     'checks the arguments of simhash_near_duplicates (those of simhash_pairs, body a text column readable by the caller, threshold in (0, 1]) and returns the query of its (key as text, simhash_shingles(body)) rows';
 
+-- The in-memory join over (key text, body text) rows read from a cursor.
+CREATE FUNCTION simhash_near_duplicates_cursor(rows refcursor, threshold float8)
+    RETURNS TABLE (key_a text, key_b text, similarity float8)
+    AS 'MODULE_PATHNAME', 'simhash_near_duplicates_cursor'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION simhash_near_duplicates_cursor(refcursor, float8) IS
+    'every pair of the (key text, body text) rows of an open cursor whose exact shingle similarity simhash_similarity(body_a, body_b) is at least threshold, once, as (key_a, key_b) with key_a < key_b in "C" collation; rows with a NULL key or body are skipped, equal keys never paired; joins in memory and fails with 53200 before returning any row when that would need more than work_mem; NOTICEs every simhash.near_duplicates_progress rows and sets';
+
 CREATE FUNCTION simhash_near_duplicates(rel regclass, fp name, body name, key name, threshold float8 DEFAULT 0.8)
     RETURNS TABLE (key_a text, key_b text, similarity float8)
     LANGUAGE plpgsql VOLATILE STRICT
@@ -63,6 +76,7 @@ CREATE FUNCTION simhash_near_duplicates(rel regclass, fp name, body name, key na
 AS $$
 DECLARE
     src text := @extschema@.simhash_near_duplicates_source(rel, fp, body, key, threshold);
+    cur refcursor;
     suffix text := pg_backend_pid() || '_' || substr(md5(random()::text), 1, 8);
     sets text := format('pg_temp.%I', 'simhash_nd_sets_' || suffix);
     toks text := format('pg_temp.%I', 'simhash_nd_prefix_' || suffix);
@@ -76,6 +90,19 @@ DECLARE
     step constant bigint := 100000;
     done bigint;
 BEGIN
+    -- In memory when it fits in work_mem: simhash_near_duplicates_cursor
+    -- refuses (53200) before it returns any pair when it would not, and the
+    -- temporary tables below take over.
+    BEGIN
+        OPEN cur FOR EXECUTE format(
+            'SELECT (%1$I)::text AS k, (%2$I)::text AS b FROM %3$s WHERE %1$I IS NOT NULL AND %2$I IS NOT NULL AND %4$I IS NOT NULL',
+            key, body, rel, fp);
+        RETURN QUERY SELECT * FROM @extschema@.simhash_near_duplicates_cursor(cur, threshold);
+        CLOSE cur;
+        RETURN;
+    EXCEPTION WHEN out_of_memory THEN
+        RAISE NOTICE '%; joining in temporary tables', SQLERRM;
+    END;
     -- 1. one row per distinct shingle set, with the keys that have it
     EXECUTE format('CREATE TEMP TABLE %s AS SELECT row_number() OVER (ORDER BY min(k)) AS id, sh,'
                    ' cardinality(sh) AS n, array_agg(k ORDER BY k) AS keys FROM (%s) s GROUP BY sh', sets, src);
@@ -120,7 +147,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_near_duplicates(regclass, name, name, name, float8) IS
-    'every pair of rows of rel whose exact shingle similarity simhash_similarity(body_a, body_b) is at least threshold, once, as (key_a, key_b) with key_a < key_b in "C" collation, with that similarity: candidates by prefix filtering over the shingle sets (none missed), each verified exactly; rows with a NULL fp, body or key are skipped';
+    'every pair of rows of rel whose exact shingle similarity simhash_similarity(body_a, body_b) is at least threshold, once, as (key_a, key_b) with key_a < key_b in "C" collation, with that similarity: candidates by prefix filtering over the shingle sets (none missed), each verified exactly; in memory when that fits in work_mem, else in temporary tables; rows with a NULL fp, body or key are skipped';
 
 -- One survivor per group of verified near-duplicates.
 CREATE FUNCTION simhash_near_duplicate_survivors(rel regclass, fp name, body name, key name,

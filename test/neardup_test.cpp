@@ -1,0 +1,194 @@
+// Unit tests of the in-memory set-similarity join (neardup.h): every result
+// is checked against the Jaccard of every pair of rows, computed here by a
+// plain merge; the budget refuses before anything is built; an interrupted
+// join resumes where it stopped.
+#include "neardup.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace
+{
+
+using Set = std::vector<uint64_t>;
+using Found = std::map<std::pair<uint32_t, uint32_t>, double>;
+
+double jaccard(const Set &a, const Set &b)
+{
+    if (a.empty() && b.empty())
+        return 1.0;
+    size_t i = 0, j = 0, common = 0;
+    while (i < a.size() && j < b.size())
+    {
+        if (a[i] < b[j])
+            i++;
+        else if (a[i] > b[j])
+            j++;
+        else
+        {
+            common++;
+            i++;
+            j++;
+        }
+    }
+    return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
+}
+
+// Rows: random sets over a small universe (frequent tokens), each with some
+// edited copies (tokens dropped or added), exact copies and empty sets.
+std::vector<Set> corpus(unsigned seed)
+{
+    std::mt19937_64 rng(seed);
+    std::vector<Set> rows;
+    for (int base = 0; base < 60; base++)
+    {
+        std::uniform_int_distribution<int> len(0, base % 7 == 0 ? 3 : 120);
+        Set s;
+        int n = len(rng);
+        for (int i = 0; i < n; i++)
+            s.push_back(rng() % (base % 3 == 0 ? 400 : 1u << 30) * 0x9E3779B97F4A7C15ull);
+        std::sort(s.begin(), s.end());
+        s.erase(std::unique(s.begin(), s.end()), s.end());
+        rows.push_back(s);
+        for (int c = 0; c < 3; c++)
+        {
+            Set e;
+            for (uint64_t h : rows.back())
+                if (rng() % 10 != 0)
+                    e.push_back(h);
+            for (int k = 0; k < static_cast<int>(rng() % 4); k++)
+                e.push_back(rng());
+            std::sort(e.begin(), e.end());
+            e.erase(std::unique(e.begin(), e.end()), e.end());
+            rows.push_back(e);
+        }
+        if (base % 5 == 0)
+            rows.push_back(s);
+    }
+    return rows;
+}
+
+// Row pairs (a < b) of a finished join, expanded from its pairs of sets.
+Found run(const std::vector<Set> &rows, double t, size_t budget, sh_status *prepared,
+          sh_interrupt_fn interrupt = nullptr, void *arg = nullptr, uint32_t max_sets = 3)
+{
+    sh_nd *nd = nullptr;
+    Found found;
+    EXPECT_EQ(sh_nd_create(&nd), SH_OK);
+    for (const Set &s : rows)
+        EXPECT_EQ(sh_nd_add(nd, s.data(), s.size()), SH_OK);
+    *prepared = sh_nd_prepare(nd, t, budget, nullptr, nullptr);
+    if (*prepared != SH_OK)
+    {
+        sh_nd_free(nd);
+        return found;
+    }
+    sh_nd_pair out[7];
+    for (int done = 0; !done;)
+    {
+        size_t n = 0;
+        sh_status st = sh_nd_next(nd, out, 7, max_sets, &n, &done, interrupt, arg);
+        if (st == SH_ERR_INTERRUPTED)
+            continue;
+        EXPECT_EQ(st, SH_OK);
+        for (size_t i = 0; i < n; i++)
+        {
+            size_t na, nb;
+            const uint32_t *ra = sh_nd_rows_of(nd, out[i].a, &na);
+            const uint32_t *rb = sh_nd_rows_of(nd, out[i].b, &nb);
+            for (size_t x = 0; x < na; x++)
+                for (size_t y = out[i].a == out[i].b ? x + 1 : 0; y < nb; y++)
+                {
+                    auto key = std::make_pair(std::min(ra[x], rb[y]), std::max(ra[x], rb[y]));
+                    EXPECT_EQ(found.count(key), 0u) << "pair reported twice";
+                    found[key] = out[i].similarity;
+                }
+        }
+    }
+    sh_nd_free(nd);
+    return found;
+}
+
+TEST(NearDup, EqualsBruteForceAtEveryThreshold)
+{
+    for (unsigned seed : {1u, 2u, 3u})
+    {
+        std::vector<Set> rows = corpus(seed);
+        for (double t : {0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0})
+        {
+            Found want;
+            for (uint32_t a = 0; a < rows.size(); a++)
+                for (uint32_t b = a + 1; b < rows.size(); b++)
+                {
+                    double j = jaccard(rows[a], rows[b]);
+                    if (j >= t)
+                        want[{a, b}] = j;
+                }
+            ASSERT_GT(want.size(), 10u) << "seed " << seed << " t " << t;
+            sh_status st;
+            Found got = run(rows, t, SIZE_MAX, &st);
+            ASSERT_EQ(st, SH_OK);
+            EXPECT_EQ(got, want) << "seed " << seed << " t " << t;
+        }
+    }
+}
+
+TEST(NearDup, BudgetRefusesWithWhatItNeeds)
+{
+    std::vector<Set> rows = corpus(4);
+    sh_status st;
+    run(rows, 0.8, 1000, &st);
+    EXPECT_EQ(st, SH_ERR_NOMEM);
+    sh_nd *nd = nullptr;
+    ASSERT_EQ(sh_nd_create(&nd), SH_OK);
+    for (const Set &s : rows)
+        ASSERT_EQ(sh_nd_add(nd, s.data(), s.size()), SH_OK);
+    ASSERT_EQ(sh_nd_prepare(nd, 0.8, 1000, nullptr, nullptr), SH_ERR_NOMEM);
+    sh_nd_stats stats;
+    sh_nd_get_stats(nd, &stats);
+    EXPECT_GT(stats.needed, 1000u);
+    // the sets are intact: the same object prepares with enough memory
+    EXPECT_EQ(sh_nd_prepare(nd, 0.8, SIZE_MAX, nullptr, nullptr), SH_OK);
+    sh_nd_free(nd);
+}
+
+int every_other(void *arg)
+{
+    int *calls = static_cast<int *>(arg);
+    return (*calls)++ % 2;
+}
+
+TEST(NearDup, InterruptedJoinResumes)
+{
+    std::vector<Set> rows;
+    for (int r = 0; r < 3000; r++)
+        rows.push_back(Set{static_cast<uint64_t>(r / 2) * 7919, static_cast<uint64_t>(r / 2) * 7919 + 1});
+    sh_status st;
+    Found plain = run(rows, 0.9, SIZE_MAX, &st);
+    ASSERT_EQ(st, SH_OK);
+    ASSERT_EQ(plain.size(), 1500u);
+    int calls = 0;
+    Found interrupted = run(rows, 0.9, SIZE_MAX, &st, every_other, &calls, 1000);
+    EXPECT_GT(calls, 2) << "the join never polled";
+    EXPECT_EQ(interrupted, plain);
+}
+
+TEST(NearDup, RejectsUnsortedSetsAndBadThresholds)
+{
+    sh_nd *nd = nullptr;
+    ASSERT_EQ(sh_nd_create(&nd), SH_OK);
+    const uint64_t bad[] = {5, 3};
+    EXPECT_EQ(sh_nd_add(nd, bad, 2), SH_ERR_ARGUMENT);
+    const uint64_t dup[] = {3, 3};
+    EXPECT_EQ(sh_nd_add(nd, dup, 2), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_nd_prepare(nd, 0, SIZE_MAX, nullptr, nullptr), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_nd_prepare(nd, 1.5, SIZE_MAX, nullptr, nullptr), SH_ERR_ARGUMENT);
+    sh_nd_free(nd);
+}
+
+}  // namespace
