@@ -903,21 +903,84 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visi
 /* ---- KNN's exact steps: one table's prefixes at one level, page by page -- */
 
 /*
- * popcount(x) without a call: pg_popcount64 is a function pointer where the
- * CPU is probed at run time, and this runs once per entry of every range.
+ * The first entry from e on (of the n on a run page) whose key is > hi
+ * (*done set) or within radius of qkey; n if none.  The loop every entry of
+ * a KNN step goes through: popcount inline, not through pg_popcount64's
+ * function pointer.  On x86-64 it is compiled twice, with the POPCNT
+ * instruction (chosen once when the CPU has it) and without (a bit-parallel
+ * count).
  */
-static inline int
-popcount_inline(uint64 x)
+static pg_attribute_always_inline int
+next_candidate_body(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done,
+					bool hw)
 {
-#if defined(__POPCNT__) || defined(__aarch64__)
-	return __builtin_popcountll(x);
+	for (; e < n; e++)
+	{
+		uint64 key = simhash_entry_key(SimhashPageEntry(page, e));
+		uint64 x = key ^ qkey;
+		int	   d;
+
+		if (key > hi)
+		{
+			*done = true;
+			return e;
+		}
+#if defined(__GNUC__) || defined(__clang__)
+		if (hw)
+			d = __builtin_popcountll(x);
+		else
+#endif
+		{
+			x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
+			x = (x & UINT64CONST(0x3333333333333333)) +
+				((x >> 2) & UINT64CONST(0x3333333333333333));
+			x = (x + (x >> 4)) & UINT64CONST(0x0f0f0f0f0f0f0f0f);
+			d = (int) ((x * UINT64CONST(0x0101010101010101)) >> 56);
+		}
+		if (d <= radius)
+			return e;
+	}
+	return n;
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(__POPCNT__)
+static int
+next_candidate_swar(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
+{
+	return next_candidate_body(page, e, n, hi, qkey, radius, done, false);
+}
+
+__attribute__((target("popcnt"))) static int
+next_candidate_popcnt(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
+{
+	return next_candidate_body(page, e, n, hi, qkey, radius, done, true);
+}
+
+static int
+next_candidate(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
+{
+	static int has_popcnt = -1;
+
+	if (has_popcnt < 0)
+	{
+		__builtin_cpu_init();
+		has_popcnt = __builtin_cpu_supports("popcnt") ? 1 : 0;
+	}
+	return has_popcnt ? next_candidate_popcnt(page, e, n, hi, qkey, radius, done)
+					  : next_candidate_swar(page, e, n, hi, qkey, radius, done);
+}
 #else
-	x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
-	x = (x & UINT64CONST(0x3333333333333333)) + ((x >> 2) & UINT64CONST(0x3333333333333333));
-	x = (x + (x >> 4)) & UINT64CONST(0x0f0f0f0f0f0f0f0f);
-	return (int) ((x * UINT64CONST(0x0101010101010101)) >> 56);
+static inline int
+next_candidate(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	/* POPCNT allowed by the compiler's flags, or not x86 (a native count) */
+	return next_candidate_body(page, e, n, hi, qkey, radius, done, true);
+#else
+	return next_candidate_body(page, e, n, hi, qkey, radius, done, false);
 #endif
 }
+#endif
 
 /* At most this many prefixes of a step are listed (else: probe_exact_sorted). */
 #define KNN_MAX_PREFIXES 65536
@@ -968,7 +1031,7 @@ dir_where(const SimhashDirCache *cache, int p, uint64 lo)
 }
 
 /*
- * One run's ranges [los[i], los[i] | ~prefix mask], in increasing order,
+ * One run's ranges [los[i], his[i]], disjoint and in increasing order,
  * through its cached directory: the run page of each range is found in
  * memory first; then the pages are read in order, each locked once for all
  * the ranges on it, and the next KNN_AHEAD of them pinned ahead with their
@@ -980,13 +1043,12 @@ dir_where(const SimhashDirCache *cache, int p, uint64 lo)
  * directory is not cached (the caller probes range by range).
  */
 static bool
-knn_probe_run(ProbeCtx *c, const uint64 *los, int nlos)
+knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
 	Relation		  index = c->scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[c->r];
 	SimhashDirCache	 *cache;
-	uint64			  suffix = ~c->tab->prefix_key_mask;
 	uint64			  qkey = c->qkey;
 	int				  radius = c->radius;
 	Buffer			  buf = InvalidBuffer;
@@ -999,8 +1061,11 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, int nlos)
 	bool			  stale = false;
 
 	cache = dir_cache_get(c);
-	/* a directory is cached at its second probe: this step makes several */
-	if (cache == NULL && nlos > 1 && !so->stale)
+	/*
+	 * A directory is cached at its second probe: KNN's steps probe each
+	 * (run, table) at every level, so it is cached at the first.
+	 */
+	if (cache == NULL && !so->stale)
 		cache = dir_cache_get(c);
 	if (cache == NULL)
 		return false;
@@ -1032,7 +1097,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, int nlos)
 	}
 	for (int i = 0; i < nlos && first[i] < cache->n && !stale; i++)
 	{
-		uint64 lo = los[i], hi = lo | suffix;
+		uint64 lo = los[i], hi = his[i];
 
 		/* pin the next pages ahead, and prefetch what will be read first */
 		if (next_i <= i)
@@ -1073,7 +1138,6 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, int nlos)
 			{
 				if (BufferIsValid(buf))
 					UnlockReleaseBuffer(buf);
-				buf = InvalidBuffer;
 				CHECK_FOR_INTERRUPTS();
 				/* a page pinned ahead: the ring holds increasing pages */
 				while (ahead_n > 0 && ahead_p[ahead_h] < p)
@@ -1103,26 +1167,24 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, int nlos)
 			e = p == first[i]
 					? first_at_least(page, n, lo, Min((int) (dir_where(cache, p, lo) * n), n))
 					: 0;
-			for (; e < n; e++)
+			for (;;)
 			{
-				const char *ent = SimhashPageEntry(page, e);
-				uint64		key = simhash_entry_key(ent);
+				const char *ent;
+				uint64		fp;
 
-				if (key > hi)
-				{
-					done = true;
+				e = next_candidate(page, e, n, hi, qkey, radius, &done);
+				if (e >= n || done)
 					break;
-				}
-				if (popcount_inline(key ^ qkey) <= radius)
+				ent = SimhashPageEntry(page, e);
+				fp = sh_table_unpermute(c->tab, simhash_entry_key(ent));
+				if (owned_at(so, c->t, fp ^ c->q, c->flips))
 				{
-					uint64			fp = sh_table_unpermute(c->tab, key);
 					ItemPointerData tid;
 
-					if (!owned_at(so, c->t, fp ^ c->q, c->flips))
-						continue;
 					simhash_entry_tid(ent, &tid);
 					c->visit(so, fp, &tid, c->arg);
 				}
+				e++;
 			}
 			/* the page's hikey: its last key when written, an upper bound */
 			if (done || SimhashPageGetOpaque(page)->hikey > hi)
@@ -1153,8 +1215,9 @@ knn_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, Simh
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	const sh_table	 *tab = &so->tables[t];
 	ProbeCtx		  c;
-	uint64			 *los;
-	int				  nlos = 0;
+	uint64			 *los, *his, *prefixes;
+	int				  nprefixes = 0, nlos = 0;
+	uint64			  own0, rest;
 
 	if (flips > tab->prefix_bits || sh_binomial(tab->prefix_bits, flips) > KNN_MAX_PREFIXES)
 		return false;
@@ -1172,8 +1235,44 @@ knn_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, Simh
 	c.visit = visit;
 	c.buf = InvalidBuffer;
 	c.blkno = InvalidBlockNumber;
-	los = palloc(sizeof(uint64) * Max(sh_binomial(tab->prefix_bits, flips), 1));
-	list_exact_prefixes(tab, c.qkey, 0, flips, 0, los, &nlos);
+	prefixes = palloc(sizeof(uint64) * Max(sh_binomial(tab->prefix_bits, flips), 1));
+	list_exact_prefixes(tab, c.qkey, 0, flips, 0, prefixes, &nprefixes);
+	/*
+	 * Rows whose table-0 prefix equals the query's belong to table 0 at every
+	 * level (owned_at).  When that prefix follows table t's in its key, they
+	 * are one sub-range of each range, skipped: a band of thousands of equal
+	 * fingerprints is then read in table 0 only.
+	 */
+	own0 = t > 0 ? sh_table_permute(tab, so->tables[0].prefix_orig_mask) : 0;
+	rest = ~(tab->prefix_key_mask | own0);
+	if ((own0 & tab->prefix_key_mask) != 0 || own0 == 0 || (rest & (rest + 1)) != 0 ||
+		((tab->prefix_key_mask | own0) & rest) != 0)
+		own0 = 0; /* not right after the prefix: nothing skipped */
+	los = palloc(sizeof(uint64) * 2 * Max(nprefixes, 1));
+	his = palloc(sizeof(uint64) * 2 * Max(nprefixes, 1));
+	for (int i = 0; i < nprefixes; i++)
+	{
+		uint64 lo = prefixes[i], hi = lo | ~tab->prefix_key_mask;
+
+		if (own0 != 0)
+		{
+			uint64 skip_lo = lo | (c.qkey & own0), skip_hi = skip_lo | rest;
+
+			if (skip_lo > lo)
+			{
+				los[nlos] = lo;
+				his[nlos++] = skip_lo - 1;
+			}
+			if (skip_hi < hi)
+			{
+				los[nlos] = skip_hi + 1;
+				his[nlos++] = hi;
+			}
+			continue;
+		}
+		los[nlos] = lo;
+		his[nlos++] = hi;
+	}
 	for (c.r = 0; c.r < so->meta.list.nruns && !so->stale; c.r++)
 	{
 		BlockNumber dstart = simhash_meta_dir(&so->meta, c.r, t);
@@ -1183,18 +1282,20 @@ knn_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, Simh
 			continue;
 		check_dir_link(scan, c.r, dstart);
 		c.dir_hint = 0;
-		if (!knn_probe_run(&c, los, nlos))
+		if (!knn_probe_run(&c, los, his, nlos))
 		{
 			for (int i = 0; i < nlos && !so->stale; i++)
 			{
 				CHECK_FOR_INTERRUPTS();
-				range_scan(&c, los[i], los[i] | ~tab->prefix_key_mask);
+				range_scan(&c, los[i], his[i]);
 			}
 		}
 	}
 	if (BufferIsValid(c.buf))
 		ReleaseBuffer(c.buf);
+	pfree(prefixes);
 	pfree(los);
+	pfree(his);
 	return true;
 }
 
