@@ -172,3 +172,60 @@ SELECT * FROM knn_mismatches('kb', '{10, 100, 1000, 3000}');
 -- the 3000th row of a random query is beyond 20 bits (and within 27)
 SELECT min(d), max(d) FROM (SELECT (SELECT max(d) FROM (SELECT fp <~> q AS d FROM kb ORDER BY fp <~> q LIMIT 3000) s) AS d
   FROM ktq WHERE qid < 10) x;
+
+-- Many equal fingerprints (issue 23): 6,700 copies of one value and 2,500 one
+-- bit from it, among random rows, in runs and the pending buffer.  A band of
+-- more than 2,048 rows is returned in selected batches (each sorted), a band
+-- of more than half of work_mem in rows by its first rows, kept in a bounded
+-- heap by the step itself, then whole-level passes.  Every order equals a
+-- sequential scan's (distance, then ctid), at LIMITs around each boundary.
+CREATE TABLE ke (id int, fp simhash) WITH (autovacuum_enabled = off);
+INSERT INTO ke SELECT i, ('x' || md5('eq' || i))::bit(64)::simhash FROM generate_series(1, 3000) i;
+INSERT INTO ke SELECT 10000 + i, '0f0f0f0f0f0f0f0f' FROM generate_series(1, 6000) i;
+INSERT INTO ke SELECT 20000 + i, '0f0f0f0f0f0f0f0e' FROM generate_series(1, 2500) i;
+CREATE INDEX ke_fp ON ke USING simhash (fp) WITH (bits = 3, pending_pages = 1);
+INSERT INTO ke SELECT 30000 + i, '0f0f0f0f0f0f0f0f' FROM generate_series(1, 700) i;
+TRUNCATE ktq;
+INSERT INTO ktq VALUES (1, '0f0f0f0f0f0f0f0f'), (2, '0f0f0f0f0f0f0f0e'), (3, '0f0f0f0f0f0f0f0c'),
+       (4, 'f0f0f0f0f0f0f0f0');
+SELECT count(*) FILTER (WHERE kind = 'run') > 1 AS several_runs, sum(entries) FILTER (WHERE kind = 'pending') > 0 AS pending
+  FROM simhash_index_runs('ke_fp');
+SET work_mem = '1MB';   -- bands of up to 21,845 rows held whole
+SELECT * FROM knn_mismatches('ke', '{1, 10, 2048, 2049, 4096, 6700, 6701, 9200, 9201, 20000}');
+SET work_mem = '128kB'; -- bands of up to 2,730 rows: 6,700 at distance 0 overflow
+SELECT * FROM knn_mismatches('ke', '{1, 10, 2730, 2731, 5460, 6700, 6701, 9200, 20000}');
+DELETE FROM ke WHERE id % 7 = 2;
+SELECT * FROM knn_mismatches('ke', '{10, 2731, 6000, 20000}');
+VACUUM ke;
+SELECT * FROM knn_mismatches('ke', '{10, 2731, 6000, 20000}');
+RESET work_mem;
+
+-- All rows equal: LIMIT 10 reads the first step's range of one table, not
+-- every table's (a band of many equal rows kept by the step itself; before,
+-- it read the range, dropped it, and read all four tables again).  Pages
+-- counted by the transaction's statistics of the index: one table holds a
+-- quarter of the run's pages, every table their whole.
+CREATE TABLE ka (id int, fp simhash) WITH (autovacuum_enabled = off);
+INSERT INTO ka SELECT i, '7777777777777777' FROM generate_series(1, 20000) i;
+CREATE INDEX ka_fp ON ka USING simhash (fp) WITH (bits = 3);
+TRUNCATE ktq;
+INSERT INTO ktq VALUES (1, '7777777777777777'), (2, '7777777777777776'), (3, '8888888888888888');
+SET work_mem = '64kB';
+SELECT * FROM knn_mismatches('ka', '{1, 10, 1365, 1366, 5000, 20001}');
+BEGIN;
+SET LOCAL enable_seqscan = off;
+CREATE TEMP TABLE ka_before AS SELECT pg_stat_get_xact_blocks_fetched('ka_fp'::regclass) AS n;
+SELECT count(*) FROM (SELECT id FROM ka ORDER BY fp <~> '7777777777777777' LIMIT 10) s;
+SELECT pg_stat_get_xact_blocks_fetched('ka_fp'::regclass) - (SELECT n FROM ka_before) <=
+       (SELECT pages FROM simhash_index_runs('ka_fp') WHERE kind = 'run') / 2 AS one_table_read;
+COMMIT;
+RESET work_mem;
+-- an empty index, and one holding only NULLs
+CREATE TABLE k0 (id int, fp simhash);
+CREATE INDEX k0_fp ON k0 USING simhash (fp);
+SET enable_seqscan = off;
+SELECT count(*) FROM (SELECT id FROM k0 ORDER BY fp <~> '7777777777777777' LIMIT 10) s;
+INSERT INTO k0 VALUES (1, NULL), (2, NULL);
+SELECT array_agg(id) FROM (SELECT id FROM k0 ORDER BY fp <~> '7777777777777777' LIMIT 10) s;
+RESET enable_seqscan;
+DROP TABLE ke, ka, k0;

@@ -38,7 +38,12 @@
 #define KNN_FIRST_BATCH 1000
 #define KNN_CARRY_ROWS	100
 
+#define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
+
 static void keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d);
+static void keep_after(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d, int64 limit);
+static void sift_down(SimhashHit *h, int64 n, int64 i);
+static void band_release(SimhashScanOpaque so);
 
 /*
  * Rows of the current band [band_lo, band_hi] (once the carry was lost):
@@ -100,6 +105,28 @@ carry_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 	h->isnull = false;
 }
 
+/*
+ * A row of the step's band: appended while the band fits in band_cap rows;
+ * beyond, the hits become a max-heap that keeps the band's band_cap first
+ * rows in (distance, TID) order (after_dist is band_lo - 1 during a step).
+ */
+static void
+band_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
+{
+	if (!so->band_heap && so->nhits < so->band_cap)
+	{
+		simhash_add_hit(so, fp, tid, d, false);
+		return;
+	}
+	if (!so->band_heap)
+	{
+		for (int64 i = so->nhits / 2 - 1; i >= 0; i--)
+			sift_down(so->hits, so->nhits, i);
+		so->band_heap = true;
+	}
+	keep_after(so, fp, tid, d, so->band_cap);
+}
+
 /* Rows met once over the steps: this band's, or carried for a later band. */
 static void
 visit_step(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
@@ -112,12 +139,7 @@ visit_step(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 			carry_add(so, fp, tid, d);
 	}
 	else if (d >= so->band_lo)
-	{
-		if (so->nhits >= so->band_cap)
-			so->band_overflow = true;
-		else
-			simhash_add_hit(so, fp, tid, d, false);
-	}
+		band_add(so, fp, tid, d);
 }
 
 /* The radius covered once the next step is probed. */
@@ -145,14 +167,13 @@ probe_step(IndexScanDesc scan)
 	{
 		so->band_hi = step_radius(so);
 		/* the rows met by earlier steps that fall in this band */
-		so->band_overflow = false;
+		so->band_heap = false;
+		so->after_dist = so->band_lo - 1;
+		ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
 		for (int d = so->band_lo; d <= so->band_hi; d++)
 		{
 			for (int64 i = 0; i < so->ncarry[d]; i++)
-				if (so->nhits < so->band_cap)
-					simhash_add_hit(so, so->carry[d][i].fp, &so->carry[d][i].tid, d, false);
-				else
-					so->band_overflow = true;
+				band_add(so, so->carry[d][i].fp, &so->carry[d][i].tid, d);
 			if (so->carry[d])
 				pfree(so->carry[d]);
 			so->carry_bytes -= (Size) so->maxcarry[d] * sizeof(SimhashHit);
@@ -164,13 +185,18 @@ probe_step(IndexScanDesc scan)
 		/* the pending rows, once: what is beyond this band is carried */
 		if (f == 0 && t == 0)
 			simhash_scan_pending(scan, visit_step);
-		if (so->band_overflow)
+		if (so->band_heap)
 		{
-			/* too many rows in this band: whole-level passes, in batches */
+			/*
+			 * More than band_cap rows in this band: the hits are its first
+			 * band_cap rows (every row of the band was met: the carry was
+			 * whole); the rest comes from whole-level passes after the
+			 * last of them, the heap's root.
+			 */
 			carry_drop(so);
-			so->nhits = 0;
-			so->after_dist = so->band_lo - 1;
-			ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
+			so->after_dist = so->hits[0].dist;
+			so->after_tid = so->hits[0].tid;
+			band_release(so);
 			return;
 		}
 		t++;
@@ -179,19 +205,20 @@ probe_step(IndexScanDesc scan)
 	{
 		so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
 		simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
-		simhash_sort_hits(so);
+		/* the hits are a max-heap (keep_after): its root is the last row */
 		if (so->nhits == so->band_cap)
 		{
 			/* the band's next rows: the same level again, after these */
-			so->after_dist = so->hits[so->nhits - 1].dist;
-			so->after_tid = so->hits[so->nhits - 1].tid;
+			so->after_dist = so->hits[0].dist;
+			so->after_tid = so->hits[0].tid;
+			band_release(so);
 			return;
 		}
 		so->after_dist = so->band_hi;
 		ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
 		t = so->ntables;
 	}
-	simhash_sort_hits(so);
+	band_release(so);
 	so->band_lo = Max(so->band_lo, so->band_hi + 1);
 	so->level = t == so->ntables ? f + 1 : f;
 	so->step_table = t == so->ntables ? 0 : t;
@@ -276,6 +303,128 @@ keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 	keep_after(so, fp, tid, d, so->band_cap);
 }
 
+/* hit_after for two hits. */
+static inline bool
+hit_gt(const SimhashHit *a, const SimhashHit *b)
+{
+	return hit_after(a->dist, (ItemPointer) &a->tid, b->dist, (ItemPointer) &b->tid);
+}
+
+/*
+ * Reorder h[0 .. n) so that its k first rows (k < n) are the k first in
+ * (distance, TID) order, in no particular order (quickselect, Hoare's
+ * partition around a median of three).
+ */
+static void
+select_first(SimhashHit *h, int64 n, int64 k)
+{
+	int64 l = 0, r = n - 1;
+
+	while (r > l)
+	{
+		int64	   m = l + (r - l) / 2, i = l, j = r;
+		SimhashHit pivot, tmp;
+
+		/* the median of h[l], h[m], h[r] as pivot */
+		if (hit_gt(&h[l], &h[m]))
+		{
+			tmp = h[l];
+			h[l] = h[m];
+			h[m] = tmp;
+		}
+		if (hit_gt(&h[m], &h[r]))
+		{
+			tmp = h[m];
+			h[m] = h[r];
+			h[r] = tmp;
+			if (hit_gt(&h[l], &h[m]))
+			{
+				tmp = h[l];
+				h[l] = h[m];
+				h[m] = tmp;
+			}
+		}
+		pivot = h[m];
+		while (i <= j)
+		{
+			while (hit_gt(&pivot, &h[i]))
+				i++;
+			while (hit_gt(&h[j], &pivot))
+				j--;
+			if (i <= j)
+			{
+				tmp = h[i];
+				h[i] = h[j];
+				h[j] = tmp;
+				i++;
+				j--;
+			}
+		}
+		/* h[l .. j] <= pivot <= h[i .. r], and j < i */
+		if (k - 1 <= j)
+			r = j;
+		else if (k - 1 >= i)
+			l = i;
+		else
+			return;
+	}
+}
+
+/*
+ * The next batch of the pool into the hits, sorted: its pool_batch first
+ * rows (selected, then sorted), the batch doubling each time.
+ */
+static void
+pool_next(SimhashScanOpaque so)
+{
+	SimhashHit *base = so->pool + so->pool_off;
+	int64		left = so->npool - so->pool_off;
+	int64		b = Min(so->pool_batch, left);
+
+	if (b < left)
+		select_first(base, left, b);
+	so->nhits = 0;
+	for (int64 i = 0; i < b; i++)
+		simhash_add_hit(so, base[i].fp, &base[i].tid, base[i].dist, false);
+	simhash_sort_hits(so);
+	so->pool_off += b;
+	/* batches stay within an eighth of the band's memory */
+	so->pool_batch = Max(KNN_SORT_ALL, Min(so->pool_batch * 2, so->band_cap / 8));
+	if (so->pool_off == so->npool)
+	{
+		pfree(so->pool);
+		so->pool = NULL;
+		so->npool = so->maxpool = so->pool_off = 0;
+	}
+}
+
+/*
+ * The hits of a finished step or pass, to be returned in order: sorted
+ * whole when few; otherwise moved to the pool, from which batches of
+ * increasing size are selected (an ORDER BY ... LIMIT 10 over a band of a
+ * million equal distances sorts a few thousand rows, not the million).
+ */
+static void
+band_release(SimhashScanOpaque so)
+{
+	if (so->nhits <= KNN_SORT_ALL)
+	{
+		simhash_sort_hits(so);
+		return;
+	}
+	/* the pool was used up (pool_next freed it): the hits become the pool */
+	Assert(so->pool == NULL);
+	so->pool = so->hits;
+	so->maxpool = so->maxhits;
+	so->hits = NULL;
+	so->maxhits = 0;
+	so->npool = so->nhits;
+	so->pool_off = 0;
+	so->pool_batch = KNN_SORT_ALL;
+	so->nhits = 0;
+	pool_next(so);
+}
+
 /* A linear pass: keep the `batch` nearest rows after the last returned. */
 static void
 visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
@@ -336,7 +485,10 @@ simhash_knn_start(IndexScanDesc scan)
 	so->carry_bytes = 0;
 	so->carry_lost = false;
 	so->band_cap = Max((int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2, 1000);
-	so->band_overflow = false;
+	so->band_heap = false;
+	so->pool = NULL;
+	so->npool = so->maxpool = so->pool_off = 0;
+	so->pool_batch = KNN_SORT_ALL;
 	so->after_dist = -1;
 	ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
 	for (f = 1; simhash_knn_level_worth(so->model, f); f++)
@@ -355,6 +507,12 @@ simhash_knn_next(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 
+	/* the rest of the last step's or pass's rows first */
+	if (so->pool_off < so->npool)
+	{
+		pool_next(so);
+		return;
+	}
 	if (so->phase == SIMHASH_PHASE_LEVELS)
 	{
 		if (so->level == 0 || simhash_knn_level_worth(so->model, so->level))

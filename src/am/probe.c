@@ -900,6 +900,405 @@ probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visi
 	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, visit, NULL);
 }
 
+/* ---- KNN's exact steps: one table's prefixes at one level, page by page -- */
+
+/*
+ * The first entry from e on (of the n on a run page) whose key is > hi
+ * (*done set) or within radius of qkey; n if none.  The loop every entry of
+ * a KNN step goes through: popcount inline, not through pg_popcount64's
+ * function pointer.  On x86-64 it is compiled twice, with the POPCNT
+ * instruction (chosen once when the CPU has it) and without (a bit-parallel
+ * count).
+ */
+static pg_attribute_always_inline int
+next_candidate_body(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done,
+					bool hw)
+{
+	for (; e < n; e++)
+	{
+		uint64 key = simhash_entry_key(SimhashPageEntry(page, e));
+		uint64 x = key ^ qkey;
+		int	   d;
+
+		if (key > hi)
+		{
+			*done = true;
+			return e;
+		}
+#if defined(__GNUC__) || defined(__clang__)
+		if (hw)
+			d = __builtin_popcountll(x);
+		else
+#endif
+		{
+			x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
+			x = (x & UINT64CONST(0x3333333333333333)) +
+				((x >> 2) & UINT64CONST(0x3333333333333333));
+			x = (x + (x >> 4)) & UINT64CONST(0x0f0f0f0f0f0f0f0f);
+			d = (int) ((x * UINT64CONST(0x0101010101010101)) >> 56);
+		}
+		if (d <= radius)
+			return e;
+	}
+	return n;
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(__POPCNT__)
+static int
+next_candidate_swar(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
+{
+	return next_candidate_body(page, e, n, hi, qkey, radius, done, false);
+}
+
+__attribute__((target("popcnt"))) static int
+next_candidate_popcnt(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
+{
+	return next_candidate_body(page, e, n, hi, qkey, radius, done, true);
+}
+
+static int
+next_candidate(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
+{
+	static int has_popcnt = -1;
+
+	if (has_popcnt < 0)
+	{
+		__builtin_cpu_init();
+		has_popcnt = __builtin_cpu_supports("popcnt") ? 1 : 0;
+	}
+	return has_popcnt ? next_candidate_popcnt(page, e, n, hi, qkey, radius, done)
+					  : next_candidate_swar(page, e, n, hi, qkey, radius, done);
+}
+#else
+static inline int
+next_candidate(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	/* POPCNT allowed by the compiler's flags, or not x86 (a native count) */
+	return next_candidate_body(page, e, n, hi, qkey, radius, done, true);
+#else
+	return next_candidate_body(page, e, n, hi, qkey, radius, done, false);
+#endif
+}
+#endif
+
+/* At most this many prefixes of a step are listed (else: probe_exact_sorted). */
+#define KNN_MAX_PREFIXES 65536
+
+/*
+ * The prefixes (key bits above the table's prefix mask) exactly `left` bits
+ * away from qkey's in bits b on, the bits before b being lo's, appended to
+ * out[] in increasing order (the order of probe_exact_sorted).
+ */
+static void
+list_exact_prefixes(const sh_table *tab, uint64 qkey, int b, int left, uint64 lo, uint64 *out,
+					int *n)
+{
+	uint64 bit;
+
+	if (left == 0)
+	{
+		out[(*n)++] = lo | (qkey & tab->prefix_key_mask & (PG_UINT64_MAX >> b));
+		return;
+	}
+	if (left > tab->prefix_bits - b)
+		return;
+	bit = UINT64CONST(1) << (63 - b);
+	if (qkey & bit)
+	{
+		list_exact_prefixes(tab, qkey, b + 1, left - 1, lo, out, n);
+		list_exact_prefixes(tab, qkey, b + 1, left, lo | bit, out, n);
+	}
+	else
+	{
+		list_exact_prefixes(tab, qkey, b + 1, left, lo, out, n);
+		list_exact_prefixes(tab, qkey, b + 1, left - 1, lo | bit, out, n);
+	}
+}
+
+/* Run pages a KNN step pins ahead of the one it reads (see knn_probe_run). */
+#define KNN_AHEAD 8
+
+/* Where range lo is expected on run page p of a cached directory, in [0, 1]. */
+static inline double
+dir_where(const SimhashDirCache *cache, int p, uint64 lo)
+{
+	uint64 below = p > 0 ? cache->hikeys[p - 1] : 0;
+
+	if (lo > below && cache->hikeys[p] > below)
+		return Min((double) (lo - below) / (double) (cache->hikeys[p] - below), 1.0);
+	return 0;
+}
+
+/*
+ * One run's ranges [los[i], his[i]], disjoint and in increasing order,
+ * through its cached directory: the run page of each range is found in
+ * memory first; then the pages are read in order, each locked once for all
+ * the ranges on it, and the next KNN_AHEAD of them pinned ahead with their
+ * header, trailer and expected entries prefetched into the CPU cache (a step
+ * reads a few hundred pages scattered over the run, and each first touch
+ * would otherwise wait for memory).  The entries of a range are filtered by
+ * distance in a tight loop; the rare entries within c->radius are then
+ * checked for their owner (owned_at) and visited.  Returns false when the
+ * directory is not cached (the caller probes range by range).
+ */
+static bool
+knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Relation		  index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	SimhashDirCache	 *cache;
+	uint64			  qkey = c->qkey;
+	int				  radius = c->radius;
+	Buffer			  buf = InvalidBuffer;
+	Page			  page = NULL;
+	int				  bpage = -1, n = 0, a = 0;
+	int				 *first;
+	Buffer			  ahead[KNN_AHEAD];
+	int				  ahead_p[KNN_AHEAD];
+	int				  ahead_h = 0, ahead_n = 0, next_i = 0, last_pinned = -1;
+	bool			  stale = false;
+
+	cache = dir_cache_get(c);
+	/*
+	 * A directory is cached at its second probe: KNN's steps probe each
+	 * (run, table) at every level, so it is cached at the first.
+	 */
+	if (cache == NULL && !so->stale)
+		cache = dir_cache_get(c);
+	if (cache == NULL)
+		return false;
+	/* the first run page whose hikey is >= lo, for each range in turn */
+	first = palloc(sizeof(int) * Max(nlos, 1));
+	for (int i = 0; i < nlos; i++)
+	{
+		uint64 lo = los[i];
+		int	   b = cache->n, step = 1;
+
+		if (a < cache->n && cache->hikeys[a] < lo)
+		{
+			for (b = a; b < cache->n && cache->hikeys[b] < lo; step *= 2)
+			{
+				a = b + 1;
+				b = Min(b + step, cache->n);
+			}
+			while (a < b)
+			{
+				int mid = a + (b - a) / 2;
+
+				if (cache->hikeys[mid] < lo)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+		}
+		first[i] = a;
+	}
+	for (int i = 0; i < nlos && first[i] < cache->n && !stale; i++)
+	{
+		uint64 lo = los[i], hi = his[i];
+
+		/* pin the next pages ahead, and prefetch what will be read first */
+		if (next_i <= i)
+			next_i = i + 1;
+		while (ahead_n < KNN_AHEAD && next_i < nlos && first[next_i] < cache->n)
+		{
+			int	  p = first[next_i];
+			Page  pp;
+			int	  k;
+			char *guess;
+
+			if (p == last_pinned || p == bpage)
+			{
+				next_i++;
+				continue;
+			}
+			k = (ahead_h + ahead_n) % KNN_AHEAD;
+			ahead[k] = ReadBuffer(index, cache->blocks[p]);
+			ahead_p[k] = p;
+			ahead_n++;
+			last_pinned = p;
+			pp = BufferGetPage(ahead[k]);
+			guess = (char *) PageGetContents(pp) +
+					(Size) (dir_where(cache, p, los[next_i]) * (SIMHASH_PAGE_CAPACITY - 1)) *
+						SIMHASH_ENTRY_SIZE;
+			__builtin_prefetch(pp);
+			__builtin_prefetch((char *) SimhashPageGetOpaque(pp));
+			__builtin_prefetch(guess);
+			__builtin_prefetch(guess + 64);
+			next_i++;
+		}
+		for (int p = first[i]; p < cache->n; p++)
+		{
+			int	 e;
+			bool done = false;
+
+			if (p != bpage)
+			{
+				if (BufferIsValid(buf))
+					UnlockReleaseBuffer(buf);
+				CHECK_FOR_INTERRUPTS();
+				/* a page pinned ahead: the ring holds increasing pages */
+				while (ahead_n > 0 && ahead_p[ahead_h] < p)
+				{
+					ReleaseBuffer(ahead[ahead_h]);
+					ahead_h = (ahead_h + 1) % KNN_AHEAD;
+					ahead_n--;
+				}
+				if (ahead_n > 0 && ahead_p[ahead_h] == p)
+				{
+					buf = ahead[ahead_h];
+					ahead_h = (ahead_h + 1) % KNN_AHEAD;
+					ahead_n--;
+				}
+				else
+					buf = ReadBuffer(index, cache->blocks[p]);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				bpage = p;
+				if (!page_current(c->scan, buf, SIMHASH_RUN, run->gen, c->t))
+				{
+					stale = true; /* so->stale: the scan starts over */
+					break;
+				}
+				page = BufferGetPage(buf);
+				n = run_page_nentries(index, buf, run, p);
+			}
+			e = p == first[i]
+					? first_at_least(page, n, lo, Min((int) (dir_where(cache, p, lo) * n), n))
+					: 0;
+			for (;;)
+			{
+				const char *ent;
+				uint64		fp;
+
+				e = next_candidate(page, e, n, hi, qkey, radius, &done);
+				if (e >= n || done)
+					break;
+				ent = SimhashPageEntry(page, e);
+				fp = sh_table_unpermute(c->tab, simhash_entry_key(ent));
+				if (owned_at(so, c->t, fp ^ c->q, c->flips))
+				{
+					ItemPointerData tid;
+
+					simhash_entry_tid(ent, &tid);
+					c->visit(so, fp, &tid, c->arg);
+				}
+				e++;
+			}
+			/* the page's hikey: its last key when written, an upper bound */
+			if (done || SimhashPageGetOpaque(page)->hikey > hi)
+				break;
+		}
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	while (ahead_n > 0)
+	{
+		ReleaseBuffer(ahead[ahead_h]);
+		ahead_h = (ahead_h + 1) % KNN_AHEAD;
+		ahead_n--;
+	}
+	pfree(first);
+	return true;
+}
+
+/*
+ * KNN's step of table t at level `flips` (see simhash_probe_table_exact):
+ * the prefixes listed once, then each run read page by page.  Returns false
+ * (nothing visited) when the level has too many prefixes to list; a run
+ * whose directory is not cached is probed range by range.
+ */
+static bool
+knn_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	const sh_table	 *tab = &so->tables[t];
+	ProbeCtx		  c;
+	uint64			 *los, *his, *prefixes;
+	int				  nprefixes = 0, nlos = 0;
+	uint64			  own0, rest;
+
+	if (flips > tab->prefix_bits || sh_binomial(tab->prefix_bits, flips) > KNN_MAX_PREFIXES)
+		return false;
+	if (so->meta.list.nruns == 0)
+		return true;
+	memset(&c, 0, sizeof(c));
+	c.scan = scan;
+	c.tab = tab;
+	c.t = t;
+	c.q = q;
+	c.qkey = sh_table_permute(tab, q);
+	c.radius = radius;
+	c.flips = flips;
+	c.exact = true;
+	c.visit = visit;
+	c.buf = InvalidBuffer;
+	c.blkno = InvalidBlockNumber;
+	prefixes = palloc(sizeof(uint64) * Max(sh_binomial(tab->prefix_bits, flips), 1));
+	list_exact_prefixes(tab, c.qkey, 0, flips, 0, prefixes, &nprefixes);
+	/*
+	 * Rows whose table-0 prefix equals the query's belong to table 0 at every
+	 * level (owned_at).  When that prefix follows table t's in its key, they
+	 * are one sub-range of each range, skipped: a band of thousands of equal
+	 * fingerprints is then read in table 0 only.
+	 */
+	own0 = t > 0 ? sh_table_permute(tab, so->tables[0].prefix_orig_mask) : 0;
+	rest = ~(tab->prefix_key_mask | own0);
+	if ((own0 & tab->prefix_key_mask) != 0 || own0 == 0 || (rest & (rest + 1)) != 0 ||
+		((tab->prefix_key_mask | own0) & rest) != 0)
+		own0 = 0; /* not right after the prefix: nothing skipped */
+	los = palloc(sizeof(uint64) * 2 * Max(nprefixes, 1));
+	his = palloc(sizeof(uint64) * 2 * Max(nprefixes, 1));
+	for (int i = 0; i < nprefixes; i++)
+	{
+		uint64 lo = prefixes[i], hi = lo | ~tab->prefix_key_mask;
+
+		if (own0 != 0)
+		{
+			uint64 skip_lo = lo | (c.qkey & own0), skip_hi = skip_lo | rest;
+
+			if (skip_lo > lo)
+			{
+				los[nlos] = lo;
+				his[nlos++] = skip_lo - 1;
+			}
+			if (skip_hi < hi)
+			{
+				los[nlos] = skip_hi + 1;
+				his[nlos++] = hi;
+			}
+			continue;
+		}
+		los[nlos] = lo;
+		his[nlos++] = hi;
+	}
+	for (c.r = 0; c.r < so->meta.list.nruns && !so->stale; c.r++)
+	{
+		BlockNumber dstart = simhash_meta_dir(&so->meta, c.r, t);
+
+		/* a run that does not hold this table (a merge is switching tables over) */
+		if (!BlockNumberIsValid(dstart))
+			continue;
+		check_dir_link(scan, c.r, dstart);
+		c.dir_hint = 0;
+		if (!knn_probe_run(&c, los, his, nlos))
+		{
+			for (int i = 0; i < nlos && !so->stale; i++)
+			{
+				CHECK_FOR_INTERRUPTS();
+				range_scan(&c, los[i], his[i]);
+			}
+		}
+	}
+	if (BufferIsValid(c.buf))
+		ReleaseBuffer(c.buf);
+	pfree(prefixes);
+	pfree(los);
+	pfree(his);
+	return true;
+}
+
 /* The primitives knn.c builds on (scan_int.h). */
 void
 simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
@@ -917,7 +1316,8 @@ simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int f
 						  SimhashVisit visit)
 {
 	CHECK_FOR_INTERRUPTS();
-	probe_table(scan, t, q, radius, flips, true, visit, NULL);
+	if (!knn_probe_table(scan, t, q, radius, flips, visit))
+		probe_table(scan, t, q, radius, flips, true, visit, NULL);
 }
 
 /* Every pending row, sealed chain first. */

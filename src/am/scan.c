@@ -116,6 +116,8 @@ simhash_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, in
 	so->started = false;
 	so->hits = NULL;
 	so->nhits = so->maxhits = so->next = 0;
+	so->pool = NULL;
+	so->npool = so->maxpool = so->pool_off = 0;
 	so->phase = SIMHASH_PHASE_DONE;
 	so->streaming = so->resume = so->stop = false;
 	so->tbm = NULL;
@@ -373,8 +375,9 @@ next_batch(IndexScanDesc scan)
 	{
 		if (so->phase == SIMHASH_PHASE_STREAM)
 			stream_batch(scan);
-		else if (so->phase == SIMHASH_PHASE_NULLS)
+		else if (so->phase == SIMHASH_PHASE_NULLS && so->pool_off >= so->npool)
 		{
+			/* (KNN returns the rest of its last band first) */
 			simhash_scan_chain(scan, so->meta.nulls_head, 0, visit_null);
 			so->phase = SIMHASH_PHASE_DONE;
 		}

@@ -128,7 +128,17 @@ typedef struct SimhashScanOpaqueData
 	 * the band's next band_cap rows after (after_dist, after_tid).
 	 */
 	int64 band_cap;
-	bool  band_overflow;
+	bool  band_heap; /* hits is a max-heap of the band's band_cap first rows */
+	/*
+	 * KNN: the rows of a band or pass not returned yet (pool[pool_off ..
+	 * npool), unsorted): each batch selects and sorts the next pool_batch of
+	 * them, so a band of many equal distances is not sorted whole for a LIMIT.
+	 */
+	SimhashHit *pool;
+	int64		npool;
+	int64		maxpool;
+	int64		pool_off;
+	int64		pool_batch;
 	/* KNN's linear passes return the rows after (after_dist, after_tid) */
 	int				after_dist;
 	ItemPointerData after_tid;

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# knn_scale.sh — exact KNN (`ORDER BY fp <~> q LIMIT 10`) through the simhash
+# index against a single-process sequential scan, at N rows (issue 23, item 3).
+#
+#   N=1000000 bash bench/knn_scale.sh                  # iteration
+#   N=4000000 SHARED_BUFFERS=2GB bash bench/knn_scale.sh
+#   N=10000000 SHARED_BUFFERS=4GB SEQ_SAMPLE=5 bash bench/knn_scale.sh
+#
+# Data sets (generate_series + md5, deterministic):
+#  - random: N random fingerprints (the first 64 bits of md5(i)); queries are
+#    fresh random fingerprints (10th neighbour at 13-16 bits).
+#  - dups: the same, but every 10th row is a copy of one of 10 "hot"
+#    fingerprints (N/100 equal rows each); queries are the hot fingerprints
+#    with 0..3 bits flipped, so the 10 nearest are all ties among thousands of
+#    equal rows (returned in TID order, as `ORDER BY fp <~> q, ctid`).
+# Each data set gets the index with default options, VACUUM ANALYZE, and
+# pg_prewarm of table and index.  Timing is server-side (clock_timestamp() in
+# PL/pgSQL), one backend, max_parallel_workers_per_gather = 0, no JIT.
+# Index and sequential scan are interleaved: SEQ_SAMPLE rounds, each timing
+# every one of QUERIES index queries and then one sequential scan, so both
+# see the same machine load.  Prints per data set the index's median and p95,
+# the sequential scan's median and p95, the ratio of the medians, and how
+# many of the sampled answers differ (ids in distance-then-TID order, must be
+# 0).  Appends to $BENCH_RESULTS/knn_scale.csv.
+# REUSE=1 keeps the loaded tables of an earlier run in database $DB (with
+# SIMHASH_BENCH_CLUSTER=1, on the cluster of PG* variables): for iterating on
+# the scan code, reinstall and rerun without reloading.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+N=${N:-1000000}
+QUERIES=${QUERIES:-100}
+SEQ_SAMPLE=${SEQ_SAMPLE:-5}
+SETS=${SETS:-"random dups"}
+WORK_MEM=${WORK_MEM:-64MB}
+LABEL=${LABEL:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+BENCH_RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
+DB=${DB:-simhash_knn_scale}
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+if [ "${SIMHASH_BENCH_CLUSTER:-}" != 1 ]; then
+	source tools/tmp-cluster.sh
+	step "building and installing into a private prefix"
+	tmpc_install knn
+	tmpc_start -c shared_buffers=${SHARED_BUFFERS:-1GB} -c maintenance_work_mem=1GB \
+		-c max_parallel_workers_per_gather=0
+fi
+PSQL=${TMPC_BIN:+$TMPC_BIN/}psql
+pg() { PGOPTIONS="-c client_min_messages=warning -c max_parallel_workers_per_gather=0 -c maintenance_work_mem=1GB -c jit=off -c work_mem=$WORK_MEM" \
+	"$PSQL" -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off -d "$DB" "$@"; }
+if [ "${REUSE:-}" != 1 ] || [ -z "$("$PSQL" -X -At -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ]; then
+	"$PSQL" -X -q -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+	pg -c "CREATE EXTENSION simhash" -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm"
+fi
+
+for s in $SETS; do
+	tab=k_$s
+	have=$(pg -c "SELECT count(*) FROM pg_class WHERE relname = '$tab'")
+	if [ "$have" = 1 ] && [ "$(pg -c "SELECT n FROM k_meta WHERE tab = '$tab'" 2>/dev/null)" = "$N" ]; then
+		step "$s: reusing $tab ($N rows)"
+		continue
+	fi
+	step "$s: loading $N rows and building the index"
+	pg -c "CREATE TABLE IF NOT EXISTS k_meta (tab text PRIMARY KEY, n bigint)" -c "DROP TABLE IF EXISTS $tab"
+	if [ "$s" = random ]; then
+		pg -c "CREATE TABLE $tab AS SELECT i AS id, ('x' || md5(i::text))::bit(64)::simhash AS fp
+		         FROM generate_series(1, $N) i" \
+		   -c "CREATE TABLE ${tab}_q AS SELECT i AS qid, ('x' || md5('query' || i))::bit(64)::simhash AS q
+		         FROM generate_series(1, $QUERIES) i"
+	else
+		pg -c "CREATE TABLE $tab AS SELECT i AS id,
+		         (CASE WHEN i % 10 = 0 THEN 'x' || md5('hot' || (i / 10) % 10) ELSE 'x' || md5(i::text) END)::bit(64)::simhash AS fp
+		         FROM generate_series(1, $N) i" \
+		   -c "CREATE TABLE ${tab}_q AS SELECT i AS qid,
+		         (('x' || md5('hot' || i % 10))::bit(64)::bigint
+		          # coalesce((SELECT bit_or(1::bigint << ((hashint4(i * 64 + b) & 2147483647) % 64))
+		                        FROM generate_series(1, (i / 10) % 4) b), 0))::simhash AS q
+		         FROM generate_series(1, $QUERIES) i"
+	fi
+	pg -c "CREATE INDEX ${tab}_sh ON $tab USING simhash (fp)" -c "VACUUM ANALYZE $tab" \
+	   -c "INSERT INTO k_meta VALUES ('$tab', $N) ON CONFLICT (tab) DO UPDATE SET n = $N"
+done
+
+pg <<'SQL'
+CREATE TABLE IF NOT EXISTS k_lat (run text, tab text, mode text, qid int, ms float8, res text);
+CREATE OR REPLACE FUNCTION k_time(run text, tab text, mode text, qids int[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE rec record; t0 timestamptz; res text; sql text;
+BEGIN
+  -- the sequential scan's order: ties by ctid, as the index returns them
+  sql := format(CASE mode WHEN 'index'
+      THEN 'SELECT string_agg(id::text, '','') FROM (SELECT id FROM %I ORDER BY fp <~> $1 LIMIT 10) s'
+      ELSE 'SELECT string_agg(id::text, '','') FROM (SELECT id FROM %I ORDER BY fp <~> $1, ctid LIMIT 10) s' END, tab);
+  IF mode = 'index' THEN
+    SET LOCAL enable_seqscan = off;
+  ELSE
+    SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
+  END IF;
+  FOR rec IN EXECUTE format('SELECT qid, q FROM %I WHERE qid = ANY ($1) ORDER BY qid', tab || '_q') USING qids LOOP
+    t0 := clock_timestamp();
+    EXECUTE sql INTO res USING rec.q;
+    INSERT INTO k_lat VALUES (run, tab, mode, rec.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, res);
+  END LOOP;
+END $$;
+SQL
+
+mkdir -p "$BENCH_RESULTS"
+csv=$BENCH_RESULTS/knn_scale.csv
+[ -f "$csv" ] || echo "label,n,set,queries,index_p50_ms,index_p95_ms,seq_queries,seq_p50_ms,seq_p95_ms,ratio_p50,mismatches" > "$csv"
+run="$LABEL-$$"
+for s in $SETS; do
+	tab=k_$s
+	step "$s: prewarm, then $SEQ_SAMPLE rounds of $QUERIES index queries and 1 sequential scan"
+	pg -c "SELECT pg_prewarm('$tab'), pg_prewarm('${tab}_sh')" >/dev/null
+	# warm-up (plan caches, the first touches), not recorded
+	pg -c "SELECT k_time('warm', '$tab', 'index', ARRAY[1, 2])" -c "SELECT k_time('warm', '$tab', 'seq', ARRAY[1])" >/dev/null
+	for ((j = 1; j <= SEQ_SAMPLE; j++)); do
+		seq_q=$(( (j - 1) * QUERIES / SEQ_SAMPLE + 1 ))
+		pg -c "SELECT k_time('$run', '$tab', 'index', (SELECT array_agg(i) FROM generate_series(1, $QUERIES) i))" \
+		   -c "SELECT k_time('$run', '$tab', 'seq', ARRAY[$seq_q])" >/dev/null
+	done
+	pg -F , -c "
+WITH s AS (SELECT mode, count(*) AS n,
+                  percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
+                  percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95
+             FROM k_lat WHERE run = '$run' AND tab = '$tab' GROUP BY mode)
+SELECT '$LABEL', $N, '$s', i.n, round(i.p50::numeric, 3), round(i.p95::numeric, 3),
+       q.n, round(q.p50::numeric, 1), round(q.p95::numeric, 1), round((q.p50 / i.p50)::numeric, 1),
+       (SELECT count(*) FROM k_lat a JOIN k_lat b USING (run, tab, qid)
+         WHERE a.run = '$run' AND a.tab = '$tab' AND a.mode = 'index' AND b.mode = 'seq' AND a.res IS DISTINCT FROM b.res)
+  FROM s i, s q WHERE i.mode = 'index' AND q.mode = 'seq'" | tee -a "$csv"
+done
+step "results: $csv"
+column -t -s, "$csv"
