@@ -152,3 +152,42 @@ SELECT count(*) FROM re WHERE fp % rr_fp(5);
 RESET enable_seqscan;
 DROP TABLE re, rr, rr_q, rr_gen, rr_big;
 DROP FUNCTION rr_compare(text), rr_fp(int);
+
+-- Prefix filters of small runs (probe.c): a backend that meets a run of a
+-- few pages in a second scan keeps, per table, a bitmap of its keys' first
+-- bits, and skips the run for a query whose prefix is not in it.  Here one
+-- bulk-built run and one flushed run of 581 rows: the third scan for a
+-- fingerprint far from every row reads fewer pages than the second (which
+-- builds the filter; the third skips the flushed run's directory and run
+-- page of every table), and the answers stay a sequential scan's for
+-- queries near rows of that run.
+CREATE TABLE rf (id int, fp simhash) WITH (autovacuum_enabled = off);
+INSERT INTO rf SELECT i, ('x' || md5(i::text))::bit(64)::bigint::simhash FROM generate_series(1, 20000) i;
+CREATE INDEX rf_fp ON rf USING simhash (fp) WITH (pending_pages = 1);
+INSERT INTO rf SELECT i, ('x' || md5(i::text))::bit(64)::bigint::simhash FROM generate_series(20001, 20600) i;
+SELECT kind, entries FROM simhash_index_runs('rf_fp');
+CREATE FUNCTION rf_pages(q simhash) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, FORMAT JSON) '
+                 'SELECT count(*) FROM rf WHERE simhash_within(fp, %L::simhash, 3)', q) INTO plan;
+  RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::int + (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::int;
+END $$;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT rf_pages('0123456789abcdef') AS first \gset
+SELECT rf_pages('0123456789abcdef') AS second \gset
+SELECT rf_pages('0123456789abcdef') AS third \gset
+SELECT :third < :second AS skipped;
+-- near copies (2 bits flipped) of the flushed run's rows, and of the bulk-built run's
+CREATE TABLE rf_q AS SELECT id AS qid, (fp::bigint # (3::bigint << (id % 60)))::simhash AS q
+  FROM rf WHERE id % 37 = 0;
+SELECT count(*) AS queries, count(*) FILTER (WHERE qid > 20000) AS of_flushed_rows,
+  count(*) FILTER (WHERE (SELECT count(*) FROM rf WHERE simhash_within(fp, q, 3)) <>
+                         (SELECT count(*) FROM rf WHERE fp <~> q <= 3)) AS mismatches
+  FROM rf_q;
+RESET enable_seqscan; RESET enable_bitmapscan;
+SELECT simhash_index_check('rf_fp');
+DROP TABLE rf, rf_q;
+DROP FUNCTION rf_pages(simhash);

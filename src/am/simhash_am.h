@@ -78,7 +78,13 @@
  * runs, which is logarithmic in the rows.  A scan copies each directory it
  * probes more than once into its memory (while they fit in a quarter of
  * work_mem; a larger one is read from its pages); the run pages it then
- * reads are checked for their run's generation as always.
+ * reads are checked for their run's generation as always.  A backend keeps,
+ * across scans and in memory only (rd_amcache, probe.c), a bitmap of the
+ * first key bits of each small run (at most 16 pages per table) it met in a
+ * second scan, and skips such a run for a prefix it lacks: runs only lose
+ * entries and a generation names one run for the index's life, so nothing
+ * on disk changes.  The pending rows are tested against the query before
+ * anything else is done with them.
  * A radius scan (and a scan without conditions) returns its rows in batches
  * of at most half of work_mem in hits, each resuming after the last entry the
  * previous one met (SimhashScanPos in scan_int.h); a bitmap scan adds each row
