@@ -182,6 +182,82 @@ write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *
 	return dir;
 }
 
+/*
+ * keys = items permuted for table tab, in (key, TID) order.  The items are
+ * distributed by the top SORT_BUCKET_BITS bits of their permuted key (a
+ * counting pass, then each item put straight into its bucket's place in
+ * keys) and each bucket is sorted: on uniform fingerprints the buckets hold
+ * a few dozen items, so the comparison sort does a fraction of the work it
+ * does on the whole array, in the same memory.  Skewed keys fall back to
+ * the comparison sort within their bucket; the order is the same.
+ */
+#define SORT_BUCKET_BITS 16
+#define SORT_BUCKETS	 (1 << SORT_BUCKET_BITS)
+
+void
+simhash_permute_sorted(const SimhashItem *items, int64 n, const sh_table *tab, SimhashItem *keys)
+{
+	int64 *start = palloc0((SORT_BUCKETS + 1) * sizeof(int64));
+	int64  i;
+
+	for (i = 0; i < n; i++)
+		start[(sh_table_permute(tab, items[i].key) >> (64 - SORT_BUCKET_BITS)) + 1]++;
+	for (i = 1; i <= SORT_BUCKETS; i++)
+		start[i] += start[i - 1];
+	for (i = 0; i < n; i++)
+	{
+		uint64 key = sh_table_permute(tab, items[i].key);
+		int64  at = start[key >> (64 - SORT_BUCKET_BITS)]++;
+
+		keys[at].key = key;
+		keys[at].tid = items[i].tid;
+	}
+	/* start[b] is now the end of bucket b, the start of bucket b + 1 */
+	for (i = 0; i < SORT_BUCKETS; i++)
+	{
+		int64 from = i == 0 ? 0 : start[i - 1];
+
+		if (start[i] - from > 1)
+			simhash_sort_items(keys + from, start[i] - from);
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(start);
+}
+
+/*
+ * The in-memory build: each table's permuted pairs sorted and written as
+ * the run's table, with progress (sorting, writing, tuples done).
+ */
+static void
+write_runs_in_memory(Relation heap, Relation index, const SimhashItem *items, int64 n,
+					 const sh_table *tables, int ntables, SimhashBuilt *out)
+{
+	SimhashItem *keys =
+		MemoryContextAllocExtended(CurrentMemoryContext, Max(n, 1) * sizeof(SimhashItem),
+								   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	out->run_npages = 0;
+	for (int t = 0; t < ntables; t++)
+	{
+		SimhashRunWriter w;
+
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+		simhash_permute_sorted(items, n, &tables[t], keys);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+		simhash_run_begin(&w, index, heap, false, t, 1);
+		for (int64 i = 0; i < n; i++)
+		{
+			simhash_run_add(&w, keys[i].key, &keys[i].tid);
+			if ((i & 65535) == 0)
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) t * n + i);
+		}
+		out->dir[t] = simhash_run_finish(&w);
+		out->run_npages = w.npages;
+	}
+	pfree(keys);
+}
+
 /* Write the NULLs chain of a build; returns its head, sets *tail. */
 static BlockNumber
 write_nulls(Relation index, ItemPointerData *tids, int64 n, BlockNumber *tail)
@@ -273,8 +349,7 @@ build_serial(Relation heap, Relation index, IndexInfo *indexInfo, const sh_table
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n * ntables);
 	if (bs.spill == NULL)
-		simhash_write_sorted_runs(index, heap, bs.items, bs.n, tables, ntables, false, 1, out->dir,
-								  &out->run_npages, true);
+		write_runs_in_memory(heap, index, bs.items, bs.n, tables, ntables, out);
 	else
 	{
 		for (int t = 0; t < ntables; t++)

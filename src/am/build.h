@@ -23,6 +23,10 @@ typedef struct SimhashBuilt
 	double			 heap_tuples;
 } SimhashBuilt;
 
+/* keys = items permuted for table tab, sorted by (key, TID); n items each. */
+extern void
+simhash_permute_sorted(const SimhashItem *items, int64 n, const sh_table *tab, SimhashItem *keys);
+
 /*
  * Workers planned for this build (0: serial), as btree's: the server's plan
  * on 17+, plan_create_index_workers() on older servers.

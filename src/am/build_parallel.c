@@ -114,13 +114,7 @@ write_chunk(Participant *pt)
 	{
 		BufFile *file;
 
-		CHECK_FOR_INTERRUPTS();
-		for (int64 i = 0; i < pt->n; i++)
-		{
-			keys[i].key = sh_table_permute(&pt->tables[t], pt->items[i].key);
-			keys[i].tid = pt->items[i].tid;
-		}
-		simhash_sort_items(keys, pt->n);
+		simhash_permute_sorted(pt->items, pt->n, &pt->tables[t], keys);
 		chunk_name(name, pt->p, t, pt->nchunks);
 		file = BufFileCreateFileSet(&pt->fileset->fs, name);
 		BufFileWrite(file, keys, pt->n * sizeof(SimhashItem));
