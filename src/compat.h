@@ -146,4 +146,19 @@ typedef PGAlignedBlock PGIOAlignedBlock;
 #define simhash_am_set_newer_fields(am) ((void) (am))
 #endif
 
+/*
+ * Parallel CREATE INDEX.  Since 17 an access method says it can build in
+ * parallel (amcanbuildparallel) and index_build() plans the workers
+ * (ii_ParallelWorkers); until 16 the server plans workers for btree only, so
+ * the build plans them itself with the same plan_create_index_workers().
+ * Either way ambuild runs its own parallel context.
+ */
+#if PG_VERSION_NUM >= 170000
+#define SIMHASH_SERVER_PLANS_BUILD_WORKERS		true
+#define simhash_set_canbuildparallel(am, value) ((am)->amcanbuildparallel = (value))
+#else
+#define SIMHASH_SERVER_PLANS_BUILD_WORKERS		false
+#define simhash_set_canbuildparallel(am, value) ((void) (value))
+#endif
+
 #endif /* SIMHASH_COMPAT_H */

@@ -6,9 +6,13 @@
  * While the pairs fit in maintenance_work_mem (16 bytes per row, twice: the
  * pairs and one table's sorted copy) they are sorted in memory.  Beyond that
  * they spill to a tuplestore, and each table is sorted by a tuplesort, both
- * bounded by maintenance_work_mem.
+ * bounded by maintenance_work_mem.  With parallel workers planned, the heap
+ * is scanned and the tables sorted by several processes (build_parallel.c);
+ * the leader writes the same pages.
  */
 #include "simhash_am.h"
+
+#include "build.h"
 
 #include "access/tableam.h"
 #include "access/xloginsert.h"
@@ -178,6 +182,82 @@ write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *
 	return dir;
 }
 
+/*
+ * keys = items permuted for table tab, in (key, TID) order.  The items are
+ * distributed by the top SORT_BUCKET_BITS bits of their permuted key (a
+ * counting pass, then each item put straight into its bucket's place in
+ * keys) and each bucket is sorted: on uniform fingerprints the buckets hold
+ * a few dozen items, so the comparison sort does a fraction of the work it
+ * does on the whole array, in the same memory.  Skewed keys fall back to
+ * the comparison sort within their bucket; the order is the same.
+ */
+#define SORT_BUCKET_BITS 16
+#define SORT_BUCKETS	 (1 << SORT_BUCKET_BITS)
+
+void
+simhash_permute_sorted(const SimhashItem *items, int64 n, const sh_table *tab, SimhashItem *keys)
+{
+	int64 *start = palloc0((SORT_BUCKETS + 1) * sizeof(int64));
+	int64  i;
+
+	for (i = 0; i < n; i++)
+		start[(sh_table_permute(tab, items[i].key) >> (64 - SORT_BUCKET_BITS)) + 1]++;
+	for (i = 1; i <= SORT_BUCKETS; i++)
+		start[i] += start[i - 1];
+	for (i = 0; i < n; i++)
+	{
+		uint64 key = sh_table_permute(tab, items[i].key);
+		int64  at = start[key >> (64 - SORT_BUCKET_BITS)]++;
+
+		keys[at].key = key;
+		keys[at].tid = items[i].tid;
+	}
+	/* start[b] is now the end of bucket b, the start of bucket b + 1 */
+	for (i = 0; i < SORT_BUCKETS; i++)
+	{
+		int64 from = i == 0 ? 0 : start[i - 1];
+
+		if (start[i] - from > 1)
+			simhash_sort_items(keys + from, start[i] - from);
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(start);
+}
+
+/*
+ * The in-memory build: each table's permuted pairs sorted and written as
+ * the run's table, with progress (sorting, writing, tuples done).
+ */
+static void
+write_runs_in_memory(Relation heap, Relation index, const SimhashItem *items, int64 n,
+					 const sh_table *tables, int ntables, SimhashBuilt *out)
+{
+	SimhashItem *keys =
+		MemoryContextAllocExtended(CurrentMemoryContext, Max(n, 1) * sizeof(SimhashItem),
+								   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	out->run_npages = 0;
+	for (int t = 0; t < ntables; t++)
+	{
+		SimhashRunWriter w;
+
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+		simhash_permute_sorted(items, n, &tables[t], keys);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+		simhash_run_begin(&w, index, heap, false, t, 1);
+		for (int64 i = 0; i < n; i++)
+		{
+			simhash_run_add(&w, keys[i].key, &keys[i].tid);
+			if ((i & 65535) == 0)
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64) t * n + i);
+		}
+		out->dir[t] = simhash_run_finish(&w);
+		out->run_npages = w.npages;
+	}
+	pfree(keys);
+}
+
 /* Write the NULLs chain of a build; returns its head, sets *tail. */
 static BlockNumber
 write_nulls(Relation index, ItemPointerData *tids, int64 n, BlockNumber *tail)
@@ -248,21 +328,55 @@ check_exclusion(Relation index, IndexInfo *indexInfo)
 }
 
 /*
- * ambuild: scan the heap, then write one sorted run per permuted table (each
+ * The serial build: one scan of the heap, then each table sorted (in memory,
+ * or by a tuplesort once the pairs outgrow maintenance_work_mem) and
+ * written as the run's table.
+ */
+static void
+build_serial(Relation heap, Relation index, IndexInfo *indexInfo, const sh_table *tables,
+			 int ntables, SimhashBuilt *out)
+{
+	BuildState bs = {0};
+
+	bs.mem_limit =
+		Max((int64) 1024, (int64) maintenance_work_mem * 1024 / (2 * (int64) sizeof(SimhashItem)));
+	bs.cap = 1024;
+	bs.items = MemoryContextAllocHuge(CurrentMemoryContext, bs.cap * sizeof(SimhashItem));
+	bs.nullcap = 64;
+	bs.nulls = MemoryContextAllocHuge(CurrentMemoryContext, bs.nullcap * sizeof(ItemPointerData));
+
+	table_index_build_scan(heap, index, indexInfo, true, true, build_callback, &bs, NULL);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n * ntables);
+	if (bs.spill == NULL)
+		write_runs_in_memory(heap, index, bs.items, bs.n, tables, ntables, out);
+	else
+	{
+		for (int t = 0; t < ntables; t++)
+			out->dir[t] = write_run_sorted(heap, index, &bs, &tables[t], t, 1, &out->run_npages);
+		tuplestore_end(bs.spill);
+	}
+	out->n = bs.n;
+	out->nulls = bs.nulls;
+	out->nnulls = bs.nnulls;
+	out->heap_tuples = bs.heap_tuples;
+}
+
+/*
+ * ambuild: scan the heap (in parallel when workers are planned, see
+ * build_parallel.c), then write one sorted run per permuted table (each
  * with its directory), the NULLs chain, the run list and the metapage.
  */
 IndexBuildResult *
 simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
-	BuildState		  bs = {0};
-	int				  bits, blocks, ntables, t;
+	SimhashBuilt	  built = {0};
+	int				  bits, blocks, ntables, t, nworkers;
 	sh_table		 *tables;
 	Buffer			  metabuf, listbuf;
 	SimhashMetaPage	  meta;
 	SimhashRunList	 *list;
-	BlockNumber		  dir[SIMHASH_MAX_TABLES];
-	BlockNumber		  run_npages = 0;
 	MemoryContext	  cxt, old;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
@@ -287,12 +401,6 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", SIMHASH_CONTEXT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-	bs.mem_limit =
-		Max((int64) 1024, (int64) maintenance_work_mem * 1024 / (2 * (int64) sizeof(SimhashItem)));
-	bs.cap = 1024;
-	bs.items = MemoryContextAllocHuge(cxt, bs.cap * sizeof(SimhashItem));
-	bs.nullcap = 64;
-	bs.nulls = MemoryContextAllocHuge(cxt, bs.nullcap * sizeof(ItemPointerData));
 
 	/*
 	 * The table's size goes with the phase, in one update: the table scan
@@ -306,37 +414,31 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 		pgstat_progress_update_multi_param(3, params, values);
 	}
-	table_index_build_scan(heap, index, indexInfo, true, true, build_callback, &bs, NULL);
-
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n * ntables);
-	if (bs.spill == NULL)
-		simhash_write_sorted_runs(index, heap, bs.items, bs.n, tables, ntables, false, 1, dir,
-								  &run_npages, true);
-	else
-	{
-		for (t = 0; t < ntables; t++)
-			dir[t] = write_run_sorted(heap, index, &bs, &tables[t], t, 1, &run_npages);
-		tuplestore_end(bs.spill);
-	}
+	nworkers = simhash_build_workers(heap, index, indexInfo);
+	if (nworkers > 0)
+		ereport(DEBUG1, (errmsg_internal("simhash index \"%s\": parallel build, %d workers planned",
+										 RelationGetRelationName(index), nworkers)));
+	if (nworkers == 0 || !simhash_build_parallel(heap, index, indexInfo, nworkers, ntables, &built))
+		build_serial(heap, index, indexInfo, tables, ntables, &built);
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
 	list = SimhashPageGetRunList(BufferGetPage(listbuf));
 	meta->gen_seq = 1;
-	if (bs.n > 0)
+	if (built.n > 0)
 	{
 		list->nruns = 1;
 		list->runs[0].gen = 1;
-		list->runs[0].npages = run_npages;
-		list->runs[0].count = bs.n;
+		list->runs[0].npages = built.run_npages;
+		list->runs[0].count = built.n;
 		for (t = 0; t < ntables; t++)
-			list->run_dir[t] = dir[t];
+			list->run_dir[t] = built.dir[t];
 	}
 	MarkBufferDirty(listbuf);
 	UnlockReleaseBuffer(listbuf);
-	meta->nnulls = bs.nnulls;
-	meta->nulls_head = write_nulls(index, bs.nulls, bs.nnulls, &meta->nulls_tail);
+	meta->nnulls = built.nnulls;
+	meta->nulls_head = write_nulls(index, built.nulls, built.nnulls, &meta->nulls_tail);
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
@@ -346,8 +448,8 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	/* The result outlives the build's context: allocate it in the caller's. */
 	MemoryContextSwitchTo(old);
 	result = palloc(sizeof(IndexBuildResult));
-	result->heap_tuples = bs.heap_tuples;
-	result->index_tuples = (double) (bs.n + bs.nnulls);
+	result->heap_tuples = built.heap_tuples;
+	result->index_tuples = (double) (built.n + built.nnulls);
 	MemoryContextDelete(cxt);
 	return result;
 }

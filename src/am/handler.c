@@ -31,6 +31,7 @@ simhash_am_handler(PG_FUNCTION_ARGS)
 	am->amclusterable = false;
 	am->ampredlocks = false;
 	am->amcanparallel = false;
+	simhash_set_canbuildparallel(am, true); /* build.c: parallel CREATE INDEX */
 	am->amcaninclude = false;
 	am->amusemaintenanceworkmem = false;
 	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;

@@ -1,0 +1,490 @@
+/*
+ * build_parallel.c — CREATE INDEX with parallel workers, planned as for
+ * btree (max_parallel_maintenance_workers, the table's parallel_workers,
+ * at least 32 MB of maintenance_work_mem per participant, serial for
+ * temporary tables and parallel-unsafe index expressions).
+ *
+ * The participants (the workers, and the leader unless
+ * parallel_leader_participation is off) scan the heap in parallel.  Each
+ * holds (fingerprint, TID) pairs in its share of maintenance_work_mem (the
+ * planned participants split it, as btree's do); whenever the share is full
+ * and at the end of its scan it sorts them once per permuted table and
+ * writes each table's sorted chunk to a temporary file of a shared file set;
+ * NULLs go to a file of their own.  Once every participant is done, the
+ * leader merges, table by table, the chunks of all participants in (key,
+ * TID) order into the run writer, and sorts the NULLs by TID: the run it
+ * writes is the one a serial build writes, page for page.
+ *
+ * The same code runs on every server: 17+ plan the workers themselves
+ * (amcanbuildparallel), older ones are asked here (compat.h).
+ */
+#include "simhash_am.h"
+
+#include "build.h"
+
+#include "access/parallel.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "optimizer/optimizer.h"
+#include "pgstat.h"
+#include "storage/buffile.h"
+#include "storage/sharedfileset.h"
+#include "storage/spin.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+/* Keys of the parallel context's table of contents. */
+#define SIMHASH_KEY_SHARED	UINT64CONST(0x5348495842000001)
+#define SIMHASH_KEY_FILESET UINT64CONST(0x5348495842000002)
+#define SIMHASH_KEY_SCAN	UINT64CONST(0x5348495842000003)
+
+/* Items a merge input reads from its file at a time. */
+#define MERGE_BATCH 256
+
+/* What one participant did, written by it when it is done. */
+typedef struct SimhashParticipantDone
+{
+	bool   done;
+	int	   nchunks; /* sorted chunks written per table */
+	int64  n;		/* fingerprints */
+	int64  nnulls;
+	double heap_tuples;
+} SimhashParticipantDone;
+
+/* The build's shared state. */
+typedef struct SimhashBuildShared
+{
+	Oid					   heaprelid;
+	Oid					   indexrelid;
+	bool				   isconcurrent;
+	int					   nslots;		/* planned workers + the leader */
+	int64				   chunk_items; /* pairs a participant holds before it writes a chunk */
+	slock_t				   mutex;		/* protects what follows */
+	bool				   brokenhotchain;
+	SimhashParticipantDone part[FLEXIBLE_ARRAY_MEMBER];
+} SimhashBuildShared;
+
+/* A participant's state while it scans. */
+typedef struct Participant
+{
+	Relation	   index;
+	SharedFileSet *fileset;
+	int			   p; /* its slot: ParallelWorkerNumber, the leader last */
+	sh_table	  *tables;
+	int			   ntables;
+	SimhashItem	  *items;
+	int64		   n, cap, limit;
+	BufFile		  *nulls;
+	int			   nchunks;
+	int64		   total, nnulls;
+	double		   heap_tuples;
+} Participant;
+
+static void
+chunk_name(char *name, int p, int t, int c)
+{
+	snprintf(name, MAXPGPATH, "simhash.p%d.t%d.c%d", p, t, c);
+}
+
+static void
+nulls_name(char *name, int p)
+{
+	snprintf(name, MAXPGPATH, "simhash.p%d.nulls", p);
+}
+
+/*
+ * Write the pairs held as one sorted chunk per table and empty the array.
+ * The permuted copy is zeroed once, so the padding of each item written is
+ * defined.
+ */
+static void
+write_chunk(Participant *pt)
+{
+	SimhashItem *keys =
+		MemoryContextAllocExtended(CurrentMemoryContext, Max(pt->n, 1) * sizeof(SimhashItem),
+								   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	char name[MAXPGPATH];
+
+	for (int t = 0; t < pt->ntables; t++)
+	{
+		BufFile *file;
+
+		simhash_permute_sorted(pt->items, pt->n, &pt->tables[t], keys);
+		chunk_name(name, pt->p, t, pt->nchunks);
+		file = BufFileCreateFileSet(&pt->fileset->fs, name);
+		BufFileWrite(file, keys, pt->n * sizeof(SimhashItem));
+		BufFileClose(file);
+	}
+	pfree(keys);
+	pt->nchunks++;
+	pt->n = 0;
+}
+
+/* table_index_build_scan's callback in a participant. */
+static void
+participant_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+					 bool tupleIsAlive, void *arg)
+{
+	Participant *pt = (Participant *) arg;
+	uint64		 fp;
+
+	pt->heap_tuples += 1;
+	if (isnull[0] || !simhash_index_value(index, values[0], &fp))
+	{
+		BufFileWrite(pt->nulls, tid, sizeof(ItemPointerData));
+		pt->nnulls++;
+		return;
+	}
+	if (pt->n == pt->limit)
+		write_chunk(pt);
+	if (pt->n == pt->cap)
+	{
+		pt->cap = Min(pt->cap * 2, pt->limit);
+		pt->items = repalloc_huge(pt->items, pt->cap * sizeof(SimhashItem));
+	}
+	pt->items[pt->n].key = fp;
+	pt->items[pt->n].tid = *tid;
+	pt->n++;
+	pt->total++;
+}
+
+/*
+ * One participant's share of the build: scan what the parallel scan hands
+ * it, write its chunks and NULLs, record what it did in its slot.
+ */
+static void
+participate(SimhashBuildShared *shared, SharedFileSet *fileset, ParallelTableScanDesc pscan,
+			Relation heap, Relation index, IndexInfo *indexInfo, int p, bool progress)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build participant",
+											  SIMHASH_CONTEXT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Participant	  pt = {0};
+	TableScanDesc scan;
+	int			  bits, blocks;
+	char		  name[MAXPGPATH];
+
+	simhash_options_resolve(index, &bits, &blocks);
+	pt.tables = simhash_layout(blocks, bits, &pt.ntables);
+	pt.index = index;
+	pt.fileset = fileset;
+	pt.p = p;
+	pt.limit = shared->chunk_items;
+	pt.cap = Min((int64) 1024, pt.limit);
+	pt.items = MemoryContextAllocHuge(cxt, pt.cap * sizeof(SimhashItem));
+	nulls_name(name, p);
+	pt.nulls = BufFileCreateFileSet(&fileset->fs, name);
+
+	scan = table_beginscan_parallel(heap, pscan);
+	table_index_build_scan(heap, index, indexInfo, true, progress, participant_callback, &pt, scan);
+	if (pt.n > 0)
+		write_chunk(&pt);
+	BufFileClose(pt.nulls);
+
+	SpinLockAcquire(&shared->mutex);
+	shared->part[p].nchunks = pt.nchunks;
+	shared->part[p].n = pt.total;
+	shared->part[p].nnulls = pt.nnulls;
+	shared->part[p].heap_tuples = pt.heap_tuples;
+	shared->part[p].done = true;
+	if (indexInfo->ii_BrokenHotChain)
+		shared->brokenhotchain = true;
+	SpinLockRelease(&shared->mutex);
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/* The entry point of a build worker (CreateParallelContext names it). */
+PGDLLEXPORT void simhash_build_worker_main(dsm_segment *seg, shm_toc *toc);
+
+void
+simhash_build_worker_main(dsm_segment *seg, shm_toc *toc)
+{
+	SimhashBuildShared	 *shared = shm_toc_lookup(toc, SIMHASH_KEY_SHARED, false);
+	SharedFileSet		 *fileset = shm_toc_lookup(toc, SIMHASH_KEY_FILESET, false);
+	ParallelTableScanDesc pscan = shm_toc_lookup(toc, SIMHASH_KEY_SCAN, false);
+	LOCKMODE			  heaplock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
+	Relation			  heap, index;
+	IndexInfo			 *indexInfo;
+
+	/* the leader holds these locks: the lock group makes them compatible */
+	heap = table_open(shared->heaprelid, heaplock);
+	index = index_open(shared->indexrelid, RowExclusiveLock);
+	SharedFileSetAttach(fileset, seg);
+
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = shared->isconcurrent;
+	participate(shared, fileset, pscan, heap, index, indexInfo, ParallelWorkerNumber, false);
+
+	index_close(index, RowExclusiveLock);
+	table_close(heap, heaplock);
+}
+
+/* ---- the leader's merge ------------------------------------------------- */
+
+/* One sorted chunk being merged. */
+typedef struct MergeInput
+{
+	BufFile	   *file;
+	int			i, n;
+	SimhashItem items[MERGE_BATCH];
+} MergeInput;
+
+static bool
+input_fill(MergeInput *in)
+{
+	size_t got = BufFileRead(in->file, in->items, sizeof(in->items));
+
+	if (got % sizeof(SimhashItem) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("simhash build: could not read a sorted chunk: read %zu bytes", got)));
+	in->i = 0;
+	in->n = (int) (got / sizeof(SimhashItem));
+	return in->n > 0;
+}
+
+static inline bool
+item_less(const SimhashItem *a, const SimhashItem *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key;
+	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid) < 0;
+}
+
+/* Restore the min-heap of inputs (by their current item) below position i. */
+static void
+heap_sift_down(MergeInput **h, int n, int i)
+{
+	for (;;)
+	{
+		int l = 2 * i + 1, m = i;
+
+		if (l < n && item_less(&h[l]->items[h[l]->i], &h[m]->items[h[m]->i]))
+			m = l;
+		if (l + 1 < n && item_less(&h[l + 1]->items[h[l + 1]->i], &h[m]->items[h[m]->i]))
+			m = l + 1;
+		if (m == i)
+			return;
+		{
+			MergeInput *x = h[i];
+
+			h[i] = h[m];
+			h[m] = x;
+		}
+		i = m;
+	}
+}
+
+/*
+ * Table t of the run: the k-way merge of every participant's chunks of
+ * table t into the run writer.  Returns its directory's first block.
+ */
+static BlockNumber
+merge_table(Relation heap, Relation index, SimhashBuildShared *shared, SharedFileSet *fileset,
+			int t, int64 n, BlockNumber *npages)
+{
+	int				 k = 0, nin = 0;
+	MergeInput		*inputs;
+	MergeInput	   **h;
+	SimhashRunWriter w;
+	BlockNumber		 dir;
+	char			 name[MAXPGPATH];
+
+	for (int p = 0; p < shared->nslots; p++)
+		k += shared->part[p].nchunks;
+	inputs = palloc(sizeof(MergeInput) * Max(k, 1));
+	h = palloc(sizeof(MergeInput *) * Max(k, 1));
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+	for (int p = 0; p < shared->nslots; p++)
+		for (int c = 0; c < shared->part[p].nchunks; c++)
+		{
+			MergeInput *in = &inputs[nin++];
+
+			chunk_name(name, p, t, c);
+			in->file = BufFileOpenFileSet(&fileset->fs, name, O_RDONLY, false);
+			(void) input_fill(in);
+		}
+	/* the heap holds the inputs that have an item */
+	k = 0;
+	for (int j = 0; j < nin; j++)
+		if (inputs[j].n > 0)
+			h[k++] = &inputs[j];
+	for (int j = k / 2 - 1; j >= 0; j--)
+		heap_sift_down(h, k, j);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+	simhash_run_begin(&w, index, heap, false, t, 1);
+	while (k > 0)
+	{
+		MergeInput *top = h[0];
+
+		simhash_run_add(&w, top->items[top->i].key, &top->items[top->i].tid);
+		if ((w.count & 65535) == 0)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+										 (int64) t * n + (int64) w.count);
+		if (++top->i == top->n && !input_fill(top))
+			h[0] = h[--k];
+		heap_sift_down(h, k, 0);
+	}
+	dir = simhash_run_finish(&w);
+	if (w.count != (uint64) n)
+		elog(ERROR, "simhash build: table %d got " UINT64_FORMAT " entries, expected " INT64_FORMAT,
+			 t, w.count, n);
+	*npages = w.npages;
+	for (int j = 0; j < nin; j++)
+		BufFileClose(inputs[j].file);
+	pfree(inputs);
+	pfree(h);
+	return dir;
+}
+
+static int
+tid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/* Every participant's NULLs, in TID order. */
+static void
+collect_nulls(SimhashBuildShared *shared, SharedFileSet *fileset, SimhashBuilt *out)
+{
+	int64 n = 0;
+	char  name[MAXPGPATH];
+
+	for (int p = 0; p < shared->nslots; p++)
+		out->nnulls += shared->part[p].nnulls;
+	out->nulls =
+		MemoryContextAllocHuge(CurrentMemoryContext, Max(out->nnulls, 1) * sizeof(ItemPointerData));
+	for (int p = 0; p < shared->nslots; p++)
+	{
+		BufFile *file;
+		size_t	 want = shared->part[p].nnulls * sizeof(ItemPointerData);
+
+		if (!shared->part[p].done)
+			continue;
+		nulls_name(name, p);
+		file = BufFileOpenFileSet(&fileset->fs, name, O_RDONLY, false);
+		if (want > 0 && BufFileRead(file, out->nulls + n, want) != want)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("simhash build: could not read the NULLs of participant %d", p)));
+		BufFileClose(file);
+		n += shared->part[p].nnulls;
+	}
+	qsort(out->nulls, out->nnulls, sizeof(ItemPointerData), tid_cmp);
+}
+
+/* ---- the leader ------------------------------------------------------ */
+
+int
+simhash_build_workers(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	if (SIMHASH_SERVER_PLANS_BUILD_WORKERS)
+		return indexInfo->ii_ParallelWorkers;
+	if (!IsNormalProcessingMode())
+		return 0;
+	return plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
+}
+
+bool
+simhash_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int nworkers,
+					   int ntables, SimhashBuilt *out)
+{
+	bool				  leader = parallel_leader_participation;
+	int					  nslots = nworkers + 1;
+	Size				  estshared, estscan;
+	Snapshot			  snapshot;
+	ParallelContext		 *pcxt;
+	SimhashBuildShared	 *shared;
+	SharedFileSet		 *fileset;
+	ParallelTableScanDesc pscan;
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("simhash", "simhash_build_worker_main", nworkers);
+	snapshot = indexInfo->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
+
+	estshared = add_size(offsetof(SimhashBuildShared, part),
+						 mul_size(nslots, sizeof(SimhashParticipantDone)));
+	estscan = table_parallelscan_estimate(heap, snapshot);
+	shm_toc_estimate_chunk(&pcxt->estimator, estshared);
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(SharedFileSet));
+	shm_toc_estimate_chunk(&pcxt->estimator, estscan);
+	shm_toc_estimate_keys(&pcxt->estimator, 3);
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg == NULL)
+		goto serial;
+
+	shared = shm_toc_allocate(pcxt->toc, estshared);
+	memset(shared, 0, estshared);
+	shared->heaprelid = RelationGetRelid(heap);
+	shared->indexrelid = RelationGetRelid(index);
+	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->nslots = nslots;
+	/*
+	 * Each planned participant gets an equal share of maintenance_work_mem:
+	 * its pairs and one table's sorted copy, 16 bytes each.
+	 */
+	shared->chunk_items =
+		Max((int64) 1024, (int64) maintenance_work_mem * 1024 / (nworkers + (leader ? 1 : 0)) /
+							  (2 * (int64) sizeof(SimhashItem)));
+	SpinLockInit(&shared->mutex);
+	fileset = shm_toc_allocate(pcxt->toc, sizeof(SharedFileSet));
+	SharedFileSetInit(fileset, pcxt->seg);
+	pscan = shm_toc_allocate(pcxt->toc, estscan);
+	table_parallelscan_initialize(heap, pscan, snapshot);
+	shm_toc_insert(pcxt->toc, SIMHASH_KEY_SHARED, shared);
+	shm_toc_insert(pcxt->toc, SIMHASH_KEY_FILESET, fileset);
+	shm_toc_insert(pcxt->toc, SIMHASH_KEY_SCAN, pscan);
+
+	LaunchParallelWorkers(pcxt);
+	ereport(DEBUG2,
+			(errmsg_internal("simhash index \"%s\": %d of %d parallel workers launched",
+							 RelationGetRelationName(index), pcxt->nworkers_launched, nworkers)));
+	if (pcxt->nworkers_launched == 0)
+	{
+		WaitForParallelWorkersToFinish(pcxt);
+		goto serial;
+	}
+
+	if (leader)
+		participate(shared, fileset, pscan, heap, index, indexInfo, nworkers, true);
+	WaitForParallelWorkersToFinish(pcxt);
+
+	for (int p = 0; p < nslots; p++)
+	{
+		out->n += shared->part[p].n;
+		out->heap_tuples += shared->part[p].heap_tuples;
+	}
+	if (shared->brokenhotchain)
+		indexInfo->ii_BrokenHotChain = true;
+	{
+		const int	params[] = {PROGRESS_CREATEIDX_TUPLES_TOTAL, PROGRESS_CREATEIDX_SUBPHASE};
+		const int64 values[] = {out->n * ntables, SIMHASH_PHASE_SORT};
+
+		pgstat_progress_update_multi_param(2, params, values);
+	}
+	out->run_npages = 0;
+	for (int t = 0; t < ntables; t++)
+		out->dir[t] = merge_table(heap, index, shared, fileset, t, out->n, &out->run_npages);
+	collect_nulls(shared, fileset, out);
+
+	if (IsMVCCSnapshot(snapshot))
+		UnregisterSnapshot(snapshot);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return true;
+
+serial:
+	if (IsMVCCSnapshot(snapshot))
+		UnregisterSnapshot(snapshot);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return false;
+}
