@@ -83,9 +83,9 @@ BEGIN
     INSERT INTO ir_lat VALUES ('insert_sim', b, ins_sim, nr), ('insert_bt', b, ins_bt, nr);
     FOR j IN 1..queries LOOP
       SELECT q INTO qv FROM ir_q WHERE k = 1 + ((b * queries + j) * 7919) % 1000;
-      -- each pair in both orders in turn, so that neither side always
-      -- comes first after the INSERT (colder caches)
-      IF j % 2 = 1 THEN
+      -- each pair in both orders in turn, and the first query after an
+      -- INSERT (colder caches) on either side in turn
+      IF (b + j) % 2 = 1 THEN
         t0 := clock_timestamp();
         EXECUTE 'SELECT count(*) FROM ir_sim WHERE simhash_within(fp, \$1, 3)' INTO c USING qv;
         t1 := clock_timestamp();
