@@ -9,7 +9,8 @@
 #     of stored rows) on the simhash table being ingested, each paired with
 #     the same query on a table holding the final rows (base + every batch)
 #     whose simhash index was built fresh by CREATE INDEX: one after the
-#     other, so that load from other processes hits both alike.
+#     other, in both orders in turn, so that load from other processes and
+#     cold caches after the INSERT hit both alike.
 # Tables of IR_BASE rows (default 2,000,000), SCALE times.  Autovacuum is off
 # on the ingested tables: the index's runs are what the INSERTs left (the
 # worst case; a VACUUM compacts them).  Timings are taken inside the server
@@ -54,7 +55,8 @@ VACUUM ANALYZE ir_sim, ir_bt, ir_fresh, ir_new, ir_q;
 CREATE OR REPLACE PROCEDURE ir_run(n bigint, batches int, batch int, queries int)
 LANGUAGE plpgsql AS \$\$
 DECLARE
-  t0 timestamptz; t1 timestamptz; t2 timestamptz; t3 timestamptz; c bigint; lo bigint; qv simhash; nr int;
+  t0 timestamptz; t1 timestamptz; t2 timestamptz; t3 timestamptz; t4 timestamptz;
+  us_ing float8; us_fresh float8; ep_ing float8; ep_fresh float8; c bigint; lo bigint; qv simhash; nr int;
   ins_sim float8; ins_bt float8;
 BEGIN
   -- the static queries below keep one generic plan: execution alone
@@ -81,18 +83,35 @@ BEGIN
     INSERT INTO ir_lat VALUES ('insert_sim', b, ins_sim, nr), ('insert_bt', b, ins_bt, nr);
     FOR j IN 1..queries LOOP
       SELECT q INTO qv FROM ir_q WHERE k = 1 + ((b * queries + j) * 7919) % 1000;
-      t0 := clock_timestamp();
-      EXECUTE 'SELECT count(*) FROM ir_sim WHERE simhash_within(fp, \$1, 3)' INTO c USING qv;
-      t1 := clock_timestamp();
-      EXECUTE 'SELECT count(*) FROM ir_fresh WHERE simhash_within(fp, \$1, 3)' INTO c USING qv;
-      t2 := clock_timestamp();
-      SELECT count(*) INTO c FROM ir_sim WHERE simhash_within(fp, qv, 3);
-      t3 := clock_timestamp();
-      SELECT count(*) INTO c FROM ir_fresh WHERE simhash_within(fp, qv, 3);
-      INSERT INTO ir_lat VALUES ('query_ing', b, extract(epoch FROM t1 - t0) * 1e6, nr),
-        ('query_fresh', b, extract(epoch FROM t2 - t1) * 1e6, nr),
-        ('prep_ing', b, extract(epoch FROM t3 - t2) * 1e6, nr),
-        ('prep_fresh', b, extract(epoch FROM clock_timestamp() - t3) * 1e6, nr);
+      -- each pair in both orders in turn, and the first query after an
+      -- INSERT (colder caches) on either side in turn
+      IF (b + j) % 2 = 1 THEN
+        t0 := clock_timestamp();
+        EXECUTE 'SELECT count(*) FROM ir_sim WHERE simhash_within(fp, \$1, 3)' INTO c USING qv;
+        t1 := clock_timestamp();
+        EXECUTE 'SELECT count(*) FROM ir_fresh WHERE simhash_within(fp, \$1, 3)' INTO c USING qv;
+        t2 := clock_timestamp();
+        SELECT count(*) INTO c FROM ir_sim WHERE simhash_within(fp, qv, 3);
+        t3 := clock_timestamp();
+        SELECT count(*) INTO c FROM ir_fresh WHERE simhash_within(fp, qv, 3);
+        t4 := clock_timestamp();
+        us_ing := extract(epoch FROM t1 - t0) * 1e6; us_fresh := extract(epoch FROM t2 - t1) * 1e6;
+        ep_ing := extract(epoch FROM t3 - t2) * 1e6; ep_fresh := extract(epoch FROM t4 - t3) * 1e6;
+      ELSE
+        t0 := clock_timestamp();
+        EXECUTE 'SELECT count(*) FROM ir_fresh WHERE simhash_within(fp, \$1, 3)' INTO c USING qv;
+        t1 := clock_timestamp();
+        EXECUTE 'SELECT count(*) FROM ir_sim WHERE simhash_within(fp, \$1, 3)' INTO c USING qv;
+        t2 := clock_timestamp();
+        SELECT count(*) INTO c FROM ir_fresh WHERE simhash_within(fp, qv, 3);
+        t3 := clock_timestamp();
+        SELECT count(*) INTO c FROM ir_sim WHERE simhash_within(fp, qv, 3);
+        t4 := clock_timestamp();
+        us_fresh := extract(epoch FROM t1 - t0) * 1e6; us_ing := extract(epoch FROM t2 - t1) * 1e6;
+        ep_fresh := extract(epoch FROM t3 - t2) * 1e6; ep_ing := extract(epoch FROM t4 - t3) * 1e6;
+      END IF;
+      INSERT INTO ir_lat VALUES ('query_ing', b, us_ing, nr), ('query_fresh', b, us_fresh, nr),
+        ('prep_ing', b, ep_ing, nr), ('prep_fresh', b, ep_fresh, nr);
     END LOOP;
     COMMIT;
   END LOOP;
