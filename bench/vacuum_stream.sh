@@ -44,6 +44,8 @@ if [ "$major" -ge 17 ]; then
 	mkdir -p "$B"
 	(cd "$ROOT" && { git ls-files -z; git ls-files -z --others --exclude-standard; } |
 		xargs -0 cp --parents -t "$B")
+	# the C++ core as tmpc_install built it (no PostgreSQL header: same objects)
+	(cd "$ROOT" && cp .pg-build "$B"/ && find src/core -name '*.o' -exec cp --parents -t "$B" {} +)
 	make -s -C "$B" -j2 PG_CONFIG="$PG_CONFIG" COPT=-DSIMHASH_NO_READ_STREAM >/dev/null
 	cp "$B/simhash.so" "$TMPC_DIR/simhash.so.nostream"
 else
@@ -104,8 +106,8 @@ VACUUM t;
 SELECT round(extract(epoch FROM clock_timestamp() - t0)::numeric, 3) FROM t0;
 SQL
 )
-			check=$(psql_db trial -At -c "SELECT simhash_index_check('t_fp') IS NULL")
-			[ "$check" = t ] || { echo "index check failed after VACUUM ($s, $v)" >&2; exit 1; }
+			# the index is whole afterwards (an error stops the script)
+			psql_db trial -At -c "SELECT simhash_index_check('t_fp')" >/dev/null
 			echo "$major,$s,$v,$trial,$ROWS,$index_pages,$secs" >> "$out"
 			echo "trial $trial $s $v: $secs s"
 			psql_db postgres -c 'DROP DATABASE trial'
