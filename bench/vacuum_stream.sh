@@ -17,6 +17,7 @@
 # "del5" (5% of the rows deleted: bulk delete reads every run page, then the
 # sweep) and "del60" (60% deleted: as del5, then cleanup rewrites the
 # sparse run, a merge reading every run page again).
+# SERVER_OPTS adds server options (e.g. "-c io_method=sync" on 18).
 # Prints, per scenario and build, the median VACUUM seconds with min..max,
 # and the median of the paired ratios nostream/stream; writes
 # $BENCH_RESULTS/vacuum_stream.csv.  Never fails on time.
@@ -53,7 +54,7 @@ else
 	cp "$pkglib/simhash.so" "$TMPC_DIR/simhash.so.nostream"
 fi
 
-OPTS="-c shared_buffers=512MB -c autovacuum=off -c max_wal_size=8GB -c checkpoint_timeout=1h"
+OPTS="-c shared_buffers=512MB -c autovacuum=off -c max_wal_size=8GB -c checkpoint_timeout=1h ${SERVER_OPTS:-}"
 tmpc_start $OPTS
 psql_db() { local db=$1; shift; tmpc_psql -d "$db" "$@"; }
 
