@@ -17,6 +17,7 @@
 # "del5" (5% of the rows deleted: bulk delete reads every run page, then the
 # sweep) and "del60" (60% deleted: as del5, then cleanup rewrites the
 # sparse run, a merge reading every run page again).
+# SERVER_OPTS adds server options (e.g. "-c io_method=sync" on 18).
 # Prints, per scenario and build, the median VACUUM seconds with min..max,
 # and the median of the paired ratios nostream/stream; writes
 # $BENCH_RESULTS/vacuum_stream.csv.  Never fails on time.
@@ -44,6 +45,8 @@ if [ "$major" -ge 17 ]; then
 	mkdir -p "$B"
 	(cd "$ROOT" && { git ls-files -z; git ls-files -z --others --exclude-standard; } |
 		xargs -0 cp --parents -t "$B")
+	# the C++ core as tmpc_install built it (no PostgreSQL header: same objects)
+	(cd "$ROOT" && cp .pg-build "$B"/ && find src/core -name '*.o' -exec cp --parents -t "$B" {} +)
 	make -s -C "$B" -j2 PG_CONFIG="$PG_CONFIG" COPT=-DSIMHASH_NO_READ_STREAM >/dev/null
 	cp "$B/simhash.so" "$TMPC_DIR/simhash.so.nostream"
 else
@@ -51,7 +54,7 @@ else
 	cp "$pkglib/simhash.so" "$TMPC_DIR/simhash.so.nostream"
 fi
 
-OPTS="-c shared_buffers=512MB -c autovacuum=off -c max_wal_size=8GB -c checkpoint_timeout=1h"
+OPTS="-c shared_buffers=512MB -c autovacuum=off -c max_wal_size=8GB -c checkpoint_timeout=1h ${SERVER_OPTS:-}"
 tmpc_start $OPTS
 psql_db() { local db=$1; shift; tmpc_psql -d "$db" "$@"; }
 
@@ -104,8 +107,8 @@ VACUUM t;
 SELECT round(extract(epoch FROM clock_timestamp() - t0)::numeric, 3) FROM t0;
 SQL
 )
-			check=$(psql_db trial -At -c "SELECT simhash_index_check('t_fp') IS NULL")
-			[ "$check" = t ] || { echo "index check failed after VACUUM ($s, $v)" >&2; exit 1; }
+			# the index is whole afterwards (an error stops the script)
+			psql_db trial -At -c "SELECT simhash_index_check('t_fp')" >/dev/null
 			echo "$major,$s,$v,$trial,$ROWS,$index_pages,$secs" >> "$out"
 			echo "trial $trial $s $v: $secs s"
 			psql_db postgres -c 'DROP DATABASE trial'
