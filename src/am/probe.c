@@ -1074,7 +1074,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 	for (int i = 0; i < nlos; i++)
 	{
 		uint64 lo = los[i];
-		int	   b = cache->n, step = 1;
+		int	   b, step = 1;
 
 		if (a < cache->n && cache->hikeys[a] < lo)
 		{
