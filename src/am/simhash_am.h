@@ -76,9 +76,10 @@
  * of every table (binary search in the run's directory, then the run pages
  * it lists) and reads the pending buffer; its cost grows with the number of
  * runs, which is logarithmic in the rows.  A scan copies each directory it
- * probes more than once (KNN: at its first probe) into its memory (while they fit in a quarter of
- * work_mem; a larger one is read from its pages); the run pages it then
- * reads are checked for their run's generation as always.
+ * probes more than once (KNN: at its first probe) into its memory (while
+ * they fit in a quarter of work_mem; a larger one is read from its pages);
+ * the run pages it then reads are checked for their run's generation as
+ * always.
  * A radius scan (and a scan without conditions) returns its rows in batches
  * of at most half of work_mem in hits, each resuming after the last entry the
  * previous one met (SimhashScanPos in scan_int.h); a bitmap scan adds each row
