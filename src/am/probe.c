@@ -1133,7 +1133,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 			__builtin_prefetch(pp);
 			__builtin_prefetch((char *) SimhashPageGetOpaque(pp));
 			for (int l = 0; l < prefetch_lines; l++)
-				__builtin_prefetch(guess + l * 64);
+				__builtin_prefetch(guess + (Size) l * 64);
 			next_i++;
 		}
 		for (int p = first[i]; p < cache->n; p++)
