@@ -23,9 +23,12 @@
  * then heap TID), so memory stays bounded and ties are returned in TID order
  * as by the probe steps.  A band is held whole only while it fits in
  * band_cap rows (half of work_mem): a step whose band holds more (many rows
- * at one distance) drops the carry and its rows, and whole-level passes then
- * return the band band_cap rows at a time, in (distance, TID) order, each
- * keeping the next rows after the last returned in the same bounded heap.
+ * at one distance) keeps its first band_cap rows in the same bounded heap
+ * and drops the carry; whole-level passes then return the rest of the band
+ * band_cap rows at a time, in (distance, TID) order, each keeping the next
+ * rows after the last returned.  A band or pass of more than KNN_SORT_ALL
+ * rows is not sorted whole: batches of growing size are selected from it
+ * (the pool), each then sorted.
  */
 #include "simhash_am.h"
 #include "scan_int.h"

@@ -1314,7 +1314,14 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 	int				  ahead_p[KNN_AHEAD];
 	int				  ahead_h = 0, ahead_n = 0, next_i = 0, last_pinned = -1;
 	bool			  stale = false;
+	int				  prefetch_lines;
 
+	/* the cache lines a range is expected to span (its rows per prefix), 2 to 8 */
+	prefetch_lines =
+		c->tab->prefix_bits >= 63
+			? 2
+			: (int) Min(Max((run->count >> c->tab->prefix_bits) * SIMHASH_ENTRY_SIZE / 64 + 1, 2),
+						8);
 	cache = dir_cache_get(c);
 	/*
 	 * A directory is cached at its second probe: KNN's steps probe each
@@ -1329,7 +1336,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 	for (int i = 0; i < nlos; i++)
 	{
 		uint64 lo = los[i];
-		int	   b = cache->n, step = 1;
+		int	   b, step = 1;
 
 		if (a < cache->n && cache->hikeys[a] < lo)
 		{
@@ -1380,8 +1387,8 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 						SIMHASH_ENTRY_SIZE;
 			__builtin_prefetch(pp);
 			__builtin_prefetch((char *) SimhashPageGetOpaque(pp));
-			__builtin_prefetch(guess);
-			__builtin_prefetch(guess + 64);
+			for (int l = 0; l < prefetch_lines; l++)
+				__builtin_prefetch(guess + (Size) l * 64);
 			next_i++;
 		}
 		for (int p = first[i]; p < cache->n; p++)

@@ -76,9 +76,10 @@
  * of every table (binary search in the run's directory, then the run pages
  * it lists) and reads the pending buffer; its cost grows with the number of
  * runs, which is logarithmic in the rows.  A scan copies each directory it
- * probes more than once into its memory (while they fit in a quarter of
- * work_mem; a larger one is read from its pages); the run pages it then
- * reads are checked for their run's generation as always.  A backend keeps,
+ * probes more than once (KNN: at its first probe) into its memory (while
+ * they fit in a quarter of work_mem; a larger one is read from its pages);
+ * the run pages it then reads are checked for their run's generation as
+ * always.  A backend keeps,
  * across scans and in memory only (rd_amcache, probe.c), a bitmap of the
  * first key bits of each small run (at most 16 pages per table) it met in a
  * second scan, and skips such a run for a prefix it lacks: runs only lose
@@ -89,7 +90,8 @@
  * of at most half of work_mem in hits, each resuming after the last entry the
  * previous one met (SimhashScanPos in scan_int.h); a bitmap scan adds each row
  * to the bitmap as it meets it; a KNN step whose band outgrows half of
- * work_mem returns it by bounded passes over its level (knn.c).
+ * work_mem keeps its first rows in a bounded heap and returns the rest by
+ * bounded passes over its level (knn.c).
  *
  * Lock order
  * ----------
