@@ -11,6 +11,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 
 my $node = PostgreSQL::Test::Cluster->new('takeover');
 $node->init;
@@ -180,9 +183,8 @@ make_table('killed');
 # the mark's WAL record reaches the disk (else the kill may lose it with the
 # WAL buffers, and with it what this test is about)
 $node->safe_psql('postgres', 'CHECKPOINT');
-kill 'KILL', $pid;
+kill_backend($node, $pid) or die "could not signal backend $pid";
 eval { $s->quit; };
-$node->poll_query_until('postgres', 'SELECT true') or die 'the server did not come back';
 after_interruption('killed', 'SIGKILL of the backend');
 
 # ---- 4. a VACUUM merge cancelled: the next INSERT takes it over ------------

@@ -9,7 +9,7 @@ use Exporter 'import';
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(index_queries check_index kill_server rows_sql);
+our @EXPORT = qw(index_queries check_index kill_server kill_backend rows_sql);
 
 # ($through_index, $through_seqscan): radius queries at 0..$radius_to for every
 # row whose id is a multiple of $radius_every, and the distances of the 8
@@ -43,20 +43,57 @@ sub check_index
 	diag($err) if $rc != 0;
 }
 
+# A process is gone once it has exited, reaped or not (a zombie holds no
+# shared memory).
+sub alive
+{
+	my ($proc) = @_;
+	return 0 unless kill 0, $proc;
+	open(my $fh, '<', "/proc/$proc/stat") or return 0;
+	my $stat = <$fh> // '';
+	close $fh;
+	return $stat !~ /^\d+ \(.*\) Z /;
+}
+
 # SIGKILL of the postmaster and of every process it started, as a power
 # loss would do; then a normal start, which runs crash recovery.
 sub kill_server
 {
 	my ($node) = @_;
 	my $pid = $node->{_pid};
+	# Stopped first, the postmaster can fork no child (a backend, an autovacuum
+	# or I/O worker) after the list of its children is taken; every process on
+	# the list is killed and gone before the restart, or the new postmaster
+	# finds the old shared memory still attached and refuses to start.
+	kill 'STOP', $pid;
 	my @children = grep { /^\d+$/ } split /\s+/, `pgrep -P $pid`;
 	$node->kill9;
 	kill 'KILL', @children;
-	for my $child (@children)
+	for my $proc ($pid, @children)
 	{
-		usleep(50_000) while kill 0, $child;
+		my $waited = 0;
+		while (alive($proc))
+		{
+			die "process $proc did not exit after SIGKILL" if ++$waited > 20 * 180;
+			usleep(50_000);
+		}
 	}
 	$node->start;
+}
+
+# SIGKILL of one backend: the postmaster ends every process and restarts
+# with crash recovery.  Returns once the log says the restart is over and a
+# query is answered: a query sent during the restart may meet a closed socket
+# (psql's stdin: a broken pipe in the test harness).
+sub kill_backend
+{
+	my ($node, $pid) = @_;
+	my $log_at = -s $node->logfile;
+	my $killed = kill 'KILL', $pid;
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_at);
+	$node->wait_for_log(qr/database system is ready to accept connections/, $log_at);
+	$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'the server did not come back';
+	return $killed;
 }
 
 # INSERT of rows $from..$to into t: groups of 4 near copies of a random
