@@ -3,7 +3,7 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
@@ -19,12 +19,14 @@
 # ingest (the index under continuous ingestion) is bench/ingest.sh; steady_mix
 # (4 clients mixing inserts, deletes and queries for 3 minutes) bench/steady_mix.sh.
 # citus (one node vs coordinator + 2 workers) is bench/citus.sh, skipped without Citus.
+# parallel_build (CREATE INDEX serial and with 2 workers beside btree's) is
+# bench/parallel_build.sh, on this cluster's server only.
 # Only the parts that run lose their old results; the report is regenerated
 # from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
