@@ -3,7 +3,7 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus scale"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   SCALE_ROWS     the table sizes of part scale (default 1000000 x SCALE), e.g. "1000000 10000000"
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
@@ -24,12 +24,14 @@
 # latency, ingestion, all pairs, against btree and a sequential scan) is
 # bench/scale.sh, on a cluster of its own per size; its CSVs keep the rows of
 # the sizes not run this time.
+# parallel_build (CREATE INDEX serial and with 2 workers beside btree's) is
+# bench/parallel_build.sh, on this cluster's server only.
 # Only the parts that run lose their old results; the report is regenerated
 # from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus scale"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 

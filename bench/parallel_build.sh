@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# parallel_build.sh — CREATE INDEX time, serial and with 2 parallel workers,
+# simhash beside btree on the same column, same run, interleaved.
+#
+#   ROWS=4000000 ROUNDS=3 PG_CONFIGS="pg_config /usr/local/pgsql-18.6/bin/pg_config" \
+#       bash bench/parallel_build.sh
+#
+# Each round builds, in turn, btree serial, btree with 2 workers, simhash
+# serial, simhash with 2 workers (maintenance_work_mem MWM, default 1GB, so
+# that the planner's 32 MB per participant allows 2 workers and both fit in
+# memory), each followed by DROP INDEX and CHECKPOINT so that no build pays
+# for the previous one's dirty pages.  Data: ROWS random fingerprints (md5
+# of the row number), as bench/lib.sh's bench_fp.  Workers are planned by
+# the server (max_parallel_maintenance_workers = 2, table size); the build's
+# DEBUG1 line is checked to say 2 were planned.  Printed per server: median,
+# min and max seconds per variant, and the per-round ratios' medians.
+# Under bench/run.sh (SIMHASH_BENCH_CLUSTER=1) it uses that cluster;
+# otherwise it starts a throwaway cluster per pg_config in PG_CONFIGS.
+# Writes $BENCH_RESULTS/parallel_build.csv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROWS=${ROWS:-$((4000000 * ${SCALE:-1}))}
+ROUNDS=${ROUNDS:-3}
+MWM=${MWM:-1GB}
+PG_CONFIGS=${PG_CONFIGS:-pg_config}
+BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
+OUT=$BENCH_RESULTS/parallel_build.csv
+mkdir -p "$BENCH_RESULTS"
+
+run_server() {  # the rounds on the cluster at $PGHOST; appends to $OUT
+	local label=$1 psql="${TMPC_BIN:+$TMPC_BIN/}psql -X -q -v ON_ERROR_STOP=1 -At"
+	$psql <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+DROP TABLE IF EXISTS pbench;
+CREATE TABLE pbench WITH (autovacuum_enabled = off) AS
+  SELECT i AS id, (('x' || substr(md5(i::text), 1, 16))::bit(64)::bigint)::simhash AS fp
+    FROM generate_series(1, $ROWS) i;
+VACUUM ANALYZE pbench;
+CHECKPOINT;
+-- Seconds one CREATE INDEX takes with the given workers allowed.
+CREATE OR REPLACE FUNCTION pbench_build(am text, workers int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+DECLARE t0 timestamptz;
+BEGIN
+  PERFORM set_config('max_parallel_maintenance_workers', workers::text, true);
+  PERFORM set_config('maintenance_work_mem', '$MWM', true);
+  t0 := clock_timestamp();
+  EXECUTE format('CREATE INDEX pbench_idx ON pbench USING %s (fp)', am);
+  RETURN extract(epoch FROM clock_timestamp() - t0);
+END \$\$;
+SQL
+	# the parallel builds are planned with 2 workers
+	local planned
+	planned=$($psql -c "SET client_min_messages = debug1" \
+		-c "SET max_parallel_maintenance_workers = 2" -c "SET maintenance_work_mem = '$MWM'" \
+		-c "CREATE INDEX pbench_idx ON pbench USING simhash (fp)" 2>&1 | grep -c '2 workers planned' || true)
+	$psql -c "DROP INDEX pbench_idx" -c CHECKPOINT
+	[ "$planned" = 1 ] || { echo "the simhash build did not plan 2 workers" >&2; exit 1; }
+	for r in $(seq 1 "$ROUNDS"); do
+		for v in "btree 0" "btree 2" "simhash 0" "simhash 2"; do
+			set -- $v
+			s=$($psql -c "SELECT pbench_build('$1', $2)")
+			$psql -c "DROP INDEX pbench_idx" -c CHECKPOINT
+			echo "$label,$ROWS,$r,$1,$2,$s" >> "$OUT"
+			printf '   %s round %d: %-7s %d workers %8.2f s\n' "$label" "$r" "$1" "$2" "$s"
+		done
+	done
+	$psql -c "DROP TABLE pbench" -c "DROP FUNCTION pbench_build"
+}
+
+echo "server,rows,round,am,workers,seconds" > "$OUT"
+if [ "${SIMHASH_BENCH_CLUSTER:-}" = 1 ]; then
+	run_server "$("${TMPC_BIN:+$TMPC_BIN/}psql" -X -At -c 'SHOW server_version' | cut -d' ' -f1)"
+else
+	for pgc in $PG_CONFIGS; do
+		(
+			export PG_CONFIG=$pgc
+			source tools/tmp-cluster.sh
+			tmpc_install parbuild
+			tmpc_start -c shared_buffers=1GB -c max_wal_size=8GB -c checkpoint_timeout=30min \
+				-c max_worker_processes=8 -c max_parallel_workers=8
+			run_server "$("$pgc" --version | sed 's/^PostgreSQL \([0-9.]*\).*/\1/')"
+		)
+	done
+fi
+
+# medians per server and variant, and of the per-round ratios
+python3 - "$OUT" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+servers = sorted({r["server"] for r in rows})
+print("\n| server | rows | index | workers | median s | min | max |")
+print("|---|---|---|---|---|---|---|")
+t = {}
+for r in rows:
+    t.setdefault((r["server"], r["am"], r["workers"]), {})[r["round"]] = float(r["seconds"])
+for s in servers:
+    for am, w in (("btree", "0"), ("btree", "2"), ("simhash", "0"), ("simhash", "2")):
+        v = list(t[(s, am, w)].values())
+        print(f"| {s} | {rows[0]['rows']} | {am} | {w} | {statistics.median(v):.2f} | {min(v):.2f} | {max(v):.2f} |")
+print("\n| server | ratio (median of the rounds' ratios) | value | min | max |")
+print("|---|---|---|---|---|")
+for s in servers:
+    def ratio(a, b, name):
+        x = [t[(s,) + a][k] / t[(s,) + b][k] for k in t[(s,) + a]]
+        print(f"| {s} | {name} | {statistics.median(x):.2f} | {min(x):.2f} | {max(x):.2f} |")
+    ratio(("simhash", "2"), ("btree", "2"), "simhash 2 workers / btree 2 workers")
+    ratio(("simhash", "0"), ("btree", "0"), "simhash serial / btree serial")
+    ratio(("simhash", "2"), ("simhash", "0"), "simhash 2 workers / simhash serial")
+    ratio(("btree", "2"), ("btree", "0"), "btree 2 workers / btree serial")
+PY
