@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <unordered_map>
 #include <vector>
 
@@ -354,8 +355,8 @@ extern "C"
         return sh::guard(
             [&]
             {
-                *nd = new sh_nd();
-                return SH_OK;
+                *nd = new (std::nothrow) sh_nd();
+                return *nd == nullptr ? SH_ERR_NOMEM : SH_OK;
             });
     }
 
