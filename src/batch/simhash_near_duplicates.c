@@ -249,7 +249,7 @@ simhash_near_duplicates_cursor(PG_FUNCTION_ARGS)
 	querycxt = rsinfo->econtext->ecxt_per_query_memory;
 	call = MemoryContextAllocZero(querycxt, sizeof(NearDupCall));
 	call->keycxt =
-		AllocSetContextCreate(querycxt, "simhash_near_duplicates keys", ALLOCSET_DEFAULT_SIZES);
+		AllocSetContextCreate(querycxt, "simhash_near_duplicates keys", SIMHASH_CONTEXT_SIZES);
 	call->maxkeys = 1024;
 	call->keys = MemoryContextAlloc(call->keycxt, sizeof(char *) * call->maxkeys);
 	call->keylen = MemoryContextAlloc(call->keycxt, sizeof(uint32) * call->maxkeys);

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <unordered_map>
 #include <vector>
 
@@ -217,8 +219,11 @@ sh_status sh_nd::prepare(size_t budget, sh_interrupt_fn interrupt, void *arg)
         std::vector<uint32_t> ord(nsets);
         for (uint32_t s = 0; s < nsets; s++)
             ord[s] = s;
-        std::stable_sort(ord.begin(), ord.end(),
-                         [&](uint32_t a, uint32_t b) { return set_size[a] < set_size[b]; });
+        // (std::sort with the id as tie-break: stable_sort's temporary buffer
+        // comes from nothrow new, which the tests' counting delete does not pair)
+        std::sort(ord.begin(), ord.end(),
+                  [&](uint32_t a, uint32_t b)
+                  { return set_size[a] != set_size[b] ? set_size[a] < set_size[b] : a < b; });
         std::vector<uint64_t> off(size_t{nsets} + 1, 0);
         for (uint32_t x = 0; x < nsets; x++)
             off[x + 1] = off[x] + set_size[ord[x]];
@@ -354,14 +359,22 @@ extern "C"
         return sh::guard(
             [&]
             {
-                *nd = new sh_nd();
+                // malloc and placement new, released by sh_nd_free, as every
+                // buffer the core hands out is (sh_free)
+                void *mem = std::malloc(sizeof(sh_nd));
+                if (mem == nullptr)
+                    return SH_ERR_NOMEM;
+                *nd = new (mem) sh_nd();
                 return SH_OK;
             });
     }
 
     void sh_nd_free(sh_nd *nd) noexcept
     {
-        delete nd;
+        if (nd == nullptr)
+            return;
+        nd->~sh_nd();
+        std::free(nd);
     }
 
     sh_status sh_nd_add(sh_nd *nd, const uint64_t *hashes, size_t n) noexcept
