@@ -479,8 +479,16 @@ def write_md(docs, sizes, rows, dist_rows, verified_exact, t_fp, t_truth, total)
                    f"{r['radius_for_95pct'] if r['radius_for_95pct'] >= 0 else '–'} |")
     if plot(rows):
         out += ["", "![neardup_f1.png](plots/neardup_f1.png)"]
-    with open(os.path.join(HERE, "QUALITY.md"), "w") as f:
-        f.write("\n".join(out) + "\n")
+    path = os.path.join(HERE, "QUALITY.md")
+    # bench/boilerplate_quality.py owns the section between its markers: kept
+    kept = ""
+    if os.path.exists(path):
+        old = open(path).read()
+        begin, end = "<!-- boilerplate: begin -->", "<!-- boilerplate: end -->"
+        if begin in old and end in old:
+            kept = "\n" + old[old.index(begin):old.index(end) + len(end)] + "\n"
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n" + kept)
 
 
 def plot(rows):
