@@ -43,18 +43,6 @@ sub check_index
 	diag($err) if $rc != 0;
 }
 
-# A process is gone once it has exited, reaped or not (a zombie holds no
-# shared memory).
-sub alive
-{
-	my ($proc) = @_;
-	return 0 unless kill 0, $proc;
-	open(my $fh, '<', "/proc/$proc/stat") or return 0;
-	my $stat = <$fh> // '';
-	close $fh;
-	return $stat !~ /^\d+ \(.*\) Z /;
-}
-
 # SIGKILL of the postmaster and of every process it started, as a power
 # loss would do; then a normal start, which runs crash recovery.
 sub kill_server
@@ -72,7 +60,9 @@ sub kill_server
 	for my $proc ($pid, @children)
 	{
 		my $waited = 0;
-		while (alive($proc))
+		# until reaped: a new postmaster takes a zombie's PID in postmaster.pid
+		# for a live server
+		while (kill 0, $proc)
 		{
 			die "process $proc did not exit after SIGKILL" if ++$waited > 20 * 180;
 			usleep(50_000);
