@@ -33,7 +33,7 @@ CSV
 } >"$tmp/scale/scale.csv"
 printf 'n,key,value\n1000,commit,abc1234\n2000,commit,abc1234\n' >"$tmp/scale/scale_info.csv"
 
-exec /usr/bin/python3 - "$tmp" <<'PY'
+/usr/bin/python3 - "$tmp" <<'PY'
 import os, re, subprocess, sys
 tmp = sys.argv[1]
 passed = failed = 0

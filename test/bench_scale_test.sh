@@ -15,7 +15,7 @@ chmod 755 "$tmp"
 BENCH_RESULTS=$tmp QUERIES=100 KNN_QUERIES=10 SEQ_SAMPLE=3 BUILD_REPS=1 INGEST=2000 PAIRS_SAMPLE=200 COLD=0 \
 	bash bench/scale.sh 10000 >"$tmp/log" 2>&1
 rc=$?
-exec /usr/bin/python3 - "$tmp" "$rc" <<'PY'
+/usr/bin/python3 - "$tmp" "$rc" <<'PY'
 import csv, os, sys
 tmp, rc = sys.argv[1], int(sys.argv[2])
 passed = failed = 0
