@@ -366,6 +366,34 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 }
 
 /*
+ * The first directory entry at or after a whose hikey is >= lo (cache->n when
+ * none is): hikeys ascend and every entry before a is known to be below lo.
+ * Searched from a by doubling steps, then by halving the bracket, so a probe
+ * a few pages after the previous one costs a few comparisons.
+ */
+static int
+dir_first_from(const SimhashDirCache *cache, int a, uint64 lo)
+{
+	int b = a;
+
+	for (int step = 1; b < cache->n && cache->hikeys[b] < lo; step *= 2)
+	{
+		a = b + 1;
+		b = Min(b + step, cache->n);
+	}
+	while (a < b)
+	{
+		int mid = a + (b - a) / 2;
+
+		if (cache->hikeys[mid] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/*
  * The directory of run c->r, table c->t, copied into scan memory by its
  * second probe (a scan that probes it once, as a radius query up to `bits`
  * does, reads the pages it needs); NULL before that, when it does not fit in what is left of the cache's budget (a
@@ -720,32 +748,16 @@ range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	}
 	if (cache != NULL)
 	{
-		int a = c->dir_hint, b = cache->n, step = 1;
+		int a = c->dir_hint;
 
 		/*
 		 * The first run page whose hikey is >= lo, searched from the page of
-		 * the previous range, by doubling steps, then by halving: probes come
-		 * in key order (exact levels), usually a few pages apart.
+		 * the previous range: probes come in key order (exact levels),
+		 * usually a few pages apart.
 		 */
 		if (a > cache->n || (a > 0 && cache->hikeys[a - 1] >= lo))
 			a = 0;
-		else
-		{
-			for (b = a; b < cache->n && cache->hikeys[b] < lo; step *= 2)
-			{
-				a = b + 1;
-				b = Min(b + step, cache->n);
-			}
-		}
-		while (a < b)
-		{
-			int mid = a + (b - a) / 2;
-
-			if (cache->hikeys[mid] < lo)
-				a = mid + 1;
-			else
-				b = mid;
-		}
+		a = dir_first_from(cache, a, lo);
 		c->dir_hint = a;
 		for (; more && a < cache->n && !so->stop; a++)
 		{
@@ -1335,26 +1347,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 	first = palloc(sizeof(int) * Max(nlos, 1));
 	for (int i = 0; i < nlos; i++)
 	{
-		uint64 lo = los[i];
-		int	   b, step = 1;
-
-		if (a < cache->n && cache->hikeys[a] < lo)
-		{
-			for (b = a; b < cache->n && cache->hikeys[b] < lo; step *= 2)
-			{
-				a = b + 1;
-				b = Min(b + step, cache->n);
-			}
-			while (a < b)
-			{
-				int mid = a + (b - a) / 2;
-
-				if (cache->hikeys[mid] < lo)
-					a = mid + 1;
-				else
-					b = mid;
-			}
-		}
+		a = dir_first_from(cache, a, los[i]);
 		first[i] = a;
 	}
 	for (int i = 0; i < nlos && first[i] < cache->n && !stale; i++)
