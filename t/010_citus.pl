@@ -11,33 +11,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 
-my $coord = PostgreSQL::Test::Cluster->new('coordinator');
-my $libdir = $coord->config_data('--pkglibdir');
-plan skip_all => "Citus is not installed ($libdir/citus.so is absent; "
-  . "../shared/deps/citus/install.sh builds it)"
-  unless -e "$libdir/citus.so";
-
-my @workers = map { PostgreSQL::Test::Cluster->new("worker$_") } (1, 2);
-for my $node ($coord, @workers)
-{
-	$node->init;
-	$node->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'citus'
-max_connections = 50
-max_worker_processes = 16
-jit = off
-));
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
-}
-$coord->safe_psql('postgres', sprintf(
-		"SELECT citus_set_coordinator_host('%s', %d)", $coord->host, $coord->port));
-for my $w (@workers)
-{
-	$coord->safe_psql('postgres',
-		sprintf("SELECT citus_add_node('%s', %d)", $w->host, $w->port));
-}
+my ($coord, @workers) = citus_cluster();
 is($coord->safe_psql('postgres', 'SELECT count(*) FROM citus_get_active_worker_nodes()'),
 	'2', 'two active workers');
 

@@ -9,29 +9,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SimhashTAP;
 
-my $coord = PostgreSQL::Test::Cluster->new('coordinator');
-my $libdir = $coord->config_data('--pkglibdir');
-plan skip_all => "Citus is not installed ($libdir/citus.so is absent)"
-  unless -e "$libdir/citus.so";
-
-my @workers = map { PostgreSQL::Test::Cluster->new("worker$_") } (1, 2);
-for my $node ($coord, @workers)
-{
-	$node->init;
-	$node->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'citus'
-max_connections = 50
-max_worker_processes = 16
-jit = off
-));
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
-}
-$coord->safe_psql('postgres', sprintf(
-		"SELECT citus_set_coordinator_host('%s', %d)", $coord->host, $coord->port));
-$coord->safe_psql('postgres', sprintf("SELECT citus_add_node('%s', %d)", $_->host, $_->port))
-  for @workers;
+my ($coord, @workers) = citus_cluster();
 $coord->safe_psql('postgres', 'CREATE EXTENSION simhash');
 
 # Windows of 1 to 400 words of two real pages, and edited copies of them.

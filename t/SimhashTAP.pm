@@ -9,7 +9,7 @@ use Exporter 'import';
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(index_queries check_index kill_server kill_backend rows_sql);
+our @EXPORT = qw(index_queries check_index kill_server kill_backend rows_sql citus_cluster);
 
 # ($through_index, $through_seqscan): radius queries at 0..$radius_to for every
 # row whose id is a multiple of $radius_every, and the distances of the 8
@@ -84,6 +84,37 @@ sub kill_backend
 	$node->wait_for_log(qr/database system is ready to accept connections/, $log_at);
 	$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'the server did not come back';
 	return $killed;
+}
+
+# A Citus coordinator and two workers, each with citus loaded and created, the
+# workers added to the coordinator; the test is skipped where Citus is not
+# installed.  Returns ($coordinator, @workers).
+sub citus_cluster
+{
+	my $coord = PostgreSQL::Test::Cluster->new('coordinator');
+	my $libdir = $coord->config_data('--pkglibdir');
+	plan skip_all => "Citus is not installed ($libdir/citus.so is absent; "
+	  . "../shared/deps/citus/install.sh builds it)"
+	  unless -e "$libdir/citus.so";
+
+	my @workers = map { PostgreSQL::Test::Cluster->new("worker$_") } (1, 2);
+	for my $node ($coord, @workers)
+	{
+		$node->init;
+		$node->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'citus'
+max_connections = 50
+max_worker_processes = 16
+jit = off
+));
+		$node->start;
+		$node->safe_psql('postgres', 'CREATE EXTENSION citus');
+	}
+	$coord->safe_psql('postgres', sprintf(
+			"SELECT citus_set_coordinator_host('%s', %d)", $coord->host, $coord->port));
+	$coord->safe_psql('postgres', sprintf("SELECT citus_add_node('%s', %d)", $_->host, $_->port))
+	  for @workers;
+	return ($coord, @workers);
 }
 
 # INSERT of rows $from..$to into t: groups of 4 near copies of a random
