@@ -162,6 +162,23 @@ SELECT r, n, cardinality(m) AS tables, min(bit_count(x::bit(64))) AS min_bits, m
 SELECT simhash_prefix_masks(-1, 10);
 SELECT simhash_prefix_masks(3, -10);
 
+-- The streaming path's temporary files: the tables' self-joins run one after
+-- the other, so at most one join's sorts hold files at a time.  20,000 rows
+-- under a 64kB work_mem spill about 1.7MB per table; the four tables' sorts
+-- together (as when they were one UNION ALL) passed a 3MB temp_file_limit.
+-- 100 rows are exact copies of others, so there are 100 pairs.
+CREATE TABLE pairs_big AS
+SELECT 'key-' || i AS k, hashint8(i % 19900)::bigint # (hashint8(-(i % 19900))::bigint << 21) AS h
+  FROM generate_series(0, 19999) i;
+BEGIN;
+SET LOCAL work_mem = '64kB';
+SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL temp_file_limit = '3MB';
+SELECT cardinality(simhash_prefix_masks(3, 20000)) AS tables, count(*) AS pairs, max(distance)
+  FROM simhash_pairs('pairs_big', 'h', 'k', 3);
+COMMIT;
+DROP TABLE pairs_big;
+
 DROP TABLE parts CASCADE;
 DROP TABLE "Pages ""x""", naive;
 DROP FUNCTION pairs_diff, clusters_diff;

@@ -72,7 +72,6 @@ DECLARE
     src text := @extschema@.simhash_pairs_source(rel, fp, key, radius);
     n bigint;
     masks bigint[];
-    branches text[] := '{}';
     distributed bool := false;
     nspid oid;
     nsp name;
@@ -136,10 +135,13 @@ BEGIN
         -- prefix, such as exact duplicates) is one bucket that a hash join
         -- cannot split, while a merge join's sorts spill to disk.  A single
         -- group of all rows (mask 0) is a nested loop over a spilling
-        -- materialization.
+        -- materialization.  The tables' joins run one after the other, so
+        -- that only one join's sorts hold temporary files at a time (in one
+        -- UNION ALL every table's sorts lived until the last one ended).
         masks := @extschema@.simhash_prefix_masks(radius, n);
+        PERFORM set_config('enable_hashjoin', 'off', true);
         FOR t IN 1 .. cardinality(masks) LOOP
-            branches := branches || format(
+            RETURN QUERY EXECUTE format(
                 'SELECT a.k::text, b.k::text, (a.h OPERATOR(@extschema@.<~>) b.h)::int FROM (%1$s) a JOIN (%1$s) b'
                 ' ON %2$s a.k < b.k'
                 ' WHERE (a.h OPERATOR(@extschema@.<~>) b.h) <= %3$s AND %4$s',
@@ -149,8 +151,6 @@ BEGIN
                 radius,
                 @extschema@.simhash_pairs_first_table(masks[1:t], '(a.h # b.h)', t::text));
         END LOOP;
-        PERFORM set_config('enable_hashjoin', 'off', true);
-        RETURN QUERY EXECUTE array_to_string(branches, ' UNION ALL ');
         PERFORM set_config('enable_hashjoin', hashjoin, true);
     END IF;
 END

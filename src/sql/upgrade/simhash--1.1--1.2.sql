@@ -482,3 +482,98 @@ END
 $$;
 COMMENT ON FUNCTION simhash_df_build(regclass, name, text, int) IS
     'builds the weights table of simhash_weighted: (shingle bigint, df bigint), the number of rows of rel whose body has each shingle (default options), for shingles of at least min_df rows, and one row (NULL, number of documents); named weights or <rel>_simhash_df beside rel, owned by the caller; reads rel with the caller''s rights within maintenance_work_mem';
+
+-- simhash_pairs: the tables' self-joins run one after the other (one
+-- UNION ALL kept every table's sort files until its end).
+CREATE OR REPLACE FUNCTION simhash_pairs(rel regclass, fp name, key name, radius int)
+    RETURNS TABLE (key_a text, key_b text, distance int)
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    src text := @extschema@.simhash_pairs_source(rel, fp, key, radius);
+    n bigint;
+    masks bigint[];
+    distributed bool := false;
+    nspid oid;
+    nsp name;
+    work text;
+    hashjoin text := current_setting('enable_hashjoin');
+    propagate text;
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1 AND partmethod = ''h'')'
+           INTO distributed USING rel;
+    END IF;
+    EXECUTE format('SELECT count(*) FROM (%s) s', src) INTO n;
+
+    IF distributed THEN
+        -- Repartition every row once per table by (table, prefix) into a
+        -- scratch table distributed on the prefix; each group then lives on
+        -- one shard and the self-join runs there.  Only pairs come back.
+        masks := @extschema@.simhash_prefix_masks(radius, n);
+        SELECT n.oid, n.nspname INTO nspid, nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = rel;
+        IF NOT has_schema_privilege(nspid, 'CREATE') THEN
+            RAISE EXCEPTION 'permission denied for schema %', nsp
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'simhash_pairs on a distributed table creates a scratch distributed table in the table''s schema for the length of the call.';
+        END IF;
+        work := format('%I.%I', nsp, 'simhash_pairs_' || pg_backend_pid() || '_' || substr(md5(random()::text), 1, 8));
+        EXECUTE format('CREATE TABLE %s (p bigint, t int, k text COLLATE "C", h bigint)', work);
+        EXECUTE 'SELECT create_distributed_table($1, ''p'', colocate_with => ''none'')' USING work;
+        EXECUTE format('INSERT INTO %s (p, t, k, h) SELECT s.h & u.m, u.t, s.k, s.h FROM (%s) s, unnest(%L::bigint[]) WITH ORDINALITY AS u(m, t)',
+                       work, src, masks);
+        -- Merge joins on the workers too (SET LOCAL, propagated by Citus for
+        -- this query, then restored): see below.
+        propagate := current_setting('citus.propagate_set_commands');
+        PERFORM set_config('citus.propagate_set_commands', 'local', true);
+        EXECUTE 'SET LOCAL enable_hashjoin = off';
+        RETURN QUERY EXECUTE format(
+            'SELECT a.k::text, b.k::text, (a.h OPERATOR(@extschema@.<~>) b.h)::int FROM %1$s a JOIN %1$s b ON a.p = b.p AND a.t = b.t AND a.k < b.k'
+            ' WHERE (a.h OPERATOR(@extschema@.<~>) b.h) <= %2$s AND %3$s',
+            work, radius, @extschema@.simhash_pairs_first_table(masks, '(a.h # b.h)', 'a.t'));
+        EXECUTE format('SET LOCAL enable_hashjoin = %L', hashjoin);
+        PERFORM set_config('citus.propagate_set_commands', propagate, true);
+        EXECUTE format('DROP TABLE %s', work);
+    ELSE
+        IF n::numeric * 64 <= pg_size_bytes(current_setting('work_mem')) THEN
+            -- Small enough to try the in-memory batch code over sorted
+            -- arrays.  simhash_find_all refuses (53200) before it returns
+            -- any pair when its working memory would pass work_mem; then
+            -- the joins below take over.
+            BEGIN
+                RETURN QUERY EXECUTE format(
+                    'WITH s AS MATERIALIZED (SELECT k, h, row_number() OVER (ORDER BY k, h) AS i FROM (%s) s),'
+                    ' f AS (SELECT f.* FROM (SELECT array_agg(h ORDER BY i) AS hs FROM s) r, @extschema@.simhash_find_all(r.hs, %s) f)'
+                    ' SELECT a.k::text, b.k::text, f.distance FROM f JOIN s a ON a.i = f.a JOIN s b ON b.i = f.b WHERE a.k < b.k',
+                    src, radius);
+                RETURN;
+            EXCEPTION WHEN out_of_memory THEN
+                NULL;
+            END;
+        END IF;
+        -- One streaming self-join per table, on the rows' prefix in it.  Not
+        -- a hash join: a group larger than work_mem (many rows sharing a
+        -- prefix, such as exact duplicates) is one bucket that a hash join
+        -- cannot split, while a merge join's sorts spill to disk.  A single
+        -- group of all rows (mask 0) is a nested loop over a spilling
+        -- materialization.  The tables' joins run one after the other, so
+        -- that only one join's sorts hold temporary files at a time (in one
+        -- UNION ALL every table's sorts lived until the last one ended).
+        masks := @extschema@.simhash_prefix_masks(radius, n);
+        PERFORM set_config('enable_hashjoin', 'off', true);
+        FOR t IN 1 .. cardinality(masks) LOOP
+            RETURN QUERY EXECUTE format(
+                'SELECT a.k::text, b.k::text, (a.h OPERATOR(@extschema@.<~>) b.h)::int FROM (%1$s) a JOIN (%1$s) b'
+                ' ON %2$s a.k < b.k'
+                ' WHERE (a.h OPERATOR(@extschema@.<~>) b.h) <= %3$s AND %4$s',
+                src,
+                CASE WHEN masks[t] = 0 THEN ''
+                     ELSE format('(a.h & %1$s::bigint) = (b.h & %1$s::bigint) AND', masks[t]) END,
+                radius,
+                @extschema@.simhash_pairs_first_table(masks[1:t], '(a.h # b.h)', t::text));
+        END LOOP;
+        PERFORM set_config('enable_hashjoin', hashjoin, true);
+    END IF;
+END
+$$;
