@@ -28,7 +28,9 @@
  * band_cap rows at a time, in (distance, TID) order, each keeping the next
  * rows after the last returned.  A band or pass of more than KNN_SORT_ALL
  * rows is not sorted whole: batches of growing size are selected from it
- * (the pool), each then sorted.
+ * (the pool), each then sorted.  A radius scan with ORDER BY (scan.c) keeps
+ * its rows the same way, as one band: passes over its probes, each keeping
+ * the next band_cap rows.
  */
 #include "simhash_am.h"
 #include "scan_int.h"
@@ -43,10 +45,11 @@
 
 #define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
 
-static void keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d);
-static void keep_after(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d, int64 limit);
-static void sift_down(SimhashHit *h, int64 n, int64 i);
-static void band_release(SimhashScanOpaque so);
+static void		   keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d);
+static inline bool hit_after(int d, ItemPointer tid, int e, ItemPointer etid);
+static void		   keep_after(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d, int64 limit);
+static void		   sift_down(SimhashHit *h, int64 n, int64 i);
+static void		   band_release(SimhashScanOpaque so);
 
 /*
  * Rows of the current band [band_lo, band_hi] (once the carry was lost):
@@ -462,6 +465,19 @@ linear_pass(IndexScanDesc scan)
 	so->batch = Max(so->batch, Min(so->batch * 2, cap));
 }
 
+/* The band memory of a KNN or ordered radius scan, before its first row. */
+static void
+band_start(SimhashScanOpaque so)
+{
+	so->band_cap = Max((int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2, 1000);
+	so->band_heap = false;
+	so->pool = NULL;
+	so->npool = so->maxpool = so->pool_off = 0;
+	so->pool_batch = KNN_SORT_ALL;
+	so->after_dist = -1;
+	ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
+}
+
 /*
  * The first step: level 0 of table 0, the rows nearest the query.  Rows are
  * carried up to the covered radius of the level that holds the expected
@@ -487,13 +503,7 @@ simhash_knn_start(IndexScanDesc scan)
 	}
 	so->carry_bytes = 0;
 	so->carry_lost = false;
-	so->band_cap = Max((int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2, 1000);
-	so->band_heap = false;
-	so->pool = NULL;
-	so->npool = so->maxpool = so->pool_off = 0;
-	so->pool_batch = KNN_SORT_ALL;
-	so->after_dist = -1;
-	ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
+	band_start(so);
 	for (f = 1; simhash_knn_level_worth(so->model, f); f++)
 		;
 	last = simhash_covered_radius(so->meta.bits, so->meta.blocks, f - 1);
@@ -502,6 +512,58 @@ simhash_knn_start(IndexScanDesc scan)
 		f < 0 ? last : Min(last, simhash_covered_radius(so->meta.bits, so->meta.blocks, f));
 	so->phase = SIMHASH_PHASE_LEVELS;
 	probe_step(scan);
+}
+
+/*
+ * A radius scan in (distance, TID) order (scan.c): passes over the probes of
+ * its conditions, each keeping, like the band of a step, the next band_cap
+ * rows after the last one returned (appended while they fit, then in the
+ * bounded heap) and returning them through the pool.  A radius query's rows
+ * are one band [0, radius]: one pass when it fits in half of work_mem.
+ */
+void
+simhash_knn_ordered_start(IndexScanDesc scan)
+{
+	band_start((SimhashScanOpaque) scan->opaque);
+}
+
+/* A pass begins: no rows kept yet. */
+void
+simhash_knn_ordered_begin(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	Assert(so->pool == NULL);
+	so->nhits = 0;
+	so->band_heap = false;
+}
+
+/* A row of the pass, at distance d from the order's operand. */
+void
+simhash_knn_ordered_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
+{
+	if (hit_after(d, tid, so->after_dist, &so->after_tid))
+		band_add(so, fp, tid, d);
+}
+
+/*
+ * A pass ended: its rows go out in order (band_release); false when they
+ * are the last ones, true when rows after them are left for another pass.
+ */
+bool
+simhash_knn_ordered_end(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	bool			  more = so->band_heap;
+
+	/* the heap's root is the last of the band_cap rows kept */
+	if (more)
+	{
+		so->after_dist = so->hits[0].dist;
+		so->after_tid = so->hits[0].tid;
+	}
+	band_release(so);
+	return more;
 }
 
 /* The next step, or a linear pass once probing costs more. */

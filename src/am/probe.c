@@ -951,27 +951,28 @@ probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exa
 }
 
 /*
- * Every entry of a chain (pending, sealed or NULLs) starting at blkno; with
- * radius >= 0, only those within radius of q (the caller's visitor drops the
- * others: the test here spares the call and the TID copy for each entry the
- * query does not want, which is nearly every one of an unsorted chain).
+ * The entries of a chain (pending, sealed or NULLs) from page pos->next on;
+ * with radius >= 0, only those within radius of q (the caller's visitor drops
+ * the others: the test here spares the call and the TID copy for each entry
+ * the query does not want, which is nearly every one of an unsorted chain).
+ * With limit >= 0, it stops after the page on which the hits reach limit,
+ * pos then naming the next page: a chain's pages are read whole.
  */
 static void
-scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q, int radius,
-		   SimhashVisit visit, void *arg)
+scan_chain_from(IndexScanDesc scan, SimhashChainPos *pos, uint32 chain, uint64 q, int radius,
+				SimhashVisit visit, void *arg, int64 limit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	BlockNumber		  nblocks = 0;
-	BlockNumber		  steps = 0;
-	BlockNumber		  prev = SIMHASH_METAPAGE_BLKNO;
 
-	while (BlockNumberIsValid(blkno))
+	while (BlockNumberIsValid(pos->next))
 	{
-		Buffer buf;
-		Page   page;
-		int	   n, i;
+		BlockNumber blkno = pos->next;
+		Buffer		buf;
+		Page		page;
+		int			n, i;
 
-		simhash_check_link(scan->indexRelation, prev, blkno, 0, &nblocks);
+		simhash_check_link(scan->indexRelation, pos->prev, blkno, 0, &nblocks);
 		buf = ReadBuffer(scan->indexRelation, blkno);
 
 		CHECK_FOR_INTERRUPTS();
@@ -981,9 +982,10 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q, int ra
 		if (chain != 0 && !page_current(scan, buf, SIMHASH_PENDING, chain, -1))
 		{
 			UnlockReleaseBuffer(buf);
+			pos->next = InvalidBlockNumber;
 			break;
 		}
-		check_chain_page(scan->indexRelation, buf, chain, ++steps, nblocks);
+		check_chain_page(scan->indexRelation, buf, chain, ++pos->steps, nblocks);
 		n = page_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
 		for (i = 0; i < n; i++)
 		{
@@ -996,10 +998,22 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q, int ra
 			simhash_entry_tid(ent, &tid);
 			visit(so, fp, &tid, arg);
 		}
-		prev = blkno;
-		blkno = SimhashPageGetOpaque(page)->next;
+		pos->prev = blkno;
+		pos->next = SimhashPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
+		if (limit >= 0 && so->nhits >= limit)
+			break;
 	}
+}
+
+/* Every entry of a chain starting at blkno (see scan_chain_from). */
+static void
+scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q, int radius,
+		   SimhashVisit visit, void *arg)
+{
+	SimhashChainPos pos = {blkno, SIMHASH_METAPAGE_BLKNO, 0};
+
+	scan_chain_from(scan, &pos, chain, q, radius, visit, arg, -1);
 }
 
 /* Every entry of table 0 of run r, in key order. */
@@ -1625,9 +1639,15 @@ simhash_dir_cache_reset(SimhashScanOpaque so)
 	dir_cache_reset(so);
 }
 
-/* Every entry of a chain (chain 0: the NULLs chain). */
+/*
+ * The next batch of the NULLs chain: its pages from so->nulls_pos on, until
+ * the hits reach limit.  NULLs pages are never recycled nor unlinked (VACUUM
+ * compacts them in place), so the next batch starts at a page boundary.
+ */
 void
-simhash_scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit)
+simhash_scan_nulls(IndexScanDesc scan, SimhashVisit visit, int64 limit)
 {
-	scan_chain(scan, blkno, chain, 0, -1, visit, NULL);
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	scan_chain_from(scan, &so->nulls_pos, 0, 0, -1, visit, NULL, limit);
 }

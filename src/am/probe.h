@@ -12,8 +12,7 @@ extern void simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int r
 									  SimhashVisit visit);
 extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
-extern void
-simhash_scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, SimhashVisit visit);
+extern void simhash_scan_nulls(IndexScanDesc scan, SimhashVisit visit, int64 limit);
 extern void
 simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull);
 extern void simhash_sort_hits(SimhashScanOpaque so);

@@ -5,7 +5,8 @@
  * A scan copies the metapage once (see the locking protocol in
  * simhash_am.h), collects its answers by the probes of probe.c into an
  * array, a batch at a time (or straight into a bitmap), and returns them.
- * KNN's order is knn.c's.
+ * KNN's order is knn.c's, and so is a radius scan's with ORDER BY (bounded
+ * passes over its probes).
  */
 #include "simhash_am.h"
 #include "scan_int.h"
@@ -228,9 +229,10 @@ visit_filtered(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 		so->ntbm++;
 		return;
 	}
-	simhash_add_hit(so, fp, tid,
-					so->has_order && !so->order_null ? simhash_hamming(fp, so->order_q) : -1,
-					false);
+	if (so->has_order && !so->order_null)
+		simhash_knn_ordered_add(so, fp, tid, simhash_hamming(fp, so->order_q));
+	else
+		simhash_add_hit(so, fp, tid, -1, false);
 }
 
 /* Visitor of the NULLs chain: a hit with no distance. */
@@ -255,6 +257,29 @@ stale_error(IndexScanDesc scan)
 
 static void collect(IndexScanDesc scan);
 
+/* The next batch's size: doubling, up to half of work_mem in hits. */
+static void
+stream_grow(SimhashScanOpaque so)
+{
+	/* the hit array doubles: half of work_mem in hits keeps it within work_mem */
+	int64 cap_max = Max((int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2, 1000);
+
+	so->batch_cap = Min(so->batch_cap * 2, cap_max);
+}
+
+/* The rows of the conditions: their probes, or a full pass (no conditions). */
+static void
+probe_conds(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	if (so->flips >= 0)
+		simhash_probe_all(scan, so->conds[so->driver].q, so->conds[so->driver].radius, so->flips,
+						  visit_filtered);
+	else
+		simhash_scan_all(scan, visit_filtered);
+}
+
 /*
  * The next batch of a streamed scan: the probes (or the full pass) from
  * where the last batch stopped, until batch_cap hits, then the pending rows.
@@ -265,23 +290,45 @@ static void
 stream_batch(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	/* the hit array doubles: half of work_mem in hits keeps it within work_mem */
-	int64 cap_max = Max((int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2, 1000);
 
 	so->stop = false;
-	if (so->flips >= 0)
-		simhash_probe_all(scan, so->conds[so->driver].q, so->conds[so->driver].radius, so->flips,
-						  visit_filtered);
-	else
-		simhash_scan_all(scan, visit_filtered);
+	probe_conds(scan);
 	so->resume = so->stop;
 	if (so->stop)
 	{
 		so->phase = SIMHASH_PHASE_STREAM;
-		so->batch_cap = Min(so->batch_cap * 2, cap_max);
+		stream_grow(so);
 	}
 	else
 		so->phase = so->after_stream;
+}
+
+/*
+ * A pass of a radius scan in distance order: the probes whole, knn.c keeping
+ * the next rows of the order within half of work_mem; another pass follows
+ * while rows are left after those.
+ */
+static void
+ordered_pass(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	simhash_knn_ordered_begin(scan);
+	probe_conds(scan);
+	so->phase = simhash_knn_ordered_end(scan) ? SIMHASH_PHASE_ORDERED : SIMHASH_PHASE_DONE;
+}
+
+/* The next batch of the NULLs chain: pages until batch_cap hits. */
+static void
+nulls_batch(IndexScanDesc scan)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	simhash_scan_nulls(scan, visit_null, so->batch_cap);
+	if (BlockNumberIsValid(so->nulls_pos.next))
+		stream_grow(so);
+	else
+		so->phase = SIMHASH_PHASE_DONE;
 }
 
 /*
@@ -326,6 +373,10 @@ collect(IndexScanDesc scan)
 	so->tables = simhash_layout(so->meta.blocks, so->meta.bits, &so->ntables);
 	check_meta(scan);
 	simhash_dir_cache_reset(so);
+	so->nulls_pos.next = so->meta.nulls_head;
+	so->nulls_pos.prev = SIMHASH_METAPAGE_BLKNO;
+	so->nulls_pos.steps = 0;
+	so->batch_cap = STREAM_FIRST_BATCH;
 
 	if (so->never)
 		so->phase = SIMHASH_PHASE_DONE;
@@ -342,12 +393,18 @@ collect(IndexScanDesc scan)
 		so->flips = flips;
 		so->driver = driver;
 		so->after_stream = SIMHASH_PHASE_DONE;
-		/* rows in distance order: all of them at once (see the README) */
-		so->streaming = so->tbm == NULL && !(so->has_order && !so->order_null);
-		so->batch_cap = STREAM_FIRST_BATCH;
-		stream_batch(scan);
-		if (so->has_order && !so->order_null)
-			simhash_sort_hits(so);
+		if (so->tbm == NULL && so->has_order && !so->order_null)
+		{
+			/* rows in distance order: bounded passes (knn.c) */
+			so->streaming = false;
+			simhash_knn_ordered_start(scan);
+			ordered_pass(scan);
+		}
+		else
+		{
+			so->streaming = so->tbm == NULL;
+			stream_batch(scan);
+		}
 	}
 	else if (so->has_order && !so->order_null)
 		simhash_knn_start(scan);
@@ -357,13 +414,16 @@ collect(IndexScanDesc scan)
 		so->flips = -1;
 		so->after_stream = SIMHASH_PHASE_NULLS;
 		so->streaming = so->tbm == NULL;
-		so->batch_cap = STREAM_FIRST_BATCH;
 		stream_batch(scan);
 	}
 	MemoryContextSwitchTo(old);
 }
 
-/* Refill the hit array: KNN's next rows (knn.c), then the NULLs. */
+/*
+ * Refill the hit array: a stream's or an ordered radius scan's next batch,
+ * KNN's next rows (knn.c), then the NULLs.  KNN and ordered passes return
+ * the rest of their last pool first.
+ */
 static void
 next_batch(IndexScanDesc scan)
 {
@@ -375,12 +435,10 @@ next_batch(IndexScanDesc scan)
 	{
 		if (so->phase == SIMHASH_PHASE_STREAM)
 			stream_batch(scan);
+		else if (so->phase == SIMHASH_PHASE_ORDERED && so->pool_off >= so->npool)
+			ordered_pass(scan);
 		else if (so->phase == SIMHASH_PHASE_NULLS && so->pool_off >= so->npool)
-		{
-			/* (KNN returns the rest of its last band first) */
-			simhash_scan_chain(scan, so->meta.nulls_head, 0, visit_null);
-			so->phase = SIMHASH_PHASE_DONE;
-		}
+			nulls_batch(scan);
 		else
 			simhash_knn_next(scan);
 	}
@@ -416,7 +474,8 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 		/*
 		 * The batch is returned: a VACUUM waiting for it goes first.  KNN's
-		 * carry holds TIDs of earlier steps, so it keeps the interlock.
+		 * carry holds TIDs of earlier steps, so it keeps the interlock, and
+		 * so do ordered radius passes (their pool holds TIDs to return).
 		 */
 		if (so->phase == SIMHASH_PHASE_STREAM || so->phase == SIMHASH_PHASE_NULLS)
 		{

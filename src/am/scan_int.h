@@ -27,10 +27,11 @@ typedef struct SimhashHit
 /* What a scan returns once its current batch of hits is used up. */
 typedef enum SimhashScanPhase
 {
-	SIMHASH_PHASE_STREAM, /* the next batch of a streamed radius or full scan */
-	SIMHASH_PHASE_LEVELS, /* KNN: the next probe level (knn.c) */
-	SIMHASH_PHASE_LINEAR, /* KNN: the next nearest rows, by a linear pass */
-	SIMHASH_PHASE_NULLS,  /* the rows whose key is NULL */
+	SIMHASH_PHASE_STREAM,  /* the next batch of a streamed radius or full scan */
+	SIMHASH_PHASE_ORDERED, /* radius + ORDER BY: the next pass (knn.c) */
+	SIMHASH_PHASE_LEVELS,  /* KNN: the next probe level (knn.c) */
+	SIMHASH_PHASE_LINEAR,  /* KNN: the next nearest rows, by a linear pass */
+	SIMHASH_PHASE_NULLS,   /* the rows whose key is NULL */
 	SIMHASH_PHASE_DONE
 } SimhashScanPhase;
 
@@ -66,6 +67,18 @@ typedef struct SimhashScanPos
 	ItemPointerData tid;
 } SimhashScanPos;
 
+/*
+ * Where the next batch of a chain's rows starts: the next page (pages are
+ * read whole), the page that links to it and the pages read so far (the
+ * chain's loop check).
+ */
+typedef struct SimhashChainPos
+{
+	BlockNumber next;
+	BlockNumber prev;
+	BlockNumber steps;
+} SimhashChainPos;
+
 typedef struct SimhashScanOpaqueData
 {
 	SimhashMetaPageData meta;
@@ -92,6 +105,7 @@ typedef struct SimhashScanOpaqueData
 	int				 flips;		   /* prefix bits a probe flips; -1: a full pass */
 	int				 driver;	   /* the condition the probes are for */
 	SimhashScanPhase after_stream; /* the phase once the stream ends */
+	SimhashChainPos	 nulls_pos;	   /* the NULLs chain's next batch */
 	/* amgetbitmap: hits go straight into the bitmap */
 	TIDBitmap *tbm;
 	int64	   ntbm;

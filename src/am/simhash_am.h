@@ -91,7 +91,9 @@
  * previous one met (SimhashScanPos in scan_int.h); a bitmap scan adds each row
  * to the bitmap as it meets it; a KNN step whose band outgrows half of
  * work_mem keeps its first rows in a bounded heap and returns the rest by
- * bounded passes over its level (knn.c).
+ * bounded passes over its level (knn.c), and so does a radius scan with
+ * ORDER BY over its probes; the NULLs chain is read in batches of whole
+ * pages (its pages are never recycled nor unlinked).
  *
  * Lock order
  * ----------
