@@ -398,10 +398,13 @@ SQL
 				round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 4), round(min(ms)::numeric, 4), round(max(ms)::numeric, 4), count(*)
 				FROM pgv_lat WHERE phase = '$1' AND kind = '$2' AND ef IS NOT DISTINCT FROM ${3:-NULL}"
 		}
-		# recall@10: the returned rows within the exact 10th neighbour's distance, / 10
-		# (ties at that distance make any of them a right answer)
+		# recall@10: the returned distances that the exact answer's (a multiset) has
+		# too, / 10: a row at a tied distance counts as right, a nearer row
+		# missed counts as missed even when the 10th is tied
 		recall() { # mean recall, queries answered exactly, queries
-			pg -F ' ' -c "SELECT round(avg((SELECT count(*) FROM unnest(h.d) x WHERE x <= e.d[10]) / 10.0), 4),
+			pg -F ' ' -c "SELECT round(avg((SELECT coalesce(sum(least(a.c, b.c)), 0) FROM
+					(SELECT x, count(*) AS c FROM unnest(h.d) x GROUP BY x) a JOIN
+					(SELECT x, count(*) AS c FROM unnest(e.d) x GROUP BY x) b USING (x)) / 10.0), 4),
 				count(*) FILTER (WHERE h.d = e.d), count(*)
 				FROM pgv_lat h JOIN pgv_lat e USING (qid) WHERE h.phase = 'warm' AND h.kind = 'hnsw' AND h.ef = $1 AND e.phase = 'truth'"
 		}
