@@ -25,6 +25,9 @@
 # Timings are server-side (clock_timestamp() in PL/pgSQL), one backend, no
 # parallel workers, no JIT, table and index prewarmed (pg_prewarm).  Writes
 # $BENCH_RESULTS/planner_radius.csv and planner_knn.csv.
+# pgvector (HNSW on bit(64), when installed; bench/pgvector.sh): its build,
+# size, KNN latency beside simhash and recall@10 at ef_search 40 and 200, in
+# planner_knn_pgvector.csv (see the end of this script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -145,17 +148,97 @@ SELECT $N, $b, '$qs', '$plan', round(i.ms::numeric, 3), round(s.ms::numeric, 3),
 	done
 done
 
-# pgvector's HNSW, the approximate reference, is not packaged for PostgreSQL 15
-# in Debian 12 (no postgresql-15-pgvector), so this bench cannot install it.
+# pgvector's HNSW, the approximate reference (bench/pgvector.sh): the same
+# fingerprints as bit(64) (tv), an HNSW index (bit_hamming_ops, pgvector's
+# defaults m 16, ef_construction 64, built serially), both tables and indexes
+# prewarmed; for each query set, QUERIES queries, each run by the simhash
+# index of the last layout above and by HNSW at ef_search 40 (pgvector's
+# default) and PGVECTOR_EF (200) in turn, then by a sequential scan (the exact
+# answer, every query).  recall@10: the returned distances that the exact
+# answer's (a multiset) has too, / 10 (a row at a tied distance counts as right).
+# Writes planner_knn_pgvector.csv; PGVECTOR=0 skips it.
+source bench/pgvector.sh
+PGV_EF=${PGVECTOR_EF:-200}
+pgv_csv=$(mktemp)
+echo "n,queries,ef_search,hnsw_build_s,hnsw_bytes_per_row,hnsw_ms,simhash_ms,simhash_bits,seq_ms,recall_at_10,hnsw_exact_queries,queries_run" >"$pgv_csv"
 if [ "$(pg -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'")" = 0 ]; then
-	step "SKIP pgvector HNSW: the vector extension is not installed (Debian 12 has no postgresql-15-pgvector)"
+	step "SKIP pgvector HNSW: the vector extension is not installed ($PGVECTOR_HOWTO)"
+elif [ "${PGVECTOR:-1}" = 0 ]; then
+	step "SKIP pgvector HNSW: PGVECTOR=0"
 else
-	step "SKIP pgvector HNSW: the vector extension is installed, but this bench does not measure it"
+	pg -c "CREATE EXTENSION vector"
+	step "pgvector: $(pgvector_status "$(pg -c "SELECT setting FROM pg_config WHERE name = 'SHAREDIR'")/extension"): HNSW build (serial)"
+	pg -c "CREATE TABLE tv AS SELECT id, fp::bigint::bit(64) AS b FROM t" -c "VACUUM ANALYZE tv"
+	t0=$(date +%s.%N)
+	pg -c "SET max_parallel_maintenance_workers = 0" -c "CREATE INDEX tv_hnsw ON tv USING hnsw (b bit_hamming_ops)"
+	hnsw_s=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
+	hnsw_bpr=$(pg -c "SELECT round(pg_relation_size('tv_hnsw')::numeric / count(*), 1) FROM tv")
+	pg -c "VACUUM ANALYZE tv" -c "SELECT pg_prewarm('t'), pg_prewarm('t_sh'), pg_prewarm('tv'), pg_prewarm('tv_hnsw')" >/dev/null
+	qb1=$(pg -c "SELECT q::bigint::bit(64) FROM bq ORDER BY qid LIMIT 1")
+	pg -c "EXPLAIN (COSTS OFF) SELECT id FROM tv ORDER BY b <~> '$qb1' LIMIT 10" | grep -q tv_hnsw ||
+		{ echo "FAIL: the HNSW query is not an index scan" >&2; exit 1; }
+	pg <<'SQL'
+CREATE TABLE pgv_lat (part text, kind text, ef int, qid int, ms float8, d int[]);
+-- lim queries of the set, each by the kinds in turn: sh (the simhash index),
+-- hnsw (once per ef_search in efs), exact (a sequential scan); d: the distances
+CREATE FUNCTION pgv_run(part text, qset text, lim int, kinds text[], efs int[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE rec record; t0 timestamptz; ds int[]; qb bit(64); e int;
+BEGIN
+  FOR rec IN EXECUTE CASE qset
+      WHEN 'random' THEN 'SELECT qid, q FROM bq WHERE qid > (SELECT count(*) FROM bq) / 2 ORDER BY qid LIMIT $1'
+      ELSE 'SELECT cid AS qid, q FROM kc ORDER BY cid LIMIT $1' END USING lim LOOP
+    qb := rec.q::bigint::bit(64);
+    IF 'sh' = ANY (kinds) THEN
+      t0 := clock_timestamp();
+      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (fp <~> rec.q)::int AS d FROM t ORDER BY fp <~> rec.q LIMIT 10) s;
+      INSERT INTO pgv_lat VALUES (part, 'sh', NULL, rec.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+    END IF;
+    IF 'hnsw' = ANY (kinds) THEN
+      FOREACH e IN ARRAY efs LOOP
+        PERFORM set_config('hnsw.ef_search', e::text, false);
+        t0 := clock_timestamp();
+        SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (b <~> qb)::int AS d FROM tv ORDER BY b <~> qb LIMIT 10) s;
+        INSERT INTO pgv_lat VALUES (part, 'hnsw', e, rec.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+      END LOOP;
+    END IF;
+    IF 'exact' = ANY (kinds) THEN
+      t0 := clock_timestamp();
+      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT simhash_distance(fp, rec.q) AS d FROM t ORDER BY 1 LIMIT 10) s;
+      INSERT INTO pgv_lat VALUES (part, 'exact', NULL, rec.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+    END IF;
+  END LOOP;
+END $$;
+SQL
+	for qs in random planted; do
+		step "pgvector HNSW ($qs queries): simhash (bits $b), HNSW at ef_search 40 and $PGV_EF, then sequential scans"
+		pg -c "SELECT pgv_run('warmup', '$qs', 2, '{sh,hnsw}', '{40,$PGV_EF}')" \
+			-c "SELECT pgv_run('$qs', '$qs', $QUERIES, '{sh,hnsw}', '{40,$PGV_EF}')" \
+			-c "SELECT pgv_run('$qs', '$qs', $QUERIES, '{exact}', '{}')" >/dev/null
+		bad=$(pg -c "SELECT count(*) FROM pgv_lat a JOIN pgv_lat e USING (part, qid)
+			WHERE a.part = '$qs' AND a.kind = 'sh' AND e.kind = 'exact' AND a.d IS DISTINCT FROM e.d")
+		[ "$bad" = 0 ] || { echo "FAIL: $bad simhash KNN answers differ from the sequential scan's" >&2; exit 1; }
+		for ef in 40 "$PGV_EF"; do
+			pg -F , -c "
+WITH m AS (SELECT kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS ms
+             FROM pgv_lat WHERE part = '$qs' AND (kind <> 'hnsw' OR ef = $ef) GROUP BY kind),
+     r AS (SELECT (SELECT coalesce(sum(least(a.c, b.c)), 0)
+                     FROM (SELECT x, count(*) AS c FROM unnest(h.d) x GROUP BY x) a
+                     JOIN (SELECT x, count(*) AS c FROM unnest(e.d) x GROUP BY x) b USING (x)) / 10.0 AS recall,
+                  h.d = e.d AS exact
+             FROM pgv_lat h JOIN pgv_lat e USING (part, qid) WHERE part = '$qs' AND h.kind = 'hnsw' AND h.ef = $ef AND e.kind = 'exact')
+SELECT $N, '$qs', $ef, $hnsw_s, $hnsw_bpr, round(h.ms::numeric, 3), round(s.ms::numeric, 3), $b, round(e.ms::numeric, 3),
+       (SELECT round(avg(recall), 3) FROM r), (SELECT count(*) FILTER (WHERE exact) FROM r), (SELECT count(*) FROM r)
+  FROM m h, m s, m e WHERE h.kind = 'hnsw' AND s.kind = 'sh' AND e.kind = 'exact'" | tee -a "$pgv_csv"
+		done
+	done
 fi
 mkdir -p "$BENCH_RESULTS"
 # keep the rows of other sizes from earlier runs
-for f in planner_radius planner_knn; do
-	new=$radius_csv; [ $f = planner_knn ] && new=$knn_csv
+for f in planner_radius planner_knn planner_knn_pgvector; do
+	new=$radius_csv; [ $f = planner_knn ] && new=$knn_csv; [ $f = planner_knn_pgvector ] && new=$pgv_csv
+	# no pgvector rows in this run: the file as it was
+	[ $f = planner_knn_pgvector ] && [ "$(wc -l <"$new")" = 1 ] && { rm -f "$new"; continue; }
 	if [ -f "$BENCH_RESULTS/$f.csv" ]; then
 		tail -n +2 "$BENCH_RESULTS/$f.csv" | awk -F, -v n="$N" '$1 != n' > "$new.old"
 		{ head -1 "$new"; sort -t, -k1,1n -s "$new.old" <(tail -n +2 "$new"); } > "$new.all"
@@ -163,7 +246,8 @@ for f in planner_radius planner_knn; do
 	fi
 	mv "$new" "$BENCH_RESULTS/$f.csv"
 done
-chmod 644 "$BENCH_RESULTS/planner_radius.csv" "$BENCH_RESULTS/planner_knn.csv"
-step "results ($BENCH_RESULTS/planner_radius.csv, planner_knn.csv)"
+chmod 644 "$BENCH_RESULTS"/planner_*.csv
+step "results ($BENCH_RESULTS/planner_radius.csv, planner_knn.csv, planner_knn_pgvector.csv)"
 column -t -s, "$BENCH_RESULTS/planner_radius.csv"
 column -t -s, "$BENCH_RESULTS/planner_knn.csv"
+[ ! -f "$BENCH_RESULTS/planner_knn_pgvector.csv" ] || column -t -s, "$BENCH_RESULTS/planner_knn_pgvector.csv"

@@ -353,6 +353,7 @@ SCALE_METRICS = {
     "radius3_warm_ms": ("radius-3 query, warm, p50", "low"),
     "radius3_cold_ms": ("radius-3 query, cold, p50", "low"),
     "knn10_warm_ms": ("10 nearest, random queries, warm, p50", "low"),
+    "knn10_recall": ("10 nearest, random queries, recall@10 (1 = exact)", "high"),
     "knn10_cold_ms": ("10 nearest, random queries, cold, p50", "low"),
     "ingest_rows_per_s": ("ingestion, 1,000-row INSERTs", "high"),
     "pairs_s": ("all pairs at radius 3 (`simhash_pairs`)", "low"),
@@ -368,6 +369,11 @@ SCALE_BASELINES = {
     "no index": "no index",
     "index nested loop (simhash_within self-join)": "index nested loop",
     "sequential-scan nested loop": "seq-scan nested loop (extrapolated)",
+    "pgvector HNSW (max_parallel_maintenance_workers = 0)": "pgvector HNSW",
+    "pgvector HNSW (max_parallel_maintenance_workers = 2)": "pgvector HNSW, 2 workers",
+    "pgvector HNSW": "pgvector HNSW",
+    "pgvector HNSW (ef_search = 40)": "pgvector HNSW, ef_search 40",
+    "pgvector HNSW (ef_search = 200)": "pgvector HNSW, ef_search 200",
 }
 
 
@@ -383,6 +389,8 @@ def _scale_value(v, unit):
         return f"{v:.1f} B"
     if unit == "rows/s":
         return f"{v:,.0f}/s"
+    if unit == "fraction":
+        return f"{v:.2f}" if v < 1 else "1"
     return f"{v:g} {unit}"
 
 

@@ -40,9 +40,13 @@
 #       to N) and a sequential-scan nested loop (N x the sequential scan's time
 #       per query; extrapolated, not run)
 # Sampled answers are compared with the sequential scan's (counts, KNN distances);
-# a difference fails the run.  pgvector (HNSW on bit(64) with <~>) is measured when
-# the vector extension is installed; Debian 12 has no postgresql-15-pgvector, so it
-# is reported as skipped.  Writes $BENCH_RESULTS/scale.csv (rows of other N from
+# a difference fails the run.  pgvector (HNSW on bit(64), bit_hamming_ops, <~>) is
+# measured beside simhash when the vector extension is installed and N is at most
+# PGVECTOR_MAX_ROWS (10M; PGVECTOR=0 skips it; bench/pgvector.sh builds it): the
+# rows with baseline "pgvector HNSW ...": builds, size, knn10_warm_ms and
+# knn10_recall (recall@10 against sequential scans of every query) at ef_search
+# 40 and PGVECTOR_EF (200), knn10_cold_ms; no radius row (pgvector has none).
+# Debian 12 does not package it; without it the context row says so.  Writes $BENCH_RESULTS/scale.csv (rows of other N from
 # earlier runs kept) and scale_info.csv (load time, heap size, pairs found, ...).
 set -euo pipefail
 # one brace group: bash reads the whole script before running it, so editing
@@ -298,6 +302,137 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3)
 			"p50 of $cknn random queries ($(printf '%.2f-%.2f' "$cknmin" "$cknmax") ms); one sequential scan"
 	fi
 
+	# pgvector, the approximate peer: HNSW (bit_hamming_ops, pgvector's defaults
+	# m 16, ef_construction 64) on the same N fingerprints as bit(64), beside the
+	# simhash index: builds (interleaved with simhash builds), size, KNN LIMIT 10
+	# on the KNN queries above at ef_search 40 (pgvector's default) and
+	# PGVECTOR_EF (200), paired per query with simhash; recall@10 against the
+	# exact answer (a sequential scan, for every query); cold as above.  No
+	# radius row: pgvector has no radius search through an index.  Skipped above
+	# PGVECTOR_MAX_ROWS; PGVECTOR_BUILD_WORKERS (default "0 2") chooses the builds
+	# (an HNSW build of 1M random fingerprints takes about 45 min here).
+	source bench/pgvector.sh
+	PGV_MAX=${PGVECTOR_MAX_ROWS:-10000000} PGV_EF=${PGVECTOR_EF:-200} PGV_REPS=${PGVECTOR_BUILD_REPS:-1} PGV_WORKERS=${PGVECTOR_BUILD_WORKERS:-"0 2"}
+	if [ $vector = 0 ]; then
+		pgv="not installed ($PGVECTOR_HOWTO)"
+	elif [ "${PGVECTOR:-1}" = 0 ]; then
+		pgv="skipped (PGVECTOR=0)"
+	elif [ "$N" -gt "$PGV_MAX" ]; then
+		pgv="skipped (N above PGVECTOR_MAX_ROWS = $PGV_MAX)"
+	else
+		pg -c "CREATE EXTENSION vector"
+		pgv="$(pgvector_status "$(pg -c "SELECT setting FROM pg_config WHERE name = 'SHAREDIR'")/extension"); HNSW bit_hamming_ops, m 16, ef_construction 64"
+		step "N=$N: pgvector: $pgv"
+		pg -v ef="$PGV_EF" <<'SQL'
+CREATE TABLE tv AS SELECT id, fp::bigint::bit(64) AS b FROM t;
+VACUUM ANALYZE tv;
+CREATE TABLE pgv_lat (phase text, kind text, ef int, qid int, ms float8, d int[]);
+-- the fresh queries with qid % every = 0; kinds: sh (the simhash index), hnsw
+-- (once per ef_search in efs), exact (a sequential scan); d: the distances
+CREATE FUNCTION pgv_measure(phase text, kinds text[], efs int[], every int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE r record; t0 timestamptz; ds int[]; qb bit(64); e int;
+BEGIN
+  FOR r IN SELECT qid, q FROM bq WHERE fresh AND qid % every = 0 ORDER BY qid LOOP
+    qb := r.q::bigint::bit(64);
+    IF 'sh' = ANY (kinds) THEN
+      t0 := clock_timestamp();
+      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (fp <~> r.q)::int AS d FROM t ORDER BY fp <~> r.q LIMIT 10) s;
+      INSERT INTO pgv_lat VALUES (phase, 'sh', NULL, r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+    END IF;
+    IF 'hnsw' = ANY (kinds) THEN
+      FOREACH e IN ARRAY efs LOOP
+        PERFORM set_config('hnsw.ef_search', e::text, false);
+        t0 := clock_timestamp();
+        SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (b <~> qb)::int AS d FROM tv ORDER BY b <~> qb LIMIT 10) s;
+        INSERT INTO pgv_lat VALUES (phase, 'hnsw', e, r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+      END LOOP;
+    END IF;
+    IF 'exact' = ANY (kinds) THEN
+      t0 := clock_timestamp();
+      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT simhash_distance(fp, r.q) AS d FROM t ORDER BY 1 LIMIT 10) s;
+      INSERT INTO pgv_lat VALUES (phase, 'exact', NULL, r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+    END IF;
+  END LOOP;
+END $$;
+SQL
+		step "N=$N: pgvector: builds, $PGV_REPS of each kind (max_parallel_maintenance_workers $PGV_WORKERS; simhash, HNSW in turn)"
+		for rep in $(seq "$PGV_REPS"); do
+			for w in $PGV_WORKERS; do
+				for am in simhash hnsw; do
+					if [ $am = simhash ]; then idx=t_simhash ddl="CREATE INDEX t_simhash ON t USING simhash (fp)"
+					else idx=tv_hnsw ddl="CREATE INDEX tv_hnsw ON tv USING hnsw (b bit_hamming_ops)"; fi
+					pg -c "DROP INDEX IF EXISTS $idx" >/dev/null
+					t0=$(date +%s.%N)
+					pg -c "SET max_parallel_maintenance_workers = $w" -c "$ddl"
+					s=$(echo "$(date +%s.%N) - $t0" | bc)
+					pg -c "INSERT INTO builds VALUES ($rep, $w, 'pgv-$am', $s, pg_relation_size('$idx'))"
+					echo "   rep $rep, workers $w, $am: $s s" >&2
+				done
+			done
+		done
+		pg -c "VACUUM ANALYZE tv" -c "CHECKPOINT"
+		for w in $PGV_WORKERS; do
+			read -r sm smin smax < <(bstat pgv-simhash $w)
+			read -r hm hmin hmax < <(bstat pgv-hnsw $w)
+			metric=build_serial_s; [ $w = 2 ] && metric=build_parallel_s
+			row "$N" $metric s "$sm" "pgvector HNSW (max_parallel_maintenance_workers = $w)" "$hm" \
+				"median of $PGV_REPS; simhash $(printf '%.2f-%.2f' "$smin" "$smax") s; HNSW $(printf '%.2f-%.2f' "$hmin" "$hmax") s; interleaved"
+		done
+		row "$N" bytes_per_row bytes "$(echo "scale=2; $(pg -c "SELECT pg_relation_size('t_simhash')") / $N" | bc)" \
+			"pgvector HNSW" "$(echo "scale=2; $(pg -c "SELECT pg_relation_size('tv_hnsw')") / $N" | bc)" "index size / N"
+		echo "$N,pgvector_heap_bytes_per_row,$(echo "scale=2; $(pg -c "SELECT pg_relation_size('tv')") / $N" | bc)" >>"$info"
+
+		qb1=$(pg -c "SELECT q::bigint::bit(64) FROM bq WHERE fresh LIMIT 1")
+		plan tv_hnsw "SELECT b <~> '$qb1' AS d FROM tv ORDER BY b <~> '$qb1' LIMIT 10"
+		step "N=$N: pgvector: warm: $KNN_QUERIES KNN queries, simhash and HNSW (ef_search 40, $PGV_EF) in turn; the exact answers by sequential scans"
+		pg -c "SELECT pg_prewarm('t'), pg_prewarm('t_simhash'), pg_prewarm('tv'), pg_prewarm('tv_hnsw')" >/dev/null
+		pg -c "SELECT pgv_measure('warmup', '{sh,hnsw}', '{40,$PGV_EF}', $knn_every)" >/dev/null
+		pg -c "SELECT pgv_measure('warm', '{sh,hnsw}', '{40,$PGV_EF}', $knn_every)" >/dev/null
+		pg -c "SELECT pgv_measure('truth', '{exact}', '{}', $knn_every)" >/dev/null
+		bad=$(pg -c "SELECT count(*) FROM pgv_lat a JOIN pgv_lat e USING (qid)
+			WHERE a.phase = 'warm' AND a.kind = 'sh' AND e.phase = 'truth' AND a.d IS DISTINCT FROM e.d")
+		[ "$bad" = 0 ] || { echo "FAIL: $bad simhash KNN answers differ from the sequential scan's" >&2; exit 1; }
+		plat() { # p50 p99 min max count of a phase, kind and ef_search
+			pg -F ' ' -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 4),
+				round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 4), round(min(ms)::numeric, 4), round(max(ms)::numeric, 4), count(*)
+				FROM pgv_lat WHERE phase = '$1' AND kind = '$2' AND ef IS NOT DISTINCT FROM ${3:-NULL}"
+		}
+		# recall@10: the returned distances that the exact answer's (a multiset) has
+		# too, / 10: a row at a tied distance counts as right, a nearer row
+		# missed counts as missed even when the 10th is tied
+		recall() { # mean recall, queries answered exactly, queries
+			pg -F ' ' -c "SELECT round(avg((SELECT coalesce(sum(least(a.c, b.c)), 0) FROM
+					(SELECT x, count(*) AS c FROM unnest(h.d) x GROUP BY x) a JOIN
+					(SELECT x, count(*) AS c FROM unnest(e.d) x GROUP BY x) b USING (x)) / 10.0), 4),
+				count(*) FILTER (WHERE h.d = e.d), count(*)
+				FROM pgv_lat h JOIN pgv_lat e USING (qid) WHERE h.phase = 'warm' AND h.kind = 'hnsw' AND h.ef = $1 AND e.phase = 'truth'"
+		}
+		read -r s50 s99 _ _ sn < <(plat warm sh)
+		for ef in 40 "$PGV_EF"; do
+			read -r h50 h99 _ _ _ < <(plat warm hnsw "$ef")
+			read -r rec rex rn < <(recall "$ef")
+			row "$N" knn10_warm_ms ms "$s50" "pgvector HNSW (ef_search = $ef)" "$h50" \
+				"p50 of $sn random queries; p99 simhash $(printf '%.2f' "$s99") ms; HNSW $(printf '%.2f' "$h99") ms; HNSW recall@10 $rec"
+			row "$N" knn10_recall fraction 1 "pgvector HNSW (ef_search = $ef)" "$rec" \
+				"$sn random queries; exact answers (sequential scan): simhash $sn of $sn; HNSW $rex of $rn"
+		done
+		echo "$N,pgvector_radius,n/a (pgvector has no radius search through an index)" >>"$info"
+
+		if [ $COLD = 1 ]; then
+			step "N=$N: pgvector: cold: a restart and an emptied OS cache before each kind"
+			for k in sh hnsw; do
+				restart
+				pg -c "SELECT pgv_measure('cold', '{$k}', '{40}', $(((QUERIES / 2) / COLD_QUERIES)))" >/dev/null
+			done
+			read -r c50 _ cmin cmax cn < <(plat cold sh)
+			read -r ch50 _ chmin chmax _ < <(plat cold hnsw 40)
+			row "$N" knn10_cold_ms ms "$c50" "pgvector HNSW (ef_search = 40)" "$ch50" \
+				"p50 of $cn random queries after restart + drop_caches; simhash $(printf '%.2f-%.2f' "$cmin" "$cmax") ms; HNSW $(printf '%.2f-%.2f' "$chmin" "$chmax") ms"
+		fi
+		pg -c "DROP TABLE tv"
+	fi
+
 	step "N=$N: ingestion, $INGEST rows in statements of 1,000: simhash alone, no index, btree alone"
 	pg -c "DROP INDEX t_btree" -c "CALL ingest('simhash', $INGEST, 0)"
 	pg -c "DROP INDEX t_simhash" -c "CALL ingest('none', $INGEST, $INGEST)"
@@ -306,11 +441,7 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3)
 	ish=$(ing simhash)
 	row "$N" ingest_rows_per_s rows/s "$ish" "btree alone" "$(ing btree)" "$INGEST rows: INSERT ... SELECT of 1000 rows a statement; each committed"
 	row "$N" ingest_rows_per_s rows/s "$ish" "no index" "$(ing none)" "same"
-	if [ $vector = 1 ]; then
-		echo "$N,pgvector,installed but not measured by this script" >>"$info"
-	else
-		echo "$N,pgvector,not installed (Debian 12 has no postgresql-15-pgvector)" >>"$info"
-	fi
+	echo "$N,pgvector,${pgv//,/;}" >>"$info"
 	[ "$COLD" = 1 ] || echo "$N,cold,skipped ($COLD_WHY)" >>"$info"
 	echo "$N,load_1min_at_end,$(cut -d' ' -f1 /proc/loadavg)" >>"$info"
 	echo "$N,commit,$(git rev-parse --short HEAD)" >>"$info"

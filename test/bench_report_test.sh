@@ -10,7 +10,8 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bench" "$tmp/none" "$tmp/scale"
 cp bench/report.py bench/REPORT.md "$tmp/bench/"
 cp README.md "$tmp/"
-# a scale.csv as bench/scale.sh writes it: every metric row, two sizes
+# a scale.csv as bench/scale.sh writes it: every metric row (pgvector's warm
+# KNN and recall rows too), two sizes
 {
 	echo "n,metric,unit,simhash,baseline,baseline_value,ratio,note"
 	for n in 1000 2000; do
@@ -28,6 +29,8 @@ $n,radius3_cold_ms,ms,0.5,sequential scan,800,0.000625,x
 $n,knn10_cold_ms,ms,25,sequential scan + top-N,400,0.0625,x
 $n,ingest_rows_per_s,rows/s,25000,btree alone,40000,0.625,x
 $n,ingest_rows_per_s,rows/s,25000,no index,180000,0.138,x
+$n,knn10_warm_ms,ms,10,pgvector HNSW (ef_search = 40),2,5.0,x
+$n,knn10_recall,fraction,1,pgvector HNSW (ef_search = 40),0.8,1.25,x
 CSV
 	done
 } >"$tmp/scale/scale.csv"
@@ -92,9 +95,13 @@ for h, t in old.items():
         check(f"kept with scale results: {h}", new.get(h) == t)
 m = re.search(r"<!-- bench:scale -->\n(.*?)\n<!-- /bench:scale -->", readme3, re.S)
 check("README scale table written", m is not None and "1,000 rows" in m.group(1) and "2,000 rows" in m.group(1)
-      and sum(line.startswith("| ") for line in m.group(1).splitlines()) == 14, m.group(1) if m else "(no markers)")
+      and sum(line.startswith("| ") for line in m.group(1).splitlines()) == 16, m.group(1) if m else "(no markers)")
 if m:
     check("scale ratios rendered", "(**2,000× faster**)" in m.group(1) and "(2.00×)" in m.group(1), m.group(1))
+    check("pgvector's recall rendered after the warm KNN rows",
+          re.search(r"\| 10 nearest, random queries, warm, p50 \| pgvector HNSW, ef_search 40 \|.*\n"
+                    r"\| 10 nearest, random queries, recall@10 \(1 = exact\) \| pgvector HNSW, ef_search 40 \| "
+                    r"1 · 0\.80 \(1\.25×\) \|", m.group(1)), m.group(1))
     r = re.search(r"<!-- bench:scale -->\n(.*?)\n<!-- /bench:scale -->", report3, re.S)
     check("README scale table = report's", r is not None and r.group(1) == m.group(1))
 print(f"bench_report: {passed} passed, {failed} failed")

@@ -2,8 +2,9 @@
 # bench_scale_test.sh — bench/scale.sh at N = 10,000 on a throwaway cluster
 # (cold measurements off: they drop the machine's page cache): it prints every
 # metric row against every baseline, each ratio a number equal to simhash /
-# baseline, every figure a positive number, and the context rows.  Times are
-# not checked.
+# baseline, every figure a positive number, and the context rows; with pgvector
+# installed (bench/pgvector.sh), its rows too, recall in (0, 1].  Times are not
+# checked.
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ] && ! sudo -n true 2>/dev/null; then
 	echo "bench_scale: 0 passed, 0 failed (skipped: the throwaway cluster needs root or sudo)"
@@ -39,6 +40,21 @@ want = {("build_serial_s", "btree (max_parallel_maintenance_workers = 0)"),
         ("knn10_warm_ms", "sequential scan + top-N"),
         ("pairs_s", "index nested loop (simhash_within self-join)"), ("pairs_s", "sequential-scan nested loop"),
         ("ingest_rows_per_s", "btree alone"), ("ingest_rows_per_s", "no index")}
+path = os.path.join(tmp, "scale_info.csv")
+info = {r["key"]: r["value"] for r in csv.DictReader(open(path))} if os.path.exists(path) else {}
+# pgvector's rows when the vector extension is installed (bench/pgvector.sh)
+if info.get("pgvector", "").startswith("pgvector "):
+    hnsw = "pgvector HNSW"
+    want |= {("build_serial_s", f"{hnsw} (max_parallel_maintenance_workers = 0)"),
+             ("build_parallel_s", f"{hnsw} (max_parallel_maintenance_workers = 2)"),
+             ("bytes_per_row", hnsw)}
+    want |= {(m, f"{hnsw} (ef_search = {ef})") for m in ("knn10_warm_ms", "knn10_recall") for ef in (40, 200)}
+    check("pgvector: radius said to be n/a", info.get("pgvector_radius", "").startswith("n/a"))
+    for r in rows:
+        if r["metric"] == "knn10_recall":
+            check(f"recall: {r['baseline']}", r["simhash"] == "1" and 0 < float(r["baseline_value"]) <= 1, str(r))
+else:
+    check("pgvector said to be absent", info.get("pgvector", "").startswith("not installed"), info.get("pgvector"))
 got = {(r["metric"], r["baseline"]) for r in rows}
 check("every metric and baseline", got == want, f"missing {sorted(want - got)}, extra {sorted(got - want)}")
 check("one row each", len(rows) == len(want), str(len(rows)))
@@ -49,8 +65,6 @@ for r in rows:
     except ValueError:
         ok = False
     check(f"numbers: {r['metric']} vs {r['baseline']}", ok and r["n"] == "10000", str(r))
-path = os.path.join(tmp, "scale_info.csv")
-info = {r["key"]: r["value"] for r in csv.DictReader(open(path))} if os.path.exists(path) else {}
 for key in ("load_s", "heap_bytes_per_row", "pairs_radius3", "pgvector", "commit", "cold"):
     check(f"context: {key}", key in info)
 check("cold said to be skipped", info.get("cold", "").startswith("skipped"))
