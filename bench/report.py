@@ -438,18 +438,35 @@ def readme_scale():
                          f"{_scale_value(r['baseline_value'], r['unit'])} "
                          f"({_scale_ratio(float(r['simhash']) / float(r['baseline_value']), kind)})")
         out.append(f"| {label} | {SCALE_BASELINES.get(base, base)} | " + " | ".join(cells) + " |")
-    commits = sorted({info.get((n, "commit"), "?") for n in sizes})
-    loads = [f"{_nlabel(n)}: {info[(n, 'load_1min_at_end')]}" for n in sizes if (n, "load_1min_at_end") in info]
-    pgv = info.get((sizes[-1], "pgvector"), "not measured")
-    skipped = "".join(f" {what} skipped at {_nlabel(n)} rows: {info[(n, key)].removeprefix('skipped ').strip('()')}."
-                      for key, what in (("cold", "Cold figures"), ("pairs", "All pairs")) for n in sizes if (n, key) in info)
+    # per size: the commit it was measured at and the load average at the end of its run
+    runs = ", ".join(f"{_nlabel(n)} rows at commit {info.get((n, 'commit'), '?')}"
+                     + (f" (load average {info[(n, 'load_1min_at_end')]})" if (n, "load_1min_at_end") in info else "")
+                     for n in sizes)
+    pgvs = {}
+    for n in sizes:
+        pgvs.setdefault(info.get((n, "pgvector"), "not measured"), []).append(_nlabel(n))
+    pgv = pgvs.popitem()[0] if len(pgvs) == 1 else "; ".join(f"{v} ({', '.join(ns)})" for v, ns in pgvs.items())
+    notes = ""
+    for key, what in (("cold", "Cold figures"), ("pairs", "All pairs")):
+        for n in sizes:
+            v = info.get((n, key))
+            if v is None:
+                continue
+            if v.startswith("skipped"):
+                notes += f" {what} skipped at {_nlabel(n)} rows: {v.removeprefix('skipped ').strip('()')}."
+            else:
+                notes += f" {what} at {_nlabel(n)} rows: {v}."
+    peaks = [f"{_nlabel(n)}: {int(info[(n, 'pairs_temp_peak_bytes')]) / 2**30:.1f} GiB" for n in sizes
+             if (n, "pairs_temp_peak_bytes") in info]
+    if peaks:
+        notes += f" Temporary files of `simhash_pairs` at their peak: {', '.join(peaks)}."
     out.append("")
-    out.append(f"(`bench/scale.sh`, commit {', '.join(commits)}, PostgreSQL {info.get((sizes[-1], 'postgresql'), '?')}, "
-               f"on a 2-core virtual machine **shared with other developers' jobs** (load average "
-               f"{', '.join(loads)} at the end of each size's run): every ratio is of two "
+    out.append(f"(`bench/scale.sh`, PostgreSQL {info.get((sizes[-1], 'postgresql'), '?')}, {runs}, "
+               f"on a 2-core virtual machine **shared with other developers' jobs** (1-minute load average "
+               f"at the end of each size's run): every ratio is of two "
                f"figures taken in the same run, seconds apart; ratio = simhash ÷ baseline, a time under half "
                f"the baseline's written as \"N× faster\". pgvector: {pgv}."
-               + skipped
+               + notes
                + ")")
     return "\n".join(out)
 
@@ -462,11 +479,11 @@ def section_scale(out):
         return
     out.append("`bench/scale.sh N ...` (part `scale` of `make bench`, sizes from `SCALE_ROWS`, e.g. "
                "`PARTS=scale SCALE_ROWS=\"1000000 10000000\" make bench`): for each N a throwaway cluster "
-               "(shared_buffers 2GB, maintenance_work_mem 1GB, work_mem 64MB, fsync and full_page_writes off, "
+               "(shared_buffers 2GB, maintenance_work_mem 1GB, work_mem 64MB, temp_file_limit 30GB, fsync and full_page_writes off, "
                "autovacuum off, no JIT, one backend per query), a table `(id int, fp simhash)` of N rows "
                "(90% random 64-bit values, 10% copies of random rows with 1..6 bits flipped), the simhash index "
                "with default options and a btree on the same column. Builds are interleaved (btree, simhash, "
-               "btree, simhash, 3 of each kind at N ≤ 20M, median kept) with `max_parallel_maintenance_workers` "
+               "btree, simhash, 3 of each kind at N ≤ 20M, median kept, one above) with `max_parallel_maintenance_workers` "
                "0 and 2. Warm: 1,000 radius-3 queries (half sources of planted copies, half fresh values), each "
                "run once before, simhash and the btree `=` probe timed query by query in turn; 100 KNN "
                "`ORDER BY fp <~> q LIMIT 10` on fresh values; the sequential scans "
@@ -474,8 +491,10 @@ def section_scale(out):
                "them, their answers compared with the index's. Cold: the cluster restarted and the OS page "
                "cache dropped before each kind, 20 queries (one sequential scan). Ingestion: 100,000 rows in "
                "committed `INSERT ... SELECT` statements of 1,000 rows into the N-row table with only that "
-               "index. All pairs: `simhash_pairs(t, fp, id, 3)` with work_mem 256MB, against a "
-               "`simhash_within` self-join on 5,000 rows scaled to N and N sequential scans (extrapolated). "
+               "index. All pairs, last: `simhash_pairs` over the N loaded rows (a view without the ingested ones) at radius 3 "
+               "with work_mem 256MB, the peak size of its temporary files sampled every 2 s, against a "
+               "`simhash_within` self-join on 5,000 rows (timed before the cold part, while the index exists) scaled to N "
+               "and N sequential scans (extrapolated). "
                "Server-side timings (clock_timestamp) except builds (wall clock around `CREATE INDEX`). "
                "ratio = simhash / baseline.\n")
     out.append(table(rows, ["n", "metric", "unit", "simhash", "baseline", "baseline_value", "ratio", "note"]))

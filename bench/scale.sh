@@ -9,8 +9,8 @@
 # Every N gets a throwaway cluster of its own (the cold measurements restart it),
 # on the server that bench/run.sh installed (TMPC_BIN) or on a private
 # installation of this tree.  Settings, the same for both sides of every ratio:
-# shared_buffers 2GB, maintenance_work_mem 1GB, work_mem 64MB, fsync and
-# full_page_writes off, synchronous_commit off, autovacuum off, no JIT, no
+# shared_buffers 2GB, maintenance_work_mem 1GB, work_mem 64MB, temp_file_limit
+# 30GB (TEMP_FILE_LIMIT: a runaway never fills the disk), fsync and full_page_writes off, synchronous_commit off, autovacuum off, no JIT, no
 # parallel query (one backend per query).
 #
 # Data: N rows (id int, fp simhash), 90% random 64-bit values
@@ -35,10 +35,12 @@
 #   ingest_rows_per_s  INGEST rows in INSERT ... SELECT batches of 1,000, each
 #       committed, into the N-row table with the index alone; baselines: the same
 #       with a btree alone and with no index
-#   pairs_s          simhash_pairs(t, fp, id, 3) with work_mem 256MB; baselines: an
-#       index nested loop (simhash_within self-join of PAIRS_SAMPLE rows, scaled
-#       to N) and a sequential-scan nested loop (N x the sequential scan's time
-#       per query; extrapolated, not run)
+#   pairs_s          simhash_pairs over the N loaded rows, radius 3, work_mem 256MB,
+#       run last (PAIRS_UNTIL gives up at a wall-clock time and records how long
+#       it ran; the peak size of the temporary files goes into scale_info.csv);
+#       baselines: an index nested loop (simhash_within self-join of PAIRS_SAMPLE
+#       rows, scaled to N) and a sequential-scan nested loop (N x the sequential
+#       scan's time per query; extrapolated, not run)
 # Sampled answers are compared with the sequential scan's (counts, KNN distances);
 # a difference fails the run.  pgvector (HNSW on bit(64), bit_hamming_ops, <~>) is
 # measured beside simhash when the vector extension is installed and N is at most
@@ -102,7 +104,7 @@ for N in $SIZES; do
 	tmpc_mkdir scale
 	rm -rf "$TMPC_DIR/data"
 	tmpc_start -c shared_buffers=2GB -c maintenance_work_mem=1GB -c work_mem=64MB -c max_wal_size=8GB \
-		-c fsync=off -c full_page_writes=off -c synchronous_commit=off -c autovacuum=off -c jit=off \
+		-c temp_file_limit=${TEMP_FILE_LIMIT:-30GB} -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c autovacuum=off -c jit=off \
 		-c max_parallel_workers_per_gather=0 -c max_worker_processes=8 -c max_parallel_workers=8
 	pg -c "CREATE EXTENSION simhash" -c "CREATE EXTENSION pg_prewarm"
 	vector=0
@@ -252,19 +254,10 @@ SQL
 		"p50 of $knn random queries (p99 $(printf '%.2f' "$kn99") ms); median of $skn sequential scans ($(printf '%.0f-%.0f' "$skmin" "$skmax") ms)"
 	echo "$N,radius3_answers_per_query,$(pg -c "SELECT round(avg(res), 2) FROM lat WHERE phase = 'warm' AND kind = 'sh'")" >>"$info"
 
-	# simhash_pairs' merge joins keep every table's sorts on disk until the end:
-	# 6.8 GB of temporary files at 10M rows (10 tables at radius 3), so about 700
-	# bytes a row; skipped when that is more than half the free space
-	need=$((N * 700)) free=$(df --output=avail -B1 "$TMPC_DIR" | tail -1)
-	if [ "${PAIRS:-1}" = 0 ] || [ $((need * 2)) -gt "$free" ]; then
-		why="PAIRS=0"; [ "${PAIRS:-1}" = 0 ] || why="about $((need >> 30)) GiB of temporary files needed, $((free >> 30)) GiB free"
-		step "N=$N: all pairs skipped: $why"
-		echo "$N,pairs,skipped ($why)" >>"$info"
-	else
-	step "N=$N: all pairs at radius 3 (simhash_pairs; index nested loop on $PAIRS_SAMPLE rows)"
-	read -r pairs_s npairs < <(pg -F ' ' -c "SET work_mem = '256MB'" -c "
-CREATE TEMP TABLE pr AS SELECT clock_timestamp() AS t0, (SELECT count(*) FROM simhash_pairs('t', 'fp', 'id', 3)) AS n;
-SELECT round(extract(epoch FROM clock_timestamp() - t0), 3), n FROM pr")
+	# the index nested loop baseline of simhash_pairs now, while the index is
+	# there; simhash_pairs itself runs last (below), the longest part at 100M
+	if [ "${PAIRS:-1}" != 0 ]; then
+	step "N=$N: index nested loop at radius 3 on $PAIRS_SAMPLE rows (the baseline of simhash_pairs)"
 	# the probe rows: ids 1..PAIRS_SAMPLE are random rows; taken out beforehand
 	pg -c "CREATE TABLE ps AS SELECT id, fp FROM t WHERE id BETWEEN 1 AND $PAIRS_SAMPLE" -c "ANALYZE ps"
 	plan t_simhash "SELECT count(*) FROM ps a JOIN t b ON simhash_within(b.fp, a.fp, 3) AND a.id < b.id"
@@ -272,11 +265,6 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0), 3), n FROM pr")
 CREATE TEMP TABLE pr AS SELECT clock_timestamp() AS t0,
   (SELECT count(*) FROM ps a JOIN t b ON simhash_within(b.fp, a.fp, 3) AND a.id < b.id) AS n;
 SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3) FROM pr")
-	row "$N" pairs_s s "$pairs_s" "index nested loop (simhash_within self-join)" "$nl_s" \
-		"$npairs pairs; work_mem 256MB; nested loop timed on $PAIRS_SAMPLE rows, scaled to N"
-	row "$N" pairs_s s "$pairs_s" "sequential-scan nested loop" "$(echo "scale=3; $sq50 * $N / 1000" | bc)" \
-		"extrapolated: N x the sequential scan's time per query"
-	echo "$N,pairs_radius3,$npairs" >>"$info"
 	fi
 
 	if [ $COLD = 1 ]; then
@@ -442,6 +430,60 @@ SQL
 	row "$N" ingest_rows_per_s rows/s "$ish" "btree alone" "$(ing btree)" "$INGEST rows: INSERT ... SELECT of 1000 rows a statement; each committed"
 	row "$N" ingest_rows_per_s rows/s "$ish" "no index" "$(ing none)" "same"
 	echo "$N,pgvector,${pgv//,/;}" >>"$info"
+
+	# simhash_pairs on the N loaded rows (a view leaves the ingested ones, ids
+	# below 0, out).  Its per-table joins run one after another, so one table's
+	# sort files exist at a time (~680 bytes a row at 10M rows when every
+	# table's sorts lived to the end); temp_file_limit (TEMP_FILE_LIMIT) guards
+	# the disk all the same, and the peak of base/pgsql_tmp is sampled every 2 s.
+	# PAIRS_UNTIL (a time `date -d` reads, e.g. "08:30 UTC") gives up at that time
+	# (statement_timeout) and writes how long it ran instead of the rows.
+	need=$((N * 100)) free=$(df --output=avail -B1 "$TMPC_DIR" | tail -1)
+	if [ "${PAIRS:-1}" = 0 ] || [ $((need * 2)) -gt "$free" ]; then
+		why="PAIRS=0"; [ "${PAIRS:-1}" = 0 ] || why="about $((need >> 30)) GiB of temporary files expected, $((free >> 30)) GiB free"
+		step "N=$N: all pairs skipped: $why"
+		echo "$N,pairs,skipped ($why)" >>"$info"
+	else
+		timeout_ms=0
+		if [ -n "${PAIRS_UNTIL:-}" ]; then
+			timeout_ms=$((($(date -d "$PAIRS_UNTIL" +%s) - $(date +%s)) * 1000))
+			[ $timeout_ms -gt 0 ] || timeout_ms=1
+		fi
+		step "N=$N: all pairs at radius 3 (simhash_pairs; statement_timeout ${timeout_ms} ms)"
+		peakf=$TMPC_DIR/pairs_temp_peak
+		echo 0 >"$peakf"
+		(
+			peak=0
+			while :; do
+				b=$(du -sb "$TMPC_DIR/data/base/pgsql_tmp" 2>/dev/null | cut -f1) || b=0
+				[ "${b:-0}" -le $peak ] || { peak=$b; echo $peak >"$peakf"; }
+				sleep 2
+			done
+		) &
+		sampler=$!
+		t0=$(date +%s.%N)
+		pairs_out=$(pg -F ' ' -c "SET work_mem = '256MB'" -c "SET statement_timeout = $timeout_ms" \
+			-c "CREATE VIEW tp AS SELECT id, fp FROM t WHERE id > 0" -c "
+CREATE TEMP TABLE pr AS SELECT clock_timestamp() AS t0, (SELECT count(*) FROM simhash_pairs('tp', 'fp', 'id', 3)) AS n;
+SELECT round(extract(epoch FROM clock_timestamp() - t0), 3), n FROM pr" 2>&1) || true
+		ran_s=$(echo "$(date +%s.%N) - $t0" | bc)
+		kill $sampler; wait $sampler 2>/dev/null || true
+		peak=$(cat "$peakf")
+		echo "$N,pairs_temp_peak_bytes,$peak" >>"$info"
+		echo "   temp files of simhash_pairs, peak: $peak bytes" >&2
+		if read -r pairs_s npairs <<<"$pairs_out" && [[ $npairs =~ ^[0-9]+$ ]]; then
+			row "$N" pairs_s s "$pairs_s" "index nested loop (simhash_within self-join)" "$nl_s" \
+				"$npairs pairs; work_mem 256MB; nested loop timed on $PAIRS_SAMPLE rows, scaled to N"
+			row "$N" pairs_s s "$pairs_s" "sequential-scan nested loop" "$(echo "scale=3; $sq50 * $N / 1000" | bc)" \
+				"extrapolated: N x the sequential scan's time per query"
+			echo "$N,pairs_radius3,$npairs" >>"$info"
+		else
+			echo "$pairs_out" >&2
+			why="did not finish: $(echo "$pairs_out" | grep -o 'ERROR: .*' | head -1 | tr , ';') after $(printf '%.0f' "$ran_s") s"
+			step "N=$N: simhash_pairs $why"
+			echo "$N,pairs,$why; index nested loop $nl_s s (scaled to N)" >>"$info"
+		fi
+	fi
 	[ "$COLD" = 1 ] || echo "$N,cold,skipped ($COLD_WHY)" >>"$info"
 	echo "$N,load_1min_at_end,$(cut -d' ' -f1 /proc/loadavg)" >>"$info"
 	echo "$N,commit,$(git rev-parse --short HEAD)" >>"$info"

@@ -35,6 +35,19 @@ CSV
 	done
 } >"$tmp/scale/scale.csv"
 printf 'n,key,value\n1000,commit,abc1234\n2000,commit,abc1234\n' >"$tmp/scale/scale_info.csv"
+# a third size from a later run (another commit) whose simhash_pairs gave up
+mkdir -p "$tmp/three"
+{ cat "$tmp/scale/scale.csv"; grep '^2000,' "$tmp/scale/scale.csv" | grep -v pairs_s | sed 's/^2000,/3000,/'; } >"$tmp/three/scale.csv"
+cat >"$tmp/three/scale_info.csv" <<'CSV'
+n,key,value
+1000,commit,abc1234
+2000,commit,abc1234
+2000,pairs_temp_peak_bytes,1073741824
+3000,commit,def5678
+3000,load_1min_at_end,7.5
+3000,pairs_temp_peak_bytes,3221225472
+3000,pairs,did not finish: ERROR: canceling statement due to statement timeout after 10 s
+CSV
 
 /usr/bin/python3 - "$tmp" <<'PY'
 import os, re, subprocess, sys
@@ -104,6 +117,18 @@ if m:
                     r"1 · 0\.80 \(1\.25×\) \|", m.group(1)), m.group(1))
     r = re.search(r"<!-- bench:scale -->\n(.*?)\n<!-- /bench:scale -->", report3, re.S)
     check("README scale table = report's", r is not None and r.group(1) == m.group(1))
+
+report4, readme4 = run("three")
+m = re.search(r"<!-- bench:scale -->\n(.*?)\n<!-- /bench:scale -->", readme4, re.S)
+t = m.group(1) if m else ""
+lines = [line for line in t.splitlines() if line.startswith("| ")]
+check("three sizes: a column each", len(lines) == 14 and lines[0].count(" rows: simhash") == 3, t)
+check("three sizes: pairs missing at the third", all(line.endswith("| – |") for line in lines if "simhash_pairs" in line)
+      and sum("simhash_pairs" in line for line in lines) == 2, t)
+check("three sizes: commit and load per size", "1,000 rows at commit abc1234" in t
+      and "3,000 rows at commit def5678 (load average 7.5)" in t, t)
+check("three sizes: why pairs are missing", "All pairs at 3,000 rows: did not finish" in t, t)
+check("three sizes: temp peak", "2,000: 1.0 GiB, 3,000: 3.0 GiB" in t, t)
 print(f"bench_report: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY
