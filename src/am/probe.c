@@ -7,9 +7,11 @@
 #include "simhash_am.h"
 #include "scan_int.h"
 #include "probe.h"
+#include "dirstore.h"
 
 #include "access/relscan.h"
 #include "miscadmin.h"
+#include "storage/buf_internals.h"
 #include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
@@ -394,13 +396,16 @@ dir_first_from(const SimhashDirCache *cache, int a, uint64 lo)
 }
 
 /*
- * The directory of run c->r, table c->t, copied into scan memory by its
- * second probe (a scan that probes it once, as a radius query up to `bits`
- * does, reads the pages it needs); NULL before that, when it does not fit in what is left of the cache's budget (a
- * quarter of work_mem) or a page of it was recycled (then so->stale is set:
- * the scan starts over from a fresh metapage with an empty cache, or fails).
- * The copy stays good for the scan: a run page is only read after checking
- * its generation and table, as the pages of the directory were.
+ * The directory of run c->r, table c->t: the backend's copy (dirstore.c) if
+ * it has one; else copied into scan memory by its second probe (a scan that
+ * probes it once, as a radius query up to `bits` does, reads the pages it
+ * needs), and handed to the backend's store, or kept by the scan when the
+ * store has no room for it.  NULL before the second probe, when it does not
+ * fit in what is left of the scan's budget (a quarter of work_mem) or a page
+ * of it was recycled (then so->stale is set: the scan starts over from a
+ * fresh metapage with an empty cache, or fails).  The copy stays good: a run
+ * page is only read after checking its generation and table, as the pages
+ * of the directory were.
  */
 static SimhashDirCache *
 dir_cache_get(ProbeCtx *c)
@@ -410,7 +415,7 @@ dir_cache_get(ProbeCtx *c)
 	const SimhashRun *run = &so->meta.list.runs[c->r];
 	BlockNumber		  dstart = simhash_meta_dir(&so->meta, c->r, c->t);
 	BlockNumber		  ndir = SimhashDirPages(run->npages);
-	SimhashDirCache	 *d;
+	SimhashDirCache	 *d, *kept;
 	Size			  bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
 	BlockNumber		  p;
 	int				  n = 0;
@@ -419,8 +424,18 @@ dir_cache_get(ProbeCtx *c)
 		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) * so->meta.list.nruns *
 													   so->ntables);
 	d = &so->dirs[c->r * so->ntables + c->t];
+	if (d->loaded && d->stored && d->epoch != simhash_dirstore_epoch())
+		d->loaded = d->stored = false; /* the store removed something: look again */
 	if (d->loaded)
 		return d->n >= 0 ? d : NULL;
+	kept = simhash_dirstore_get(index, run->gen, c->t, dstart, run->npages);
+	if (kept != NULL)
+	{
+		*d = *kept;
+		d->stored = true;
+		d->epoch = simhash_dirstore_epoch();
+		return d;
+	}
 	if (d->probes++ == 0)
 		return NULL;
 	d->loaded = true;
@@ -429,6 +444,7 @@ dir_cache_get(ProbeCtx *c)
 		return NULL;
 	d->hikeys = MemoryContextAlloc(so->cxt, sizeof(uint64) * Max(run->npages, 1));
 	d->blocks = MemoryContextAlloc(so->cxt, sizeof(BlockNumber) * Max(run->npages, 1));
+	d->recent = NULL;
 	for (p = 0; p < ndir; p++)
 	{
 		Buffer buf = ReadBuffer(index, dstart + p);
@@ -458,6 +474,16 @@ dir_cache_get(ProbeCtx *c)
 			check_link(c->scan, dstart + p, d->blocks[e]);
 	}
 	d->n = n;
+	kept = simhash_dirstore_put(index, &so->meta, run->gen, c->t, dstart, d);
+	if (kept != NULL)
+	{
+		pfree(d->hikeys);
+		pfree(d->blocks);
+		*d = *kept;
+		d->stored = true;
+		d->epoch = simhash_dirstore_epoch();
+		return d;
+	}
 	so->dir_budget -= bytes;
 	return d;
 }
@@ -1299,6 +1325,8 @@ list_exact_prefixes(const sh_table *tab, uint64 qkey, int b, int left, uint64 lo
 
 /* Run pages a KNN step pins ahead of the one it reads (see knn_probe_run). */
 #define KNN_AHEAD 8
+/* Ranges ahead whose page is prefetched through its remembered buffer. */
+#define KNN_HINT_AHEAD 16
 
 /* Where range lo is expected on run page p of a cached directory, in [0, 1]. */
 static inline double
@@ -1309,6 +1337,57 @@ dir_where(const SimhashDirCache *cache, int p, uint64 lo)
 	if (lo > below && cache->hikeys[p] > below)
 		return Min((double) (lo - below) / (double) (cache->hikeys[p] - below), 1.0);
 	return 0;
+}
+
+/*
+ * Run page p of a cached directory, pinned: through the buffer it was last
+ * found in when the directory is the backend's (ReadRecentBuffer: no lookup
+ * in the buffer mapping table, which cost a quarter of a KNN query), else by
+ * ReadBuffer, remembering the buffer.  The page is checked by the caller as
+ * any other (page_current), whichever way it came.
+ */
+static Buffer
+read_listed_page(Relation index, SimhashDirCache *cache, int p)
+{
+	Buffer buf;
+
+	if (cache->recent == NULL)
+		return ReadBuffer(index, cache->blocks[p]);
+	buf = cache->recent[p];
+	if (BufferIsValid(buf) &&
+		ReadRecentBuffer(SimhashRelationFile(index), MAIN_FORKNUM, cache->blocks[p], buf))
+		return buf;
+	buf = ReadBuffer(index, cache->blocks[p]);
+	cache->recent[p] = buf;
+	return buf;
+}
+
+/*
+ * Prefetch into the CPU cache, with no pin, what reading run page p will
+ * touch first: its buffer's descriptor (the pin's), header, trailer and the
+ * cache lines where `where` expects the range, when the directory remembers
+ * the shared buffer it was last found in.  A buffer that since holds another
+ * page costs a wasted prefetch, nothing else: the page is pinned and checked
+ * when read.
+ */
+static inline void
+prefetch_listed_page(const SimhashDirCache *cache, int p, double where, int lines)
+{
+	Buffer buf;
+	Page   page;
+	char  *guess;
+
+	if (cache->recent == NULL || cache->recent[p] <= 0) /* none, or a local buffer */
+		return;
+	buf = cache->recent[p];
+	__builtin_prefetch(GetBufferDescriptor(buf - 1));
+	page = BufferGetPage(buf);
+	__builtin_prefetch(page);
+	__builtin_prefetch((char *) SimhashPageGetOpaque(page));
+	guess = (char *) PageGetContents(page) +
+			(Size) (where * (SIMHASH_PAGE_CAPACITY - 1)) * SIMHASH_ENTRY_SIZE;
+	for (int l = 0; l < lines; l++)
+		__builtin_prefetch(guess + (Size) l * 64);
 }
 
 /*
@@ -1368,6 +1447,12 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 	{
 		uint64 lo = los[i], hi = his[i];
 
+		/* prefetch further ahead through the remembered buffers */
+		if (i + KNN_HINT_AHEAD < nlos && first[i + KNN_HINT_AHEAD] < cache->n)
+			prefetch_listed_page(cache, first[i + KNN_HINT_AHEAD],
+								 dir_where(cache, first[i + KNN_HINT_AHEAD],
+										   los[i + KNN_HINT_AHEAD]),
+								 prefetch_lines);
 		/* pin the next pages ahead, and prefetch what will be read first */
 		if (next_i <= i)
 			next_i = i + 1;
@@ -1384,7 +1469,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 				continue;
 			}
 			k = (ahead_h + ahead_n) % KNN_AHEAD;
-			ahead[k] = ReadBuffer(index, cache->blocks[p]);
+			ahead[k] = read_listed_page(index, cache, p);
 			ahead_p[k] = p;
 			ahead_n++;
 			last_pinned = p;
@@ -1422,7 +1507,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 					ahead_n--;
 				}
 				else
-					buf = ReadBuffer(index, cache->blocks[p]);
+					buf = read_listed_page(index, cache, p);
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
 				bpage = p;
 				if (!page_current(c->scan, buf, SIMHASH_RUN, run->gen, c->t))

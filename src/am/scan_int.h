@@ -36,10 +36,11 @@ typedef enum SimhashScanPhase
 } SimhashScanPhase;
 
 /*
- * A (run, table) directory copied into scan memory the first time a probe
- * needs it: the hikey and block of every run page, so that a probe is one
- * in-memory binary search and the run pages it reads.  The run pages still
- * carry their generation, checked on every read.
+ * A (run, table) directory copied into memory the first time a probe needs
+ * it (the scan's, or the backend's kept across scans: dirstore.c): the
+ * hikey and block of every run page, so that a probe is one in-memory binary
+ * search and the run pages it reads.  The run pages still carry their
+ * generation, checked on every read.
  */
 typedef struct SimhashDirCache
 {
@@ -48,6 +49,10 @@ typedef struct SimhashDirCache
 	int			 n;		 /* run pages listed; -1: not cached */
 	uint64		*hikeys;
 	BlockNumber *blocks;
+	Buffer		*recent; /* the buffer each page was last read from; NULL: none kept */
+	/* the arrays are the backend's (dirstore.c), valid while its epoch is */
+	bool   stored;
+	uint64 epoch;
 } SimhashDirCache;
 
 /*

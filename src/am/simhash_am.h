@@ -76,10 +76,13 @@
  * of every table (binary search in the run's directory, then the run pages
  * it lists) and reads the pending buffer; its cost grows with the number of
  * runs, which is logarithmic in the rows.  A scan copies each directory it
- * probes more than once (KNN: at its first probe) into its memory (while
- * they fit in a quarter of work_mem; a larger one is read from its pages);
- * the run pages it then reads are checked for their run's generation as
- * always.  A backend keeps,
+ * probes more than once (KNN: at its first probe) into memory: the
+ * backend's, kept across scans (dirstore.c: a directory never changes under
+ * its run's generation; dropped on any relcache invalidation of the index;
+ * at most a quarter of work_mem, with the buffer each run page was last
+ * found in, for ReadRecentBuffer), else the scan's own (within a quarter of
+ * work_mem; a larger one is read from its pages); the run pages it then
+ * reads are checked for their run's generation as always.  A backend keeps,
  * across scans and in memory only (rd_amcache, probe.c), a bitmap of the
  * first key bits of each small run (at most 16 pages per table) it met in a
  * second scan, and skips such a run for a prefix it lacks: runs only lose

@@ -1,0 +1,16 @@
+/*
+ * dirstore.h — run directories kept by a backend across scans (dirstore.c).
+ */
+#ifndef SIMHASH_DIRSTORE_H
+#define SIMHASH_DIRSTORE_H
+
+#include "scan_int.h"
+
+extern uint64 simhash_dirstore_epoch(void);
+extern SimhashDirCache *
+simhash_dirstore_get(Relation index, uint32 gen, int table, BlockNumber dstart, BlockNumber npages);
+extern SimhashDirCache *
+simhash_dirstore_put(Relation index, const SimhashMetaPageData *meta, uint32 gen, int table,
+					 BlockNumber dstart, const SimhashDirCache *dir);
+
+#endif /* SIMHASH_DIRSTORE_H */
