@@ -250,36 +250,54 @@ input_fill(MergeInput *in)
 	return in->n > 0;
 }
 
-static inline bool
-item_less(const SimhashItem *a, const SimhashItem *b)
+/*
+ * A merge input in the heap, with its current item's order inline: the
+ * key, and the TID as one number (block, then offset: ItemPointerCompare's
+ * order), so a comparison touches no input's buffer.
+ */
+typedef struct MergeHead
 {
-	if (a->key != b->key)
-		return a->key < b->key;
-	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid) < 0;
+	uint64		key;
+	uint64		tid;
+	MergeInput *in;
+} MergeHead;
+
+static inline void
+head_load(MergeHead *h, MergeInput *in)
+{
+	const SimhashItem *it = &in->items[in->i];
+
+	h->key = it->key;
+	h->tid = ((uint64) ItemPointerGetBlockNumberNoCheck(&it->tid) << 16) |
+			 ItemPointerGetOffsetNumberNoCheck(&it->tid);
+	h->in = in;
+}
+
+static inline bool
+head_less(const MergeHead *a, const MergeHead *b)
+{
+	return a->key < b->key || (a->key == b->key && a->tid < b->tid);
 }
 
 /* Restore the min-heap of inputs (by their current item) below position i. */
-static void
-heap_sift_down(MergeInput **h, int n, int i)
+static inline void
+heap_sift_down(MergeHead *h, int n, int i)
 {
+	MergeHead x = h[i];
+
 	for (;;)
 	{
-		int l = 2 * i + 1, m = i;
+		int l = 2 * i + 1, m;
 
-		if (l < n && item_less(&h[l]->items[h[l]->i], &h[m]->items[h[m]->i]))
-			m = l;
-		if (l + 1 < n && item_less(&h[l + 1]->items[h[l + 1]->i], &h[m]->items[h[m]->i]))
-			m = l + 1;
-		if (m == i)
-			return;
-		{
-			MergeInput *x = h[i];
-
-			h[i] = h[m];
-			h[m] = x;
-		}
+		if (l >= n)
+			break;
+		m = (l + 1 < n && head_less(&h[l + 1], &h[l])) ? l + 1 : l;
+		if (!head_less(&h[m], &x))
+			break;
+		h[i] = h[m];
 		i = m;
 	}
+	h[i] = x;
 }
 
 /*
@@ -287,12 +305,12 @@ heap_sift_down(MergeInput **h, int n, int i)
  * table t into the run writer.  Returns its directory's first block.
  */
 static BlockNumber
-merge_table(Relation heap, Relation index, SimhashBuildShared *shared, SharedFileSet *fileset,
-			int t, int64 n, BlockNumber *npages)
+merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, int t,
+			SimhashBuilt *out)
 {
 	int				 k = 0, nin = 0;
 	MergeInput		*inputs;
-	MergeInput	   **h;
+	MergeHead		*h;
 	SimhashRunWriter w;
 	BlockNumber		 dir;
 	char			 name[MAXPGPATH];
@@ -300,7 +318,7 @@ merge_table(Relation heap, Relation index, SimhashBuildShared *shared, SharedFil
 	for (int p = 0; p < shared->nslots; p++)
 		k += shared->part[p].nchunks;
 	inputs = palloc(sizeof(MergeInput) * Max(k, 1));
-	h = palloc(sizeof(MergeInput *) * Max(k, 1));
+	h = palloc(sizeof(MergeHead) * Max(k, 1));
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
 	for (int p = 0; p < shared->nslots; p++)
 		for (int c = 0; c < shared->part[p].nchunks; c++)
@@ -315,29 +333,31 @@ merge_table(Relation heap, Relation index, SimhashBuildShared *shared, SharedFil
 	k = 0;
 	for (int j = 0; j < nin; j++)
 		if (inputs[j].n > 0)
-			h[k++] = &inputs[j];
+			head_load(&h[k++], &inputs[j]);
 	for (int j = k / 2 - 1; j >= 0; j--)
 		heap_sift_down(h, k, j);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-	simhash_run_begin(&w, index, heap, false, t, 1);
+	simhash_run_begin_bulk(&w, index, out->bulk, &out->nextblk, t, 1);
 	while (k > 0)
 	{
-		MergeInput *top = h[0];
+		MergeInput *top = h[0].in;
 
-		simhash_run_add(&w, top->items[top->i].key, &top->items[top->i].tid);
+		simhash_run_add(&w, h[0].key, &top->items[top->i].tid);
 		if ((w.count & 65535) == 0)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-										 (int64) t * n + (int64) w.count);
-		if (++top->i == top->n && !input_fill(top))
+										 (int64) t * out->n + (int64) w.count);
+		if (++top->i < top->n || input_fill(top))
+			head_load(&h[0], top);
+		else
 			h[0] = h[--k];
 		heap_sift_down(h, k, 0);
 	}
 	dir = simhash_run_finish(&w);
-	if (w.count != (uint64) n)
+	if (w.count != (uint64) out->n)
 		elog(ERROR, "simhash build: table %d got " UINT64_FORMAT " entries, expected " INT64_FORMAT,
-			 t, w.count, n);
-	*npages = w.npages;
+			 t, w.count, out->n);
+	out->run_npages = w.npages;
 	for (int j = 0; j < nin; j++)
 		BufFileClose(inputs[j].file);
 	pfree(inputs);
@@ -472,7 +492,7 @@ simhash_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int 
 	}
 	out->run_npages = 0;
 	for (int t = 0; t < ntables; t++)
-		out->dir[t] = merge_table(heap, index, shared, fileset, t, out->n, &out->run_npages);
+		out->dir[t] = merge_table(index, shared, fileset, t, out);
 	collect_nulls(shared, fileset, out);
 
 	if (IsMVCCSnapshot(snapshot))

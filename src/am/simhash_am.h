@@ -638,6 +638,21 @@ extern void simhash_truncate_tail(Relation index, Relation heap, SimhashPagePool
 								  BlockNumber last, IndexBulkDeleteResult *stats);
 
 /*
+ * Writing the pages of a new index outside shared buffers (bulkwrite.c): a
+ * bulk build fills each page in memory and hands it over with its block
+ * number; pages are WAL-logged in batches and made durable at the end.  The
+ * relation must be empty and nothing else may write it meanwhile.  One page
+ * at a time: the page simhash_bulk_page() returns is filled and passed to
+ * simhash_bulk_write() (which takes it) before the next is asked for.
+ */
+typedef struct SimhashBulkWriter SimhashBulkWriter;
+
+extern SimhashBulkWriter *simhash_bulk_begin(Relation index);
+extern Page				  simhash_bulk_page(SimhashBulkWriter *b);
+extern void				  simhash_bulk_write(SimhashBulkWriter *b, BlockNumber blkno, Page page);
+extern void				  simhash_bulk_finish(SimhashBulkWriter *b);
+
+/*
  * Reading blocks named ahead of use (readahead.c): a read stream where the
  * server has them (compat.h), block by block otherwise.  next returns the
  * next block to read, InvalidBlockNumber at the end; it may read other
@@ -691,11 +706,17 @@ typedef struct SimhashRunWriter
 	BlockNumber		 npages;
 	BlockNumber		 dircap;
 	SimhashPagePool *pool; /* pages to take first, or NULL */
+	/* a bulk build: pages go to bulk at blocks *nextblk, *nextblk + 1, ... */
+	struct SimhashBulkWriter *bulk;
+	BlockNumber				 *nextblk;
 } SimhashRunWriter;
 
 extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent,
 							  int table, uint32 gen);
-extern void simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid);
+extern void
+simhash_run_begin_bulk(SimhashRunWriter *w, Relation index, struct SimhashBulkWriter *bulk,
+					   BlockNumber *nextblk, int table, uint32 gen);
+extern void		   simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid);
 extern BlockNumber simhash_run_finish(SimhashRunWriter *w);
 extern void
 simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int64 nitems,
