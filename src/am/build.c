@@ -1,14 +1,15 @@
 /*
  * build.c — CREATE INDEX: collect (fingerprint, TID) pairs from the heap,
  * sort them once per table and write them as one run (the run writer of
- * runs.c), WAL-log the whole relation with log_newpage_range().
+ * runs.c); every page goes to a bulk writer (bulkwrite.c), outside shared
+ * buffers, WAL-logged as it is written.
  *
  * While the pairs fit in maintenance_work_mem (16 bytes per row, twice: the
  * pairs and one table's sorted copy) they are sorted in memory.  Beyond that
  * they spill to a tuplestore, and each table is sorted by a tuplesort, both
  * bounded by maintenance_work_mem.  With parallel workers planned, the heap
- * is scanned and the tables sorted by several processes (build_parallel.c);
- * the leader writes the same pages.
+ * is scanned and the tables sorted and merged by several processes
+ * (build_parallel.c); the leader writes the same pages.
  */
 #include "simhash_am.h"
 
@@ -158,7 +159,7 @@ write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *
 	tuplesort_performsort(sort);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
 
-	simhash_run_begin_bulk(&w, index, built->bulk, &built->nextblk, t, 1);
+	simhash_run_begin_sink(&w, index, built->sink, t, 1);
 	while (tuplesort_gettupleslot(sort, true, false, out, NULL))
 	{
 		bool			isnull;
@@ -247,7 +248,7 @@ write_runs_in_memory(Relation heap, Relation index, const SimhashItem *items, in
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
 		simhash_permute_sorted(items, n, &tables[t], keys);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-		simhash_run_begin_bulk(&w, index, out->bulk, &out->nextblk, t, 1);
+		simhash_run_begin_sink(&w, index, out->sink, t, 1);
 		for (int64 i = 0; i < n; i++)
 		{
 			simhash_run_add(&w, keys[i].key, &keys[i].tid);
@@ -261,30 +262,29 @@ write_runs_in_memory(Relation heap, Relation index, const SimhashItem *items, in
 }
 
 /*
- * Write the NULLs chain of a build at the blocks from *nextblk on; returns
- * its head, sets *tail.
+ * Write the NULLs chain of a build into the sink (blocks from sink->next
+ * on); returns its head, sets *tail.
  */
 static BlockNumber
-write_nulls(SimhashBulkWriter *bulk, BlockNumber *nextblk, ItemPointerData *tids, int64 n,
-			BlockNumber *tail)
+write_nulls(SimhashPageSink *sink, ItemPointerData *tids, int64 n, BlockNumber *tail)
 {
-	BlockNumber head = n > 0 ? *nextblk : InvalidBlockNumber;
-	int64		i = 0;
+	BlockNumber	   head = n > 0 ? sink->next : InvalidBlockNumber;
+	PGAlignedBlock image;
+	int64		   i = 0;
 
 	*tail = InvalidBlockNumber;
 	while (i < n)
 	{
-		Page page = simhash_bulk_page(bulk);
-		int	 k = 0;
+		int k = 0;
 
-		simhash_init_page(page, SIMHASH_NULLS);
+		simhash_init_page(image.data, SIMHASH_NULLS);
 		for (; i < n && k < SIMHASH_PAGE_CAPACITY; i++, k++)
-			simhash_entry_set(SimhashPageEntry(page, k), 0, &tids[i]);
-		((PageHeader) page)->pd_lower += k * SIMHASH_ENTRY_SIZE;
+			simhash_entry_set(SimhashPageEntry(image.data, k), 0, &tids[i]);
+		((PageHeader) image.data)->pd_lower += k * SIMHASH_ENTRY_SIZE;
 		if (i < n)
-			SimhashPageGetOpaque(page)->next = *nextblk + 1;
-		*tail = *nextblk;
-		simhash_bulk_write(bulk, (*nextblk)++, page);
+			SimhashPageGetOpaque(image.data)->next = sink->next + 1;
+		*tail = sink->next++;
+		sink->put(sink, *tail, image.data);
 	}
 	return head;
 }
@@ -387,7 +387,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * block 1 (the run list) are written last, the run from block 2 on.
 	 */
 	built.bulk = simhash_bulk_begin(index);
-	built.nextblk = SIMHASH_RUNLIST_BLKNO + 1;
+	built.sink = simhash_bulk_sink(built.bulk, SIMHASH_RUNLIST_BLKNO + 1);
 
 	/*
 	 * The table's size goes with the phase, in one update: the table scan
@@ -421,7 +421,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			list->run_dir[t] = built.dir[t];
 	}
 	simhash_bulk_write(built.bulk, SIMHASH_RUNLIST_BLKNO, listpage);
-	nulls_head = write_nulls(built.bulk, &built.nextblk, built.nulls, built.nnulls, &nulls_tail);
+	nulls_head = write_nulls(built.sink, built.nulls, built.nnulls, &nulls_tail);
 	metapage = simhash_bulk_page(built.bulk);
 	simhash_init_metapage(metapage, bits, blocks, ntables);
 	meta = SimhashPageGetMeta(metapage);

@@ -16,9 +16,9 @@ struct IndexInfo;
  */
 typedef struct SimhashBuilt
 {
-	/* given: where the run's pages go (blocks from nextblk on, advanced) */
+	/* given: the bulk writer, and its sink for the run's pages (advanced) */
 	SimhashBulkWriter *bulk;
-	BlockNumber		   nextblk;
+	SimhashPageSink	  *sink;
 	/* returned */
 	int64			 n; /* rows in the run (entries per table) */
 	BlockNumber		 dir[SIMHASH_MAX_TABLES];

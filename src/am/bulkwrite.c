@@ -140,3 +140,31 @@ simhash_bulk_finish(SimhashBulkWriter *b)
 }
 
 #endif /* SIMHASH_HAVE_BULK_WRITE */
+
+/* A page sink that puts its pages into a bulk writer. */
+typedef struct BulkSink
+{
+	SimhashPageSink	   sink;
+	SimhashBulkWriter *bulk;
+} BulkSink;
+
+static void
+bulk_sink_put(SimhashPageSink *sink, BlockNumber blkno, Page image)
+{
+	BulkSink *s = (BulkSink *) sink;
+	Page	  page = simhash_bulk_page(s->bulk);
+
+	memcpy(page, image, BLCKSZ);
+	simhash_bulk_write(s->bulk, blkno, page);
+}
+
+SimhashPageSink *
+simhash_bulk_sink(SimhashBulkWriter *b, BlockNumber first)
+{
+	BulkSink *s = palloc(sizeof(BulkSink));
+
+	s->sink.put = bulk_sink_put;
+	s->sink.next = first;
+	s->bulk = b;
+	return &s->sink;
+}

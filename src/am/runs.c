@@ -94,7 +94,7 @@ put_page(Relation index, Buffer buf, Page image, bool wal)
  * Start writing table `table` of run `gen`.  A concurrent writer (flush,
  * merge) WAL-logs every page and reuses free pages; a writer that is not
  * concurrent extends the relation and WAL-logs nothing (the caller logs the
- * pages).  A bulk build writes through simhash_run_begin_bulk().
+ * pages).  A bulk build writes through simhash_run_begin_sink().
  */
 void
 simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent, int table,
@@ -111,32 +111,28 @@ simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concu
 	w->dircap = 64;
 	w->dir = palloc(w->dircap * SIMHASH_DIR_ENTRY_SIZE);
 	w->pool = NULL;
-	w->bulk = NULL;
-	w->nextblk = NULL;
+	w->sink = NULL;
 }
 
 /*
  * Start writing table `table` of run `gen` of a bulk build: its pages go
- * to the bulk writer, at the blocks that follow *nextblk (advanced).
+ * to the sink, at the blocks that follow sink->next (advanced).
  */
 void
-simhash_run_begin_bulk(SimhashRunWriter *w, Relation index, SimhashBulkWriter *bulk,
-					   BlockNumber *nextblk, int table, uint32 gen)
+simhash_run_begin_sink(SimhashRunWriter *w, Relation index, SimhashPageSink *sink, int table,
+					   uint32 gen)
 {
 	simhash_run_begin(w, index, NULL, false, table, gen);
-	w->bulk = bulk;
-	w->nextblk = nextblk;
+	w->sink = sink;
 }
 
-/* Put a prepared page image at the bulk build's next block; returns it. */
+/* Put a prepared page image at the sink's next block; returns it. */
 static BlockNumber
-put_page_bulk(SimhashRunWriter *w, Page image)
+put_page_sink(SimhashRunWriter *w, Page image)
 {
-	BlockNumber blkno = (*w->nextblk)++;
-	Page		page = simhash_bulk_page(w->bulk);
+	BlockNumber blkno = w->sink->next++;
 
-	memcpy(page, image, BLCKSZ);
-	simhash_bulk_write(w->bulk, blkno, page);
+	w->sink->put(w->sink, blkno, image);
 	return blkno;
 }
 
@@ -161,8 +157,8 @@ write_current(SimhashRunWriter *w)
 		w->dircap *= 2;
 		w->dir = repalloc_huge(w->dir, (Size) w->dircap * SIMHASH_DIR_ENTRY_SIZE);
 	}
-	if (w->bulk)
-		blkno = put_page_bulk(w, w->image.data);
+	if (w->sink)
+		blkno = put_page_sink(w, w->image.data);
 	else
 	{
 		Buffer buf = writer_buffer(w);
@@ -214,7 +210,7 @@ simhash_run_finish(SimhashRunWriter *w)
 	if (w->n > 0)
 		write_current(w);
 	ndir = SimhashDirPages(w->npages);
-	if (ndir > 1 && !w->bulk)
+	if (ndir > 1 && !w->sink)
 		LockRelationForExtension(w->index, ExclusiveLock);
 	for (d = 0; d < ndir; d++)
 	{
@@ -225,8 +221,8 @@ simhash_run_finish(SimhashRunWriter *w)
 		Buffer			  buf = InvalidBuffer;
 		BlockNumber		  blkno;
 
-		if (w->bulk)
-			blkno = *w->nextblk; /* put_page_bulk() takes it below */
+		if (w->sink)
+			blkno = w->sink->next; /* put_page_sink() takes it below */
 		else
 		{
 			if (ndir == 1)
@@ -249,12 +245,12 @@ simhash_run_finish(SimhashRunWriter *w)
 		memcpy(PageGetContents(image.data), src, (Size) nd * SIMHASH_DIR_ENTRY_SIZE);
 		((PageHeader) image.data)->pd_lower += nd * SIMHASH_DIR_ENTRY_SIZE;
 		opaque->hikey = simhash_entry_key(src + (Size) (nd - 1) * SIMHASH_DIR_ENTRY_SIZE);
-		if (w->bulk)
-			(void) put_page_bulk(w, image.data);
+		if (w->sink)
+			(void) put_page_sink(w, image.data);
 		else
 			put_page(w->index, buf, image.data, w->concurrent);
 	}
-	if (ndir > 1 && !w->bulk)
+	if (ndir > 1 && !w->sink)
 		UnlockRelationForExtension(w->index, ExclusiveLock);
 	pfree(w->dir);
 	w->dir = NULL;

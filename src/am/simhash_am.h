@@ -209,7 +209,7 @@
  *   replay waits for the pins): an index-only cursor on a standby that
  *   holds a TID the primary's VACUUM removed can still return it.
  * - Every page change is WAL-logged: GenericXLog for inserts, flushes and
- *   merges, log_newpage_range() after a bulk build.
+ *   merges, log_newpages() of every page a bulk build writes (bulkwrite.c).
  */
 #ifndef SIMHASH_AM_H
 #define SIMHASH_AM_H
@@ -653,6 +653,20 @@ extern void				  simhash_bulk_write(SimhashBulkWriter *b, BlockNumber blkno, Pag
 extern void				  simhash_bulk_finish(SimhashBulkWriter *b);
 
 /*
+ * Where a bulk build puts its pages: put() takes a page image (the callee
+ * copies it) and the block it goes to; next is the block the next page
+ * goes to, which the writers of runs and chains take in turn.
+ * simhash_bulk_sink() puts them into a bulk writer.
+ */
+typedef struct SimhashPageSink
+{
+	void (*put)(struct SimhashPageSink *sink, BlockNumber blkno, Page image);
+	BlockNumber next;
+} SimhashPageSink;
+
+extern SimhashPageSink *simhash_bulk_sink(SimhashBulkWriter *b, BlockNumber first);
+
+/*
  * Reading blocks named ahead of use (readahead.c): a read stream where the
  * server has them (compat.h), block by block otherwise.  next returns the
  * next block to read, InvalidBlockNumber at the end; it may read other
@@ -694,29 +708,26 @@ extern BlockNumber simhash_dir_walk_next(void *arg);
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
 {
-	Relation		 index;
-	Relation		 heap;
-	bool			 concurrent; /* WAL-log each page, take free pages */
-	int				 table;
-	uint32			 gen;
-	PGAlignedBlock	 image; /* the page being filled */
-	int				 n;		/* entries on it */
-	uint64			 count;
-	char			*dir; /* directory entries, one per page */
-	BlockNumber		 npages;
-	BlockNumber		 dircap;
-	SimhashPagePool *pool; /* pages to take first, or NULL */
-	/* a bulk build: pages go to bulk at blocks *nextblk, *nextblk + 1, ... */
-	struct SimhashBulkWriter *bulk;
-	BlockNumber				 *nextblk;
+	Relation				index;
+	Relation				heap;
+	bool					concurrent; /* WAL-log each page, take free pages */
+	int						table;
+	uint32					gen;
+	PGAlignedBlock			image; /* the page being filled */
+	int						n;	   /* entries on it */
+	uint64					count;
+	char				   *dir; /* directory entries, one per page */
+	BlockNumber				npages;
+	BlockNumber				dircap;
+	SimhashPagePool		   *pool; /* pages to take first, or NULL */
+	struct SimhashPageSink *sink; /* a bulk build's: takes every page, or NULL */
 } SimhashRunWriter;
 
 extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent,
 							  int table, uint32 gen);
-extern void
-simhash_run_begin_bulk(SimhashRunWriter *w, Relation index, struct SimhashBulkWriter *bulk,
-					   BlockNumber *nextblk, int table, uint32 gen);
-extern void		   simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid);
+extern void simhash_run_begin_sink(SimhashRunWriter *w, Relation index,
+								   struct SimhashPageSink *sink, int table, uint32 gen);
+extern void simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid);
 extern BlockNumber simhash_run_finish(SimhashRunWriter *w);
 extern void
 simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int64 nitems,
