@@ -16,6 +16,11 @@
 # min and max seconds per variant, and the per-round ratios' medians.
 # Under bench/run.sh (SIMHASH_BENCH_CLUSTER=1) it uses that cluster;
 # otherwise it starts a throwaway cluster per pg_config in PG_CONFIGS.
+# BASELINE=<git revision> (throwaway clusters only) also builds that
+# revision's library and measures its simhash builds in the same rounds,
+# as "simhash@<rev>" (the installed simhash.so is swapped between builds;
+# each build is a new session, so it loads the file then in place), to
+# compare before and after a change paired round by round.
 # Writes $BENCH_RESULTS/parallel_build.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +28,7 @@ ROWS=${ROWS:-$((4000000 * ${SCALE:-1}))}
 ROUNDS=${ROUNDS:-3}
 MWM=${MWM:-1GB}
 PG_CONFIGS=${PG_CONFIGS:-pg_config}
+BASELINE=${BASELINE:-}
 BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 OUT=$BENCH_RESULTS/parallel_build.csv
 mkdir -p "$BENCH_RESULTS"
@@ -56,16 +62,27 @@ SQL
 		-c "CREATE INDEX pbench_idx ON pbench USING simhash (fp)" 2>&1 | grep -c '2 workers planned' || true)
 	$psql -c "DROP INDEX pbench_idx" -c CHECKPOINT
 	[ "$planned" = 1 ] || { echo "the simhash build did not plan 2 workers" >&2; exit 1; }
+	local variants=("btree 0" "btree 2" "simhash 0" "simhash 2")
+	[ -z "${BASE_LIB:-}" ] || variants+=("simhash@$BASELINE 0" "simhash@$BASELINE 2")
 	for r in $(seq 1 "$ROUNDS"); do
-		for v in "btree 0" "btree 2" "simhash 0" "simhash 2"; do
+		for v in "${variants[@]}"; do
 			set -- $v
-			s=$($psql -c "SELECT pbench_build('$1', $2)")
+			case $1 in  # the library this build loads
+			simhash@*) use_lib "$BASE_LIB" ;;
+			simhash) [ -z "${BASE_LIB:-}" ] || use_lib "$CAND_LIB" ;;
+			esac
+			s=$($psql -c "SELECT pbench_build('${1%@*}', $2)")
 			$psql -c "DROP INDEX pbench_idx" -c CHECKPOINT
 			echo "$label,$ROWS,$r,$1,$2,$s" >> "$OUT"
-			printf '   %s round %d: %-7s %d workers %8.2f s\n' "$label" "$r" "$1" "$2" "$s"
+			printf '   %s round %d: %-16s %d workers %8.2f s\n' "$label" "$r" "$1" "$2" "$s"
 		done
 	done
+	[ -z "${BASE_LIB:-}" ] || use_lib "$CAND_LIB"
 	$psql -c "DROP TABLE pbench" -c "DROP FUNCTION pbench_build"
+}
+
+use_lib() {  # install library $1 as the cluster's simhash.so (rename: atomic)
+	cp "$1" "$PKGLIB/simhash.so.new" && mv "$PKGLIB/simhash.so.new" "$PKGLIB/simhash.so"
 }
 
 echo "server,rows,round,am,workers,seconds" > "$OUT"
@@ -77,6 +94,15 @@ else
 			export PG_CONFIG=$pgc
 			source tools/tmp-cluster.sh
 			tmpc_install parbuild
+			if [ -n "$BASELINE" ]; then
+				PKGLIB=$TMPC_DIR/install$("$pgc" --pkglibdir)
+				CAND_LIB=$TMPC_DIR/candidate.so
+				BASE_LIB=$TMPC_DIR/base/simhash.so
+				cp "$PKGLIB/simhash.so" "$CAND_LIB"
+				mkdir "$TMPC_DIR/base"
+				git archive "$BASELINE" | tar -x -C "$TMPC_DIR/base"
+				make -s -C "$TMPC_DIR/base" -j"$(nproc)" PG_CONFIG="$pgc" simhash.so >/dev/null
+			fi
 			tmpc_start -c shared_buffers=1GB -c max_wal_size=8GB -c checkpoint_timeout=30min \
 				-c max_worker_processes=8 -c max_parallel_workers=8
 			run_server "$("$pgc" --version | sed 's/^PostgreSQL \([0-9.]*\).*/\1/')"
@@ -94,8 +120,10 @@ print("|---|---|---|---|---|---|---|")
 t = {}
 for r in rows:
     t.setdefault((r["server"], r["am"], r["workers"]), {})[r["round"]] = float(r["seconds"])
+variants = list(dict.fromkeys((r["am"], r["workers"]) for r in rows))
+base = next((am for am, w in variants if am.startswith("simhash@")), None)
 for s in servers:
-    for am, w in (("btree", "0"), ("btree", "2"), ("simhash", "0"), ("simhash", "2")):
+    for am, w in variants:
         v = list(t[(s, am, w)].values())
         print(f"| {s} | {rows[0]['rows']} | {am} | {w} | {statistics.median(v):.2f} | {min(v):.2f} | {max(v):.2f} |")
 print("\n| server | ratio (median of the rounds' ratios) | value | min | max |")
@@ -108,4 +136,8 @@ for s in servers:
     ratio(("simhash", "0"), ("btree", "0"), "simhash serial / btree serial")
     ratio(("simhash", "2"), ("simhash", "0"), "simhash 2 workers / simhash serial")
     ratio(("btree", "2"), ("btree", "0"), "btree 2 workers / btree serial")
+    if base:
+        ratio(("simhash", "2"), (base, "2"), f"simhash 2 workers / {base} 2 workers")
+        ratio(("simhash", "0"), (base, "0"), f"simhash serial / {base} serial")
+        ratio((base, "2"), ("btree", "2"), f"{base} 2 workers / btree 2 workers")
 PY

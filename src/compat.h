@@ -61,11 +61,14 @@ typedef RelFileNode SimhashRelFile;
 /*
  * A page image written with smgrwrite()/smgrextend(): since 16 it must be
  * aligned for direct I/O (PG_IO_ALIGN_SIZE, asserted in md.c), which
- * PGIOAlignedBlock is and PGAlignedBlock is not.  15 has no such type and
- * no such requirement.
+ * PGIOAlignedBlock is and PGAlignedBlock is not (memory holding such pages:
+ * simhash_palloc_io_aligned).  15 has no such type and no such requirement.
  */
 #if PG_VERSION_NUM < 160000
 typedef PGAlignedBlock PGIOAlignedBlock;
+#define simhash_palloc_io_aligned(size) palloc(size)
+#else
+#define simhash_palloc_io_aligned(size) palloc_aligned((size), PG_IO_ALIGN_SIZE, 0)
 #endif
 
 /*
@@ -101,6 +104,18 @@ typedef PGAlignedBlock PGIOAlignedBlock;
  */
 #if PG_VERSION_NUM >= 170000 && !defined(SIMHASH_NO_READ_STREAM)
 #define SIMHASH_HAVE_READ_STREAM 1
+#endif
+
+/*
+ * Bulk writes of a new relation (storage/bulk_write.h, since 17): pages
+ * written outside shared buffers, WAL-logged in batches, synced at the end
+ * only if a checkpoint started meanwhile.  src/am/bulkwrite.c uses them when
+ * SIMHASH_HAVE_BULK_WRITE is defined; before 17 it does what nbtree's build
+ * did on those servers (smgrextend of private pages, log_newpages batches,
+ * smgrimmedsync at the end).
+ */
+#if PG_VERSION_NUM >= 170000
+#define SIMHASH_HAVE_BULK_WRITE 1
 #endif
 
 /*

@@ -1,14 +1,15 @@
 /*
  * build.c — CREATE INDEX: collect (fingerprint, TID) pairs from the heap,
  * sort them once per table and write them as one run (the run writer of
- * runs.c), WAL-log the whole relation with log_newpage_range().
+ * runs.c); every page goes to a bulk writer (bulkwrite.c), outside shared
+ * buffers, WAL-logged as it is written.
  *
  * While the pairs fit in maintenance_work_mem (16 bytes per row, twice: the
  * pairs and one table's sorted copy) they are sorted in memory.  Beyond that
  * they spill to a tuplestore, and each table is sorted by a tuplesort, both
  * bounded by maintenance_work_mem.  With parallel workers planned, the heap
- * is scanned and the tables sorted by several processes (build_parallel.c);
- * the leader writes the same pages.
+ * is scanned and the tables sorted and merged by several processes
+ * (build_parallel.c); the leader writes the same pages.
  */
 #include "simhash_am.h"
 
@@ -125,7 +126,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, boo
  */
 static BlockNumber
 write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *tab, int t,
-				 uint32 gen, BlockNumber *npages)
+				 SimhashBuilt *built)
 {
 	AttrNumber		 attnums[2] = {1, 2};
 	Oid				 ops[2] = {Int8LessOperator, TIDLessOperator};
@@ -158,7 +159,7 @@ write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *
 	tuplesort_performsort(sort);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
 
-	simhash_run_begin(&w, index, heap, false, t, gen);
+	simhash_run_begin_sink(&w, index, built->sink, t, 1);
 	while (tuplesort_gettupleslot(sort, true, false, out, NULL))
 	{
 		bool			isnull;
@@ -174,7 +175,7 @@ write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *
 	if (w.count != (uint64) bs->n)
 		elog(ERROR, "simhash build: table %d got " UINT64_FORMAT " entries, expected " INT64_FORMAT,
 			 t, w.count, bs->n);
-	*npages = w.npages;
+	built->run_npages = w.npages;
 	tuplesort_end(sort);
 	ExecDropSingleTupleTableSlot(in);
 	ExecDropSingleTupleTableSlot(out);
@@ -247,7 +248,7 @@ write_runs_in_memory(Relation heap, Relation index, const SimhashItem *items, in
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
 		simhash_permute_sorted(items, n, &tables[t], keys);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-		simhash_run_begin(&w, index, heap, false, t, 1);
+		simhash_run_begin_sink(&w, index, out->sink, t, 1);
 		for (int64 i = 0; i < n; i++)
 		{
 			simhash_run_add(&w, keys[i].key, &keys[i].tid);
@@ -260,41 +261,31 @@ write_runs_in_memory(Relation heap, Relation index, const SimhashItem *items, in
 	pfree(keys);
 }
 
-/* Write the NULLs chain of a build; returns its head, sets *tail. */
+/*
+ * Write the NULLs chain of a build into the sink (blocks from sink->next
+ * on); returns its head, sets *tail.
+ */
 static BlockNumber
-write_nulls(Relation index, ItemPointerData *tids, int64 n, BlockNumber *tail)
+write_nulls(SimhashPageSink *sink, ItemPointerData *tids, int64 n, BlockNumber *tail)
 {
-	BlockNumber head = InvalidBlockNumber;
-	Buffer		prev = InvalidBuffer;
-	int64		i = 0;
+	BlockNumber	   head = n > 0 ? sink->next : InvalidBlockNumber;
+	PGAlignedBlock image;
+	int64		   i = 0;
 
 	*tail = InvalidBlockNumber;
 	while (i < n)
 	{
-		Buffer buf = ReadBuffer(index, P_NEW);
-		Page   page;
-		int	   k = 0;
+		int k = 0;
 
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		simhash_init_page(page, SIMHASH_NULLS);
+		simhash_init_page(image.data, SIMHASH_NULLS);
 		for (; i < n && k < SIMHASH_PAGE_CAPACITY; i++, k++)
-			simhash_entry_set(SimhashPageEntry(page, k), 0, &tids[i]);
-		((PageHeader) page)->pd_lower += k * SIMHASH_ENTRY_SIZE;
-		MarkBufferDirty(buf);
-		if (BufferIsValid(prev))
-		{
-			SimhashPageGetOpaque(BufferGetPage(prev))->next = BufferGetBlockNumber(buf);
-			MarkBufferDirty(prev);
-			UnlockReleaseBuffer(prev);
-		}
-		else
-			head = BufferGetBlockNumber(buf);
-		*tail = BufferGetBlockNumber(buf);
-		prev = buf;
+			simhash_entry_set(SimhashPageEntry(image.data, k), 0, &tids[i]);
+		((PageHeader) image.data)->pd_lower += k * SIMHASH_ENTRY_SIZE;
+		if (i < n)
+			SimhashPageGetOpaque(image.data)->next = sink->next + 1;
+		*tail = sink->next++;
+		sink->put(sink, *tail, image.data);
 	}
-	if (BufferIsValid(prev))
-		UnlockReleaseBuffer(prev);
 	return head;
 }
 
@@ -355,7 +346,7 @@ build_serial(Relation heap, Relation index, IndexInfo *indexInfo, const sh_table
 	else
 	{
 		for (int t = 0; t < ntables; t++)
-			out->dir[t] = write_run_sorted(heap, index, &bs, &tables[t], t, 1, &out->run_npages);
+			out->dir[t] = write_run_sorted(heap, index, &bs, &tables[t], t, out);
 		tuplestore_end(bs.spill);
 	}
 	out->n = bs.n;
@@ -376,7 +367,8 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	SimhashBuilt	  built = {0};
 	int				  bits, blocks, ntables, t, nworkers;
 	sh_table		 *tables;
-	Buffer			  metabuf, listbuf;
+	Page			  metapage, listpage;
+	BlockNumber		  nulls_head, nulls_tail;
 	SimhashMetaPage	  meta;
 	SimhashRunList	 *list;
 	MemoryContext	  cxt, old;
@@ -387,22 +379,15 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	simhash_options_resolve(index, &bits, &blocks);
 	tables = simhash_layout(blocks, bits, &ntables);
 
-	/* block 0: the metapage, block 1: the run list, filled in last */
-	metabuf = ReadBuffer(index, P_NEW);
-	Assert(BufferGetBlockNumber(metabuf) == SIMHASH_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	simhash_init_metapage(BufferGetPage(metabuf), bits, blocks, ntables);
-	MarkBufferDirty(metabuf);
-	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	listbuf = ReadBuffer(index, P_NEW);
-	Assert(BufferGetBlockNumber(listbuf) == SIMHASH_RUNLIST_BLKNO);
-	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
-	simhash_init_runlist(BufferGetPage(listbuf));
-	MarkBufferDirty(listbuf);
-	LockBuffer(listbuf, BUFFER_LOCK_UNLOCK);
-
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", SIMHASH_CONTEXT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
+
+	/*
+	 * Every page goes through the bulk writer; block 0 (the metapage) and
+	 * block 1 (the run list) are written last, the run from block 2 on.
+	 */
+	built.bulk = simhash_bulk_begin(index);
+	built.sink = simhash_bulk_sink(built.bulk, SIMHASH_RUNLIST_BLKNO + 1);
 
 	/*
 	 * The table's size goes with the phase, in one update: the table scan
@@ -423,11 +408,9 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (nworkers == 0 || !simhash_build_parallel(heap, index, indexInfo, nworkers, ntables, &built))
 		build_serial(heap, index, indexInfo, tables, ntables, &built);
 
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
-	meta = SimhashPageGetMeta(BufferGetPage(metabuf));
-	list = SimhashPageGetRunList(BufferGetPage(listbuf));
-	meta->gen_seq = 1;
+	listpage = simhash_bulk_page(built.bulk);
+	simhash_init_runlist(listpage);
+	list = SimhashPageGetRunList(listpage);
 	if (built.n > 0)
 	{
 		list->nruns = 1;
@@ -437,15 +420,17 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		for (t = 0; t < ntables; t++)
 			list->run_dir[t] = built.dir[t];
 	}
-	MarkBufferDirty(listbuf);
-	UnlockReleaseBuffer(listbuf);
+	simhash_bulk_write(built.bulk, SIMHASH_RUNLIST_BLKNO, listpage);
+	nulls_head = write_nulls(built.sink, built.nulls, built.nnulls, &nulls_tail);
+	metapage = simhash_bulk_page(built.bulk);
+	simhash_init_metapage(metapage, bits, blocks, ntables);
+	meta = SimhashPageGetMeta(metapage);
+	meta->gen_seq = 1;
 	meta->nnulls = built.nnulls;
-	meta->nulls_head = write_nulls(index, built.nulls, built.nnulls, &meta->nulls_tail);
-	MarkBufferDirty(metabuf);
-	UnlockReleaseBuffer(metabuf);
-
-	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+	meta->nulls_head = nulls_head;
+	meta->nulls_tail = nulls_tail;
+	simhash_bulk_write(built.bulk, SIMHASH_METAPAGE_BLKNO, metapage);
+	simhash_bulk_finish(built.bulk);
 
 	/* The result outlives the build's context: allocate it in the caller's. */
 	MemoryContextSwitchTo(old);

@@ -11,10 +11,15 @@ struct IndexInfo;
 
 /*
  * What a build leaves for the metapage: the run written (one directory per
- * table), the rows it holds, the NULLs to chain, the heap tuples seen.
+ * table), the rows it holds, the NULLs to chain, the heap tuples seen; and
+ * the bulk writer the run's pages go to.
  */
 typedef struct SimhashBuilt
 {
+	/* given: the bulk writer, and its sink for the run's pages (advanced) */
+	SimhashBulkWriter *bulk;
+	SimhashPageSink	  *sink;
+	/* returned */
 	int64			 n; /* rows in the run (entries per table) */
 	BlockNumber		 dir[SIMHASH_MAX_TABLES];
 	BlockNumber		 run_npages;

@@ -10,10 +10,16 @@
  * planned participants split it, as btree's do); whenever the share is full
  * and at the end of its scan it sorts them once per permuted table and
  * writes each table's sorted chunk to a temporary file of a shared file set;
- * NULLs go to a file of their own.  Once every participant is done, the
- * leader merges, table by table, the chunks of all participants in (key,
- * TID) order into the run writer, and sorts the NULLs by TID: the run it
- * writes is the one a serial build writes, page for page.
+ * NULLs go to a file of their own.  Once every participant has scanned, the
+ * run's layout is known (each table's pages and directory, one table after
+ * the other, as a serial build writes them), so the tables are merged in
+ * parallel: the workers and the leader each claim the next table, merge the
+ * chunks of all participants in (key, TID) order into a run writer and
+ * write its final pages, with their block numbers, to a pages file.  The
+ * leader copies the tables' pages files into the index in table order
+ * (merging an unclaimed table itself while the next one it needs is not
+ * ready), then sorts the NULLs by TID: the index is the one a serial build
+ * writes, page for page.
  *
  * The same code runs on every server: 17+ plan the workers themselves
  * (amcanbuildparallel), older ones are asked here (compat.h).
@@ -33,6 +39,7 @@
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "storage/buffile.h"
+#include "storage/condition_variable.h"
 #include "storage/sharedfileset.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
@@ -64,7 +71,13 @@ typedef struct SimhashBuildShared
 	bool				   isconcurrent;
 	int					   nslots;		/* planned workers + the leader */
 	int64				   chunk_items; /* pairs a participant holds before it writes a chunk */
-	slock_t				   mutex;		/* protects what follows */
+	int					   ntables;
+	ConditionVariable	   cv;		   /* a scan ended, a table was merged */
+	slock_t				   mutex;	   /* protects what follows */
+	int					   nscanners;  /* participants that scan, -1 until launched */
+	int					   nscanned;   /* those done scanning */
+	int					   next_table; /* the next table to merge */
+	bool				   merged[SIMHASH_MAX_TABLES]; /* its pages file is complete */
 	bool				   brokenhotchain;
 	SimhashParticipantDone part[FLEXIBLE_ARRAY_MEMBER];
 } SimhashBuildShared;
@@ -95,6 +108,12 @@ static void
 nulls_name(char *name, int p)
 {
 	snprintf(name, MAXPGPATH, "simhash.p%d.nulls", p);
+}
+
+static void
+pages_name(char *name, int t)
+{
+	snprintf(name, MAXPGPATH, "simhash.t%d.pages", t);
 }
 
 /*
@@ -192,41 +211,17 @@ participate(SimhashBuildShared *shared, SharedFileSet *fileset, ParallelTableSca
 	shared->part[p].nnulls = pt.nnulls;
 	shared->part[p].heap_tuples = pt.heap_tuples;
 	shared->part[p].done = true;
+	shared->nscanned++;
 	if (indexInfo->ii_BrokenHotChain)
 		shared->brokenhotchain = true;
 	SpinLockRelease(&shared->mutex);
+	ConditionVariableBroadcast(&shared->cv);
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }
 
-/* The entry point of a build worker (CreateParallelContext names it). */
-PGDLLEXPORT void simhash_build_worker_main(dsm_segment *seg, shm_toc *toc);
-
-void
-simhash_build_worker_main(dsm_segment *seg, shm_toc *toc)
-{
-	SimhashBuildShared	 *shared = shm_toc_lookup(toc, SIMHASH_KEY_SHARED, false);
-	SharedFileSet		 *fileset = shm_toc_lookup(toc, SIMHASH_KEY_FILESET, false);
-	ParallelTableScanDesc pscan = shm_toc_lookup(toc, SIMHASH_KEY_SCAN, false);
-	LOCKMODE			  heaplock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
-	Relation			  heap, index;
-	IndexInfo			 *indexInfo;
-
-	/* the leader holds these locks: the lock group makes them compatible */
-	heap = table_open(shared->heaprelid, heaplock);
-	index = index_open(shared->indexrelid, RowExclusiveLock);
-	SharedFileSetAttach(fileset, seg);
-
-	indexInfo = BuildIndexInfo(index);
-	indexInfo->ii_Concurrent = shared->isconcurrent;
-	participate(shared, fileset, pscan, heap, index, indexInfo, ParallelWorkerNumber, false);
-
-	index_close(index, RowExclusiveLock);
-	table_close(heap, heaplock);
-}
-
-/* ---- the leader's merge ------------------------------------------------- */
+/* ---- the merges ------------------------------------------------------- */
 
 /* One sorted chunk being merged. */
 typedef struct MergeInput
@@ -250,58 +245,74 @@ input_fill(MergeInput *in)
 	return in->n > 0;
 }
 
-static inline bool
-item_less(const SimhashItem *a, const SimhashItem *b)
+/*
+ * A merge input in the heap, with its current item's order inline: the
+ * key, and the TID as one number (block, then offset: ItemPointerCompare's
+ * order), so a comparison touches no input's buffer.
+ */
+typedef struct MergeHead
 {
-	if (a->key != b->key)
-		return a->key < b->key;
-	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid) < 0;
+	uint64		key;
+	uint64		tid;
+	MergeInput *in;
+} MergeHead;
+
+static inline void
+head_load(MergeHead *h, MergeInput *in)
+{
+	const SimhashItem *it = &in->items[in->i];
+
+	h->key = it->key;
+	h->tid = ((uint64) ItemPointerGetBlockNumberNoCheck(&it->tid) << 16) |
+			 ItemPointerGetOffsetNumberNoCheck(&it->tid);
+	h->in = in;
+}
+
+static inline bool
+head_less(const MergeHead *a, const MergeHead *b)
+{
+	return a->key < b->key || (a->key == b->key && a->tid < b->tid);
 }
 
 /* Restore the min-heap of inputs (by their current item) below position i. */
-static void
-heap_sift_down(MergeInput **h, int n, int i)
+static inline void
+heap_sift_down(MergeHead *h, int n, int i)
 {
+	MergeHead x = h[i];
+
 	for (;;)
 	{
-		int l = 2 * i + 1, m = i;
+		int l = 2 * i + 1, m;
 
-		if (l < n && item_less(&h[l]->items[h[l]->i], &h[m]->items[h[m]->i]))
-			m = l;
-		if (l + 1 < n && item_less(&h[l + 1]->items[h[l + 1]->i], &h[m]->items[h[m]->i]))
-			m = l + 1;
-		if (m == i)
-			return;
-		{
-			MergeInput *x = h[i];
-
-			h[i] = h[m];
-			h[m] = x;
-		}
+		if (l >= n)
+			break;
+		m = (l + 1 < n && head_less(&h[l + 1], &h[l])) ? l + 1 : l;
+		if (!head_less(&h[m], &x))
+			break;
+		h[i] = h[m];
 		i = m;
 	}
+	h[i] = x;
 }
 
 /*
- * Table t of the run: the k-way merge of every participant's chunks of
- * table t into the run writer.  Returns its directory's first block.
+ * Table t of the run (n entries): the k-way merge of every participant's
+ * chunks of table t into a run writer whose pages go to the sink.
  */
-static BlockNumber
-merge_table(Relation heap, Relation index, SimhashBuildShared *shared, SharedFileSet *fileset,
-			int t, int64 n, BlockNumber *npages)
+static void
+merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, int t, int64 n,
+			SimhashPageSink *sink)
 {
 	int				 k = 0, nin = 0;
 	MergeInput		*inputs;
-	MergeInput	   **h;
+	MergeHead		*h;
 	SimhashRunWriter w;
-	BlockNumber		 dir;
 	char			 name[MAXPGPATH];
 
 	for (int p = 0; p < shared->nslots; p++)
 		k += shared->part[p].nchunks;
 	inputs = palloc(sizeof(MergeInput) * Max(k, 1));
-	h = palloc(sizeof(MergeInput *) * Max(k, 1));
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+	h = palloc(sizeof(MergeHead) * Max(k, 1));
 	for (int p = 0; p < shared->nslots; p++)
 		for (int c = 0; c < shared->part[p].nchunks; c++)
 		{
@@ -315,34 +326,173 @@ merge_table(Relation heap, Relation index, SimhashBuildShared *shared, SharedFil
 	k = 0;
 	for (int j = 0; j < nin; j++)
 		if (inputs[j].n > 0)
-			h[k++] = &inputs[j];
+			head_load(&h[k++], &inputs[j]);
 	for (int j = k / 2 - 1; j >= 0; j--)
 		heap_sift_down(h, k, j);
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-	simhash_run_begin(&w, index, heap, false, t, 1);
+	simhash_run_begin_sink(&w, index, sink, t, 1);
 	while (k > 0)
 	{
-		MergeInput *top = h[0];
+		MergeInput *top = h[0].in;
 
-		simhash_run_add(&w, top->items[top->i].key, &top->items[top->i].tid);
-		if ((w.count & 65535) == 0)
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-										 (int64) t * n + (int64) w.count);
-		if (++top->i == top->n && !input_fill(top))
+		simhash_run_add(&w, h[0].key, &top->items[top->i].tid);
+		if (++top->i < top->n || input_fill(top))
+			head_load(&h[0], top);
+		else
 			h[0] = h[--k];
 		heap_sift_down(h, k, 0);
 	}
-	dir = simhash_run_finish(&w);
+	(void) simhash_run_finish(&w);
 	if (w.count != (uint64) n)
 		elog(ERROR, "simhash build: table %d got " UINT64_FORMAT " entries, expected " INT64_FORMAT,
 			 t, w.count, n);
-	*npages = w.npages;
 	for (int j = 0; j < nin; j++)
 		BufFileClose(inputs[j].file);
 	pfree(inputs);
 	pfree(h);
-	return dir;
+}
+
+/*
+ * The run's layout is known once the rows are counted: each table is
+ * run_pages(n) full pages (the last one part full) and then their
+ * directory, the tables one after the other from block 2 on, as the serial
+ * build writes them.  So any participant can write table t's pages with
+ * their final block numbers, into a file the leader copies into the index.
+ */
+static BlockNumber
+run_pages(int64 n)
+{
+	return (BlockNumber) ((n + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY);
+}
+
+static BlockNumber
+table_pages(int64 n)
+{
+	return run_pages(n) + SimhashDirPages(run_pages(n));
+}
+
+static BlockNumber
+table_first_block(int t, int64 n)
+{
+	return SIMHASH_RUNLIST_BLKNO + 1 + (BlockNumber) t * table_pages(n);
+}
+
+/* Rows of the run: every participant's, once all have scanned. */
+static int64
+run_rows(SimhashBuildShared *shared)
+{
+	int64 n = 0;
+
+	for (int p = 0; p < shared->nslots; p++)
+		n += shared->part[p].n;
+	return n;
+}
+
+/* A page sink writing the pages to a file of the file set, in order. */
+typedef struct FileSink
+{
+	SimhashPageSink sink;
+	BufFile		   *file;
+} FileSink;
+
+static void
+file_sink_put(SimhashPageSink *sink, BlockNumber blkno, Page image)
+{
+	BufFileWrite(((FileSink *) sink)->file, image, BLCKSZ);
+}
+
+/* Merge table t into its pages file; then say it is there. */
+static void
+merge_to_file(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index, int t)
+{
+	int64	 n = run_rows(shared);
+	FileSink fs;
+	char	 name[MAXPGPATH];
+
+	pages_name(name, t);
+	fs.sink.put = file_sink_put;
+	fs.sink.next = table_first_block(t, n);
+	fs.file = BufFileCreateFileSet(&fileset->fs, name);
+	merge_table(index, shared, fileset, t, n, &fs.sink);
+	BufFileClose(fs.file);
+	if (fs.sink.next != table_first_block(t + 1, n))
+		elog(ERROR, "simhash build: table %d ends at block %u, expected %u", t, fs.sink.next,
+			 table_first_block(t + 1, n));
+
+	SpinLockAcquire(&shared->mutex);
+	shared->merged[t] = true;
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableBroadcast(&shared->cv);
+}
+
+/* The next table nobody merges yet (claimed), or -1. */
+static int
+claim_table(SimhashBuildShared *shared)
+{
+	int t = -1;
+
+	SpinLockAcquire(&shared->mutex);
+	if (shared->next_table < shared->ntables)
+		t = shared->next_table++;
+	SpinLockRelease(&shared->mutex);
+	return t;
+}
+
+/* Sleep until every participant that scans has finished its scan. */
+static void
+wait_for_scans(SimhashBuildShared *shared)
+{
+	for (;;)
+	{
+		bool done;
+
+		SpinLockAcquire(&shared->mutex);
+		done = shared->nscanners >= 0 && shared->nscanned == shared->nscanners;
+		SpinLockRelease(&shared->mutex);
+		if (done)
+			break;
+		ConditionVariableSleep(&shared->cv, WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
+	}
+	ConditionVariableCancelSleep();
+}
+
+/* A worker's share of the merges: tables until none is left. */
+static void
+merge_tables(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index)
+{
+	int t;
+
+	while ((t = claim_table(shared)) >= 0)
+		merge_to_file(shared, fileset, index, t);
+}
+
+
+/* The entry point of a build worker (CreateParallelContext names it). */
+PGDLLEXPORT void simhash_build_worker_main(dsm_segment *seg, shm_toc *toc);
+
+void
+simhash_build_worker_main(dsm_segment *seg, shm_toc *toc)
+{
+	SimhashBuildShared	 *shared = shm_toc_lookup(toc, SIMHASH_KEY_SHARED, false);
+	SharedFileSet		 *fileset = shm_toc_lookup(toc, SIMHASH_KEY_FILESET, false);
+	ParallelTableScanDesc pscan = shm_toc_lookup(toc, SIMHASH_KEY_SCAN, false);
+	LOCKMODE			  heaplock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
+	Relation			  heap, index;
+	IndexInfo			 *indexInfo;
+
+	/* the leader holds these locks: the lock group makes them compatible */
+	heap = table_open(shared->heaprelid, heaplock);
+	index = index_open(shared->indexrelid, RowExclusiveLock);
+	SharedFileSetAttach(fileset, seg);
+
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = shared->isconcurrent;
+	participate(shared, fileset, pscan, heap, index, indexInfo, ParallelWorkerNumber, false);
+	wait_for_scans(shared);
+	merge_tables(shared, fileset, index);
+
+	index_close(index, RowExclusiveLock);
+	table_close(heap, heaplock);
 }
 
 static int
@@ -382,6 +532,74 @@ collect_nulls(SimhashBuildShared *shared, SharedFileSet *fileset, SimhashBuilt *
 }
 
 /* ---- the leader ------------------------------------------------------ */
+
+/*
+ * Until table t's pages file is complete, merge tables nobody has claimed
+ * (the leader then copies them in turn), else sleep.
+ */
+static void
+await_table(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index, int t)
+{
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+	for (;;)
+	{
+		bool merged;
+		int	 claim;
+
+		SpinLockAcquire(&shared->mutex);
+		merged = shared->merged[t];
+		SpinLockRelease(&shared->mutex);
+		if (merged)
+			break;
+		if ((claim = claim_table(shared)) >= 0)
+			merge_to_file(shared, fileset, index, claim);
+		else
+			ConditionVariableSleep(&shared->cv, WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
+	}
+	ConditionVariableCancelSleep();
+}
+
+/*
+ * Copy table t's pages file into the index at the sink's next block, which
+ * is the block the file's pages were written for; returns the table's
+ * directory block.
+ */
+static BlockNumber
+copy_table(SimhashBuildShared *shared, SharedFileSet *fileset, int t, SimhashBuilt *out)
+{
+	BlockNumber first = out->sink->next, npages = run_pages(out->n), total = table_pages(out->n);
+	BufFile	   *file;
+	char		name[MAXPGPATH], extra;
+
+	if (first != table_first_block(t, out->n))
+		elog(ERROR, "simhash build: table %d goes to block %u, its pages were written for %u", t,
+			 first, table_first_block(t, out->n));
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+	pages_name(name, t);
+	file = BufFileOpenFileSet(&fileset->fs, name, O_RDONLY, false);
+	for (BlockNumber i = 0; i < total; i++)
+	{
+		Page page = simhash_bulk_page(out->bulk);
+
+		if (BufFileRead(file, page, BLCKSZ) != BLCKSZ)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("simhash build: could not read page %u of table %d's pages", i, t)));
+		simhash_bulk_write(out->bulk, first + i, page);
+		if ((i & 63) == 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+										 (int64) t * out->n +
+											 Min(out->n, (int64) i * SIMHASH_PAGE_CAPACITY));
+		}
+	}
+	if (BufFileRead(file, &extra, 1) != 0)
+		elog(ERROR, "simhash build: table %d's pages file is longer than %u pages", t, total);
+	BufFileClose(file);
+	out->sink->next = first + total;
+	return npages > 0 ? first + npages : InvalidBlockNumber;
+}
 
 int
 simhash_build_workers(Relation heap, Relation index, IndexInfo *indexInfo)
@@ -434,6 +652,9 @@ simhash_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int 
 	shared->chunk_items =
 		Max((int64) 1024, (int64) maintenance_work_mem * 1024 / (nworkers + (leader ? 1 : 0)) /
 							  (2 * (int64) sizeof(SimhashItem)));
+	shared->ntables = ntables;
+	shared->nscanners = -1;
+	ConditionVariableInit(&shared->cv);
 	SpinLockInit(&shared->mutex);
 	fileset = shm_toc_allocate(pcxt->toc, sizeof(SharedFileSet));
 	SharedFileSetInit(fileset, pcxt->seg);
@@ -453,15 +674,20 @@ simhash_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int 
 		goto serial;
 	}
 
+	SpinLockAcquire(&shared->mutex);
+	shared->nscanners = pcxt->nworkers_launched + (leader ? 1 : 0);
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableBroadcast(&shared->cv);
+	/* a worker launched but never started would leave the others waiting */
+	WaitForParallelWorkersToAttach(pcxt);
+
 	if (leader)
 		participate(shared, fileset, pscan, heap, index, indexInfo, nworkers, true);
-	WaitForParallelWorkersToFinish(pcxt);
+	wait_for_scans(shared);
 
+	out->n = run_rows(shared);
 	for (int p = 0; p < nslots; p++)
-	{
-		out->n += shared->part[p].n;
 		out->heap_tuples += shared->part[p].heap_tuples;
-	}
 	if (shared->brokenhotchain)
 		indexInfo->ii_BrokenHotChain = true;
 	{
@@ -470,9 +696,13 @@ simhash_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int 
 
 		pgstat_progress_update_multi_param(2, params, values);
 	}
-	out->run_npages = 0;
+	out->run_npages = run_pages(out->n);
 	for (int t = 0; t < ntables; t++)
-		out->dir[t] = merge_table(heap, index, shared, fileset, t, out->n, &out->run_npages);
+	{
+		await_table(shared, fileset, index, t);
+		out->dir[t] = copy_table(shared, fileset, t, out);
+	}
+	WaitForParallelWorkersToFinish(pcxt);
 	collect_nulls(shared, fileset, out);
 
 	if (IsMVCCSnapshot(snapshot))

@@ -92,8 +92,9 @@ put_page(Relation index, Buffer buf, Page image, bool wal)
 
 /*
  * Start writing table `table` of run `gen`.  A concurrent writer (flush,
- * merge) WAL-logs every page and reuses free pages; a bulk build extends the
- * relation and logs it whole at the end.
+ * merge) WAL-logs every page and reuses free pages; a writer that is not
+ * concurrent extends the relation and WAL-logs nothing (the caller logs the
+ * pages).  A bulk build writes through simhash_run_begin_sink().
  */
 void
 simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent, int table,
@@ -110,6 +111,29 @@ simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concu
 	w->dircap = 64;
 	w->dir = palloc(w->dircap * SIMHASH_DIR_ENTRY_SIZE);
 	w->pool = NULL;
+	w->sink = NULL;
+}
+
+/*
+ * Start writing table `table` of run `gen` of a bulk build: its pages go
+ * to the sink, at the blocks that follow sink->next (advanced).
+ */
+void
+simhash_run_begin_sink(SimhashRunWriter *w, Relation index, SimhashPageSink *sink, int table,
+					   uint32 gen)
+{
+	simhash_run_begin(w, index, NULL, false, table, gen);
+	w->sink = sink;
+}
+
+/* Put a prepared page image at the sink's next block; returns it. */
+static BlockNumber
+put_page_sink(SimhashRunWriter *w, Page image)
+{
+	BlockNumber blkno = w->sink->next++;
+
+	w->sink->put(w->sink, blkno, image);
+	return blkno;
 }
 
 /* A page for the writer: from its pool, else from the FSM or a new one. */
@@ -126,17 +150,24 @@ static void
 write_current(SimhashRunWriter *w)
 {
 	SimhashPageOpaque opaque = SimhashPageGetOpaque(w->image.data);
-	Buffer			  buf = writer_buffer(w);
+	BlockNumber		  blkno;
 
 	if (w->npages == w->dircap)
 	{
 		w->dircap *= 2;
 		w->dir = repalloc_huge(w->dir, (Size) w->dircap * SIMHASH_DIR_ENTRY_SIZE);
 	}
-	simhash_dir_set(w->dir + (Size) w->npages * SIMHASH_DIR_ENTRY_SIZE, opaque->hikey,
-					BufferGetBlockNumber(buf));
+	if (w->sink)
+		blkno = put_page_sink(w, w->image.data);
+	else
+	{
+		Buffer buf = writer_buffer(w);
+
+		blkno = BufferGetBlockNumber(buf);
+		put_page(w->index, buf, w->image.data, w->concurrent);
+	}
+	simhash_dir_set(w->dir + (Size) w->npages * SIMHASH_DIR_ENTRY_SIZE, opaque->hikey, blkno);
 	w->npages++;
-	put_page(w->index, buf, w->image.data, w->concurrent);
 	w->n = 0;
 	if ((w->npages & 15) == 0)
 		CHECK_FOR_INTERRUPTS();
@@ -179,7 +210,7 @@ simhash_run_finish(SimhashRunWriter *w)
 	if (w->n > 0)
 		write_current(w);
 	ndir = SimhashDirPages(w->npages);
-	if (ndir > 1)
+	if (ndir > 1 && !w->sink)
 		LockRelationForExtension(w->index, ExclusiveLock);
 	for (d = 0; d < ndir; d++)
 	{
@@ -187,18 +218,25 @@ simhash_run_finish(SimhashRunWriter *w)
 		int				  nd = (int) Min((BlockNumber) SIMHASH_DIR_CAPACITY, w->npages - d0);
 		const char		 *src = w->dir + (Size) d0 * SIMHASH_DIR_ENTRY_SIZE;
 		SimhashPageOpaque opaque;
-		Buffer			  buf;
+		Buffer			  buf = InvalidBuffer;
+		BlockNumber		  blkno;
 
-		if (ndir == 1)
-			buf = writer_buffer(w);
+		if (w->sink)
+			blkno = w->sink->next; /* put_page_sink() takes it below */
 		else
 		{
-			buf = ReadBuffer(w->index, P_NEW);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			if (ndir == 1)
+				buf = writer_buffer(w);
+			else
+			{
+				buf = ReadBuffer(w->index, P_NEW);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			}
+			blkno = BufferGetBlockNumber(buf);
 		}
 		if (d == 0)
-			first = BufferGetBlockNumber(buf);
-		if (BufferGetBlockNumber(buf) != first + d)
+			first = blkno;
+		if (blkno != first + d)
 			elog(ERROR, "simhash: directory of table %d is not contiguous", w->table);
 		simhash_init_page(image.data, SIMHASH_DIR);
 		opaque = SimhashPageGetOpaque(image.data);
@@ -207,9 +245,12 @@ simhash_run_finish(SimhashRunWriter *w)
 		memcpy(PageGetContents(image.data), src, (Size) nd * SIMHASH_DIR_ENTRY_SIZE);
 		((PageHeader) image.data)->pd_lower += nd * SIMHASH_DIR_ENTRY_SIZE;
 		opaque->hikey = simhash_entry_key(src + (Size) (nd - 1) * SIMHASH_DIR_ENTRY_SIZE);
-		put_page(w->index, buf, image.data, w->concurrent);
+		if (w->sink)
+			(void) put_page_sink(w, image.data);
+		else
+			put_page(w->index, buf, image.data, w->concurrent);
 	}
-	if (ndir > 1)
+	if (ndir > 1 && !w->sink)
 		UnlockRelationForExtension(w->index, ExclusiveLock);
 	pfree(w->dir);
 	w->dir = NULL;

@@ -214,7 +214,7 @@
  *   replay waits for the pins): an index-only cursor on a standby that
  *   holds a TID the primary's VACUUM removed can still return it.
  * - Every page change is WAL-logged: GenericXLog for inserts, flushes and
- *   merges, log_newpage_range() after a bulk build.
+ *   merges, log_newpages() of every page a bulk build writes (bulkwrite.c).
  */
 #ifndef SIMHASH_AM_H
 #define SIMHASH_AM_H
@@ -643,6 +643,35 @@ extern void simhash_truncate_tail(Relation index, Relation heap, SimhashPagePool
 								  BlockNumber last, IndexBulkDeleteResult *stats);
 
 /*
+ * Writing the pages of a new index outside shared buffers (bulkwrite.c): a
+ * bulk build fills each page in memory and hands it over with its block
+ * number; pages are WAL-logged in batches and made durable at the end.  The
+ * relation must be empty and nothing else may write it meanwhile.  One page
+ * at a time: the page simhash_bulk_page() returns is filled and passed to
+ * simhash_bulk_write() (which takes it) before the next is asked for.
+ */
+typedef struct SimhashBulkWriter SimhashBulkWriter;
+
+extern SimhashBulkWriter *simhash_bulk_begin(Relation index);
+extern Page				  simhash_bulk_page(SimhashBulkWriter *b);
+extern void				  simhash_bulk_write(SimhashBulkWriter *b, BlockNumber blkno, Page page);
+extern void				  simhash_bulk_finish(SimhashBulkWriter *b);
+
+/*
+ * Where a bulk build puts its pages: put() takes a page image (the callee
+ * copies it) and the block it goes to; next is the block the next page
+ * goes to, which the writers of runs and chains take in turn.
+ * simhash_bulk_sink() puts them into a bulk writer.
+ */
+typedef struct SimhashPageSink
+{
+	void (*put)(struct SimhashPageSink *sink, BlockNumber blkno, Page image);
+	BlockNumber next;
+} SimhashPageSink;
+
+extern SimhashPageSink *simhash_bulk_sink(SimhashBulkWriter *b, BlockNumber first);
+
+/*
  * Reading blocks named ahead of use (readahead.c): a read stream where the
  * server has them (compat.h), block by block otherwise.  next returns the
  * next block to read, InvalidBlockNumber at the end; it may read other
@@ -684,22 +713,25 @@ extern BlockNumber simhash_dir_walk_next(void *arg);
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
 {
-	Relation		 index;
-	Relation		 heap;
-	bool			 concurrent; /* WAL-log each page, take free pages */
-	int				 table;
-	uint32			 gen;
-	PGAlignedBlock	 image; /* the page being filled */
-	int				 n;		/* entries on it */
-	uint64			 count;
-	char			*dir; /* directory entries, one per page */
-	BlockNumber		 npages;
-	BlockNumber		 dircap;
-	SimhashPagePool *pool; /* pages to take first, or NULL */
+	Relation				index;
+	Relation				heap;
+	bool					concurrent; /* WAL-log each page, take free pages */
+	int						table;
+	uint32					gen;
+	PGAlignedBlock			image; /* the page being filled */
+	int						n;	   /* entries on it */
+	uint64					count;
+	char				   *dir; /* directory entries, one per page */
+	BlockNumber				npages;
+	BlockNumber				dircap;
+	SimhashPagePool		   *pool; /* pages to take first, or NULL */
+	struct SimhashPageSink *sink; /* a bulk build's: takes every page, or NULL */
 } SimhashRunWriter;
 
 extern void simhash_run_begin(SimhashRunWriter *w, Relation index, Relation heap, bool concurrent,
 							  int table, uint32 gen);
+extern void simhash_run_begin_sink(SimhashRunWriter *w, Relation index,
+								   struct SimhashPageSink *sink, int table, uint32 gen);
 extern void simhash_run_add(SimhashRunWriter *w, uint64 key, ItemPointer tid);
 extern BlockNumber simhash_run_finish(SimhashRunWriter *w);
 extern void
