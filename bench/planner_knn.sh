@@ -29,6 +29,9 @@
 # size, KNN latency beside simhash and recall@10 at ef_search 40 and 200, in
 # planner_knn_pgvector.csv (see the end of this script).
 set -euo pipefail
+# one brace group: bash reads the whole script before running it, so editing
+# the file during a run does not change that run
+{
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 N=${N:-$((1000000 * ${SCALE:-1}))}
@@ -156,7 +159,8 @@ done
 # default) and PGVECTOR_EF (200) in turn, then by a sequential scan (the exact
 # answer, every query).  recall@10: the returned distances that the exact
 # answer's (a multiset) has too, / 10 (a row at a tied distance counts as right).
-# Writes planner_knn_pgvector.csv; PGVECTOR=0 skips it.
+# Writes planner_knn_pgvector.csv; PGVECTOR=0 skips it, and so does N above
+# PGVECTOR_MAX_ROWS (1M: HNSW builds are slow, minutes per 100k rows here).
 source bench/pgvector.sh
 PGV_EF=${PGVECTOR_EF:-200}
 pgv_csv=$(mktemp)
@@ -165,6 +169,8 @@ if [ "$(pg -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector
 	step "SKIP pgvector HNSW: the vector extension is not installed ($PGVECTOR_HOWTO)"
 elif [ "${PGVECTOR:-1}" = 0 ]; then
 	step "SKIP pgvector HNSW: PGVECTOR=0"
+elif [ "$N" -gt "${PGVECTOR_MAX_ROWS:-1000000}" ]; then
+	step "SKIP pgvector HNSW: N above PGVECTOR_MAX_ROWS = ${PGVECTOR_MAX_ROWS:-1000000}"
 else
 	pg -c "CREATE EXTENSION vector"
 	step "pgvector: $(pgvector_status "$(pg -c "SELECT setting FROM pg_config WHERE name = 'SHAREDIR'")/extension"): HNSW build (serial)"
@@ -251,3 +257,5 @@ step "results ($BENCH_RESULTS/planner_radius.csv, planner_knn.csv, planner_knn_p
 column -t -s, "$BENCH_RESULTS/planner_radius.csv"
 column -t -s, "$BENCH_RESULTS/planner_knn.csv"
 [ ! -f "$BENCH_RESULTS/planner_knn_pgvector.csv" ] || column -t -s, "$BENCH_RESULTS/planner_knn_pgvector.csv"
+exit
+}

@@ -44,7 +44,7 @@
 # Sampled answers are compared with the sequential scan's (counts, KNN distances);
 # a difference fails the run.  pgvector (HNSW on bit(64), bit_hamming_ops, <~>) is
 # measured beside simhash when the vector extension is installed and N is at most
-# PGVECTOR_MAX_ROWS (10M; PGVECTOR=0 skips it; bench/pgvector.sh builds it): the
+# PGVECTOR_MAX_ROWS (1M; PGVECTOR=0 skips it; bench/pgvector.sh builds it): the
 # rows with baseline "pgvector HNSW ...": builds, size, knn10_warm_ms and
 # knn10_recall (recall@10 against sequential scans of every query) at ef_search
 # 40 and PGVECTOR_EF (200), knn10_cold_ms; no radius row (pgvector has none).
@@ -297,10 +297,11 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3)
 	# PGVECTOR_EF (200), paired per query with simhash; recall@10 against the
 	# exact answer (a sequential scan, for every query); cold as above.  No
 	# radius row: pgvector has no radius search through an index.  Skipped above
-	# PGVECTOR_MAX_ROWS; PGVECTOR_BUILD_WORKERS (default "0 2") chooses the builds
-	# (an HNSW build of 1M random fingerprints takes about 45 min here).
+	# PGVECTOR_MAX_ROWS (1M); PGVECTOR_BUILD_WORKERS (default "0 2") chooses the
+	# builds.  HNSW builds are slow: a serial one of 200k rows took 1,127 s here
+	# (2 shared cores, load 6-9); one of 1M rows had inserted 401k after 28 min.
 	source bench/pgvector.sh
-	PGV_MAX=${PGVECTOR_MAX_ROWS:-10000000} PGV_EF=${PGVECTOR_EF:-200} PGV_REPS=${PGVECTOR_BUILD_REPS:-1} PGV_WORKERS=${PGVECTOR_BUILD_WORKERS:-"0 2"}
+	PGV_MAX=${PGVECTOR_MAX_ROWS:-1000000} PGV_EF=${PGVECTOR_EF:-200} PGV_REPS=${PGVECTOR_BUILD_REPS:-1} PGV_WORKERS=${PGVECTOR_BUILD_WORKERS:-"0 2"}
 	if [ $vector = 0 ]; then
 		pgv="not installed ($PGVECTOR_HOWTO)"
 	elif [ "${PGVECTOR:-1}" = 0 ]; then
