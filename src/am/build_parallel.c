@@ -16,10 +16,11 @@
  * parallel: the workers and the leader each claim the next table, merge the
  * chunks of all participants in (key, TID) order into a run writer and
  * write its final pages, with their block numbers, to a pages file.  The
- * leader copies the tables' pages files into the index in table order
- * (merging an unclaimed table itself while the next one it needs is not
- * ready), then sorts the NULLs by TID: the index is the one a serial build
- * writes, page for page.
+ * leader takes the tables in order: one a worker merged it copies from its
+ * pages file into the index (waiting for it if need be), one nobody has
+ * claimed yet it claims and merges straight into the index.  Then it sorts
+ * the NULLs by TID: the index is the one a serial build writes, page for
+ * page.
  *
  * The same code runs on every server: 17+ plan the workers themselves
  * (amcanbuildparallel), older ones are asked here (compat.h).
@@ -297,11 +298,12 @@ heap_sift_down(MergeHead *h, int n, int i)
 
 /*
  * Table t of the run (n entries): the k-way merge of every participant's
- * chunks of table t into a run writer whose pages go to the sink.
+ * chunks of table t into a run writer whose pages go to the sink.  The
+ * leader reports the entries written (after progress_base); workers pass -1.
  */
 static void
 merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, int t, int64 n,
-			SimhashPageSink *sink)
+			SimhashPageSink *sink, int64 progress_base)
 {
 	int				 k = 0, nin = 0;
 	MergeInput		*inputs;
@@ -336,6 +338,9 @@ merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, 
 		MergeInput *top = h[0].in;
 
 		simhash_run_add(&w, h[0].key, &top->items[top->i].tid);
+		if (progress_base >= 0 && (w.count & 65535) == 0)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+										 progress_base + (int64) w.count);
 		if (++top->i < top->n || input_fill(top))
 			head_load(&h[0], top);
 		else
@@ -348,6 +353,13 @@ merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, 
 			 t, w.count, n);
 	for (int j = 0; j < nin; j++)
 		BufFileClose(inputs[j].file);
+	/* the chunks are read: free their space now, in the merging process */
+	for (int p = 0; p < shared->nslots; p++)
+		for (int c = 0; c < shared->part[p].nchunks; c++)
+		{
+			chunk_name(name, p, t, c);
+			BufFileDeleteFileSet(&fileset->fs, name, false);
+		}
 	pfree(inputs);
 	pfree(h);
 }
@@ -413,7 +425,7 @@ merge_to_file(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index
 	fs.sink.put = file_sink_put;
 	fs.sink.next = table_first_block(t, n);
 	fs.file = BufFileCreateFileSet(&fileset->fs, name);
-	merge_table(index, shared, fileset, t, n, &fs.sink);
+	merge_table(index, shared, fileset, t, n, &fs.sink, -1);
 	BufFileClose(fs.file);
 	if (fs.sink.next != table_first_block(t + 1, n))
 		elog(ERROR, "simhash build: table %d ends at block %u, expected %u", t, fs.sink.next,
@@ -534,29 +546,54 @@ collect_nulls(SimhashBuildShared *shared, SharedFileSet *fileset, SimhashBuilt *
 /* ---- the leader ------------------------------------------------------ */
 
 /*
- * Until table t's pages file is complete, merge tables nobody has claimed
- * (the leader then copies them in turn), else sleep.
+ * Wait until table t's pages file is complete; true then.  False when
+ * nobody has claimed table t yet: the leader has claimed it, to merge it
+ * straight into the index.
  */
-static void
-await_table(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index, int t)
+static bool
+await_table(SimhashBuildShared *shared, int t)
 {
+	bool merged = false, claimed = false;
+
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
 	for (;;)
 	{
-		bool merged;
-		int	 claim;
-
 		SpinLockAcquire(&shared->mutex);
 		merged = shared->merged[t];
+		/* tables are claimed in order and those before t are merged */
+		if (!merged && shared->next_table == t)
+		{
+			shared->next_table++;
+			claimed = true;
+		}
 		SpinLockRelease(&shared->mutex);
-		if (merged)
+		if (merged || claimed)
 			break;
-		if ((claim = claim_table(shared)) >= 0)
-			merge_to_file(shared, fileset, index, claim);
-		else
-			ConditionVariableSleep(&shared->cv, WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
+		ConditionVariableSleep(&shared->cv, WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
 	}
 	ConditionVariableCancelSleep();
+	return merged;
+}
+
+/*
+ * Merge table t, which nobody else took, straight into the index; returns
+ * its directory block.
+ */
+static BlockNumber
+merge_into_index(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index, int t,
+				 SimhashBuilt *out)
+{
+	BlockNumber first = out->sink->next;
+
+	if (first != table_first_block(t, out->n))
+		elog(ERROR, "simhash build: table %d goes to block %u, expected %u", t, first,
+			 table_first_block(t, out->n));
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+	merge_table(index, shared, fileset, t, out->n, out->sink, (int64) t * out->n);
+	if (out->sink->next != table_first_block(t + 1, out->n))
+		elog(ERROR, "simhash build: table %d ends at block %u, expected %u", t, out->sink->next,
+			 table_first_block(t + 1, out->n));
+	return out->n > 0 ? first + run_pages(out->n) : InvalidBlockNumber;
 }
 
 /*
@@ -597,6 +634,7 @@ copy_table(SimhashBuildShared *shared, SharedFileSet *fileset, int t, SimhashBui
 	if (BufFileRead(file, &extra, 1) != 0)
 		elog(ERROR, "simhash build: table %d's pages file is longer than %u pages", t, total);
 	BufFileClose(file);
+	BufFileDeleteFileSet(&fileset->fs, name, false);
 	out->sink->next = first + total;
 	return npages > 0 ? first + npages : InvalidBlockNumber;
 }
@@ -699,8 +737,10 @@ simhash_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int 
 	out->run_npages = run_pages(out->n);
 	for (int t = 0; t < ntables; t++)
 	{
-		await_table(shared, fileset, index, t);
-		out->dir[t] = copy_table(shared, fileset, t, out);
+		if (await_table(shared, t))
+			out->dir[t] = copy_table(shared, fileset, t, out);
+		else
+			out->dir[t] = merge_into_index(shared, fileset, index, t, out);
 	}
 	WaitForParallelWorkersToFinish(pcxt);
 	collect_nulls(shared, fileset, out);
