@@ -25,6 +25,13 @@
 # REUSE=1 keeps the loaded tables of an earlier run in database $DB (with
 # SIMHASH_BENCH_CLUSTER=1, on the cluster of PG* variables): for iterating on
 # the scan code, reinstall and rerun without reloading.
+# LIBS="before=/path/a.so after=/path/b.so" compares builds paired: every
+# round runs the index queries once with each library (installed over the
+# server's simhash.so by rename, so a new session loads it; the order rotates
+# between rounds), then the sequential scan; one row per library, whose last
+# column is the median over (round, query) of its time / the first library's.
+# The server must be a private one (SIMHASH_BENCH_CLUSTER=1 with REUSE, or
+# the default temporary cluster): the library it loads is replaced.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -104,6 +111,39 @@ BEGIN
   END LOOP;
 END $$;
 SQL
+
+if [ -n "${LIBS:-}" ]; then
+	libdir=$(pg -c "SELECT setting FROM pg_config() WHERE name = 'PKGLIBDIR'")
+	read -r -a libs <<<"$LIBS"
+	run="paired-$$"
+	first=${libs[0]%%=*}
+	for s in $SETS; do
+		tab=k_$s
+		pg -c "SELECT pg_prewarm('$tab'), pg_prewarm('${tab}_sh')" >/dev/null
+		for ((j = 0; j < SEQ_SAMPLE; j++)); do
+			for ((k = 0; k < ${#libs[@]}; k++)); do
+				lib=${libs[$(( (j + k) % ${#libs[@]} ))]}
+				cp "${lib#*=}" "$libdir/simhash.so.new" && mv "$libdir/simhash.so.new" "$libdir/simhash.so"
+				pg -c "SELECT k_time('warm', '$tab', 'index', ARRAY[1, 2])" \
+				   -c "SELECT k_time('$run:${lib%%=*}:$j', '$tab', 'index', (SELECT array_agg(i) FROM generate_series(1, $QUERIES) i))" >/dev/null
+			done
+			pg -c "SELECT k_time('$run:seq:$j', '$tab', 'seq', ARRAY[$(( j * QUERIES / SEQ_SAMPLE + 1 ))])" >/dev/null
+		done
+		pg -F , -c "
+WITH l AS (SELECT split_part(run, ':', 2) AS v, split_part(run, ':', 3)::int AS j, qid, ms, res
+             FROM k_lat WHERE run LIKE '$run:%' AND tab = '$tab'),
+     s AS (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50 FROM l WHERE v = 'seq')
+SELECT v AS label, $N, '$s', count(*), round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3),
+       round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 3),
+       (SELECT count(*) FROM l WHERE v = 'seq'), round((SELECT p50 FROM s)::numeric, 1),
+       round(((SELECT p50 FROM s) / percentile_cont(0.5) WITHIN GROUP (ORDER BY ms))::numeric, 1),
+       (SELECT count(*) FROM l a JOIN l b USING (qid) WHERE a.v = l.v AND b.v = 'seq' AND a.res IS DISTINCT FROM b.res),
+       (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY a.ms / b.ms)::numeric, 3)
+          FROM l a JOIN l b USING (j, qid) WHERE a.v = l.v AND b.v = '$first')
+  FROM l WHERE v <> 'seq' GROUP BY v ORDER BY v"
+	done | { echo "label,n,set,queries,index_p50_ms,index_p95_ms,seq_queries,seq_p50_ms,ratio_p50,mismatches,paired_vs_$first"; cat; } | column -t -s,
+	exit 0
+fi
 
 mkdir -p "$BENCH_RESULTS"
 csv=$BENCH_RESULTS/knn_scale.csv

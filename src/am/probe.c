@@ -474,7 +474,10 @@ dir_cache_get(ProbeCtx *c)
 			check_link(c->scan, dstart + p, d->blocks[e]);
 	}
 	d->n = n;
-	kept = simhash_dirstore_put(index, &so->meta, run->gen, c->t, dstart, d);
+	/* a directory that lists fewer pages than its run (damaged) is not kept */
+	kept = n == (int) run->npages
+			   ? simhash_dirstore_put(index, &so->meta, run->gen, c->t, dstart, d)
+			   : NULL;
 	if (kept != NULL)
 	{
 		pfree(d->hikeys);
