@@ -315,7 +315,9 @@ ordered_pass(IndexScanDesc scan)
 
 	simhash_knn_ordered_begin(scan);
 	probe_conds(scan);
-	so->phase = simhash_knn_ordered_end(scan) ? SIMHASH_PHASE_ORDERED : SIMHASH_PHASE_DONE;
+	/* the phase stays: the pool may still hold this pass's rows */
+	so->ordered_more = simhash_knn_ordered_end(scan);
+	so->phase = SIMHASH_PHASE_ORDERED;
 }
 
 /* The next batch of the NULLs chain: pages until batch_cap hits. */
@@ -436,7 +438,12 @@ next_batch(IndexScanDesc scan)
 		if (so->phase == SIMHASH_PHASE_STREAM)
 			stream_batch(scan);
 		else if (so->phase == SIMHASH_PHASE_ORDERED && so->pool_off >= so->npool)
-			ordered_pass(scan);
+		{
+			if (so->ordered_more)
+				ordered_pass(scan);
+			else
+				so->phase = SIMHASH_PHASE_DONE;
+		}
 		else if (so->phase == SIMHASH_PHASE_NULLS && so->pool_off >= so->npool)
 			nulls_batch(scan);
 		else

@@ -111,6 +111,7 @@ typedef struct SimhashScanOpaqueData
 	int				 driver;	   /* the condition the probes are for */
 	SimhashScanPhase after_stream; /* the phase once the stream ends */
 	SimhashChainPos	 nulls_pos;	   /* the NULLs chain's next batch */
+	bool			 ordered_more; /* ORDER BY radius: rows left for another pass */
 	/* amgetbitmap: hits go straight into the bitmap */
 	TIDBitmap *tbm;
 	int64	   ntbm;
