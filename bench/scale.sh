@@ -63,6 +63,7 @@ COLD_QUERIES=${COLD_QUERIES:-20}
 INGEST=${INGEST:-100000}
 PAIRS_SAMPLE=${PAIRS_SAMPLE:-5000}   # PAIRS=0 skips the all-pairs part
 BENCH_RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
+SEQ_SAMPLE_SET=${SEQ_SAMPLE:-} BUILD_REPS_SET=${BUILD_REPS:-}
 mkdir -p "$BENCH_RESULTS"
 
 step() { printf '== %s: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -98,8 +99,9 @@ row() { # row N METRIC UNIT SIMHASH BASELINE BASELINE_VALUE NOTE
 }
 
 for N in $SIZES; do
-	SEQ_SAMPLE=${SEQ_SAMPLE:-$([ "$N" -le 2000000 ] && echo 9 || { [ "$N" -le 20000000 ] && echo 5 || echo 3; })}
-	BUILD_REPS=${BUILD_REPS:-$([ "$N" -le 20000000 ] && echo 3 || echo 1)}
+	# per N unless given (the first N's defaults must not stick to the next)
+	SEQ_SAMPLE=${SEQ_SAMPLE_SET:-$([ "$N" -le 2000000 ] && echo 9 || { [ "$N" -le 20000000 ] && echo 5 || echo 3; })}
+	BUILD_REPS=${BUILD_REPS_SET:-$([ "$N" -le 20000000 ] && echo 3 || echo 1)}
 	step "N=$N: a new cluster"
 	tmpc_mkdir scale
 	rm -rf "$TMPC_DIR/data"
