@@ -227,11 +227,15 @@ for pgc in "${SERVERS[@]}"; do
 		[ "${ntf:-0}" -gt 0 ] || nf=$((nf + 1))
 		echo "$out" | grep -E '^t/[^ ]+ .*(Wstat|Failed|not ok)|^t/.*\(Wstat' | sed 's/^/TAP failed: /'
 	fi
+	# a test whose expected file is missing: pg_regress cannot diff and stops
+	# ("Bail out!" on 16+) without a FAILED line
+	nd=$(echo "$out" | grep -cE '^(# )?diff command failed' || true)
+	nf=$((nf + nd))
 	if echo "$out" | grep -qE 'Error [0-9]+ \(ignored\)' && [ "$nf" -eq 0 ]; then nf=1; fi
 	[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
 	if [ -f "$W/regression.diffs" ] && [ "$nf" -gt 0 ]; then note "$tag: regression.diffs"; head -200 "$W/regression.diffs"; fi
 	# name what failed in the summary: pg_regress/isolation tests, TAP files
-	fnames=$( { echo "$out" | sed -n 's/^not ok [0-9]* *[+-] *\([^ ]*\).*/\1/p; s/^test \([^ ]*\) .*FAILED.*/\1/p'
+	fnames=$( { echo "$out" | sed -n 's/^not ok [0-9]* *[+-] *\([^ ]*\).*/\1/p; s/^test \([^ ]*\) .*FAILED.*/\1/p; s/^test \([^ ]*\) .*diff: .*/\1/p; s/^# diff command failed.*\/expected\/\([^ ]*\)\.out" .*/\1/p'
 		echo "$out" | sed -n 's/^\(t\/[^ ]*\.pl\) .*(Wstat.*/\1/p'; } | sort -u | tr '\n' ' ')
 	tally "$tag" "$np" "$nf" "${fnames:+failed: ${fnames% }}"
 	[ -z "$UPGRADE_FROM" ] && UPGRADE_FROM=$W/tmp_install$(dirname "$bindir")

@@ -482,9 +482,12 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 		/*
 		 * The batch is returned: a VACUUM waiting for it goes first.  KNN's
 		 * carry holds TIDs of earlier steps, so it keeps the interlock, and
-		 * so do ordered radius passes (their pool holds TIDs to return).
+		 * so do ordered radius passes (their pool holds TIDs to return), and
+		 * a KNN scan whose last band is still in its pool when the order
+		 * reaches the NULL keys.
 		 */
-		if (so->phase == SIMHASH_PHASE_STREAM || so->phase == SIMHASH_PHASE_NULLS)
+		if (so->phase == SIMHASH_PHASE_STREAM ||
+			(so->phase == SIMHASH_PHASE_NULLS && so->pool_off >= so->npool))
 		{
 			interlock_release(scan);
 			interlock_take(scan);
