@@ -21,6 +21,8 @@
 # as "simhash@<rev>" (the installed simhash.so is swapped between builds;
 # each build is a new session, so it loads the file then in place), to
 # compare before and after a change paired round by round.
+# SERIAL_ONLY=1 measures the serial builds only (no check that 2 workers
+# are planned): e.g. MWM=64MB SERIAL_ONLY=1 for the spilled serial build.
 # Writes $BENCH_RESULTS/parallel_build.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +31,7 @@ ROUNDS=${ROUNDS:-3}
 MWM=${MWM:-1GB}
 PG_CONFIGS=${PG_CONFIGS:-pg_config}
 BASELINE=${BASELINE:-}
+SERIAL_ONLY=${SERIAL_ONLY:-}
 BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 OUT=$BENCH_RESULTS/parallel_build.csv
 mkdir -p "$BENCH_RESULTS"
@@ -55,15 +58,17 @@ BEGIN
   RETURN extract(epoch FROM clock_timestamp() - t0);
 END \$\$;
 SQL
-	# the parallel builds are planned with 2 workers
-	local planned
-	planned=$($psql -c "SET client_min_messages = debug1" \
-		-c "SET max_parallel_maintenance_workers = 2" -c "SET maintenance_work_mem = '$MWM'" \
-		-c "CREATE INDEX pbench_idx ON pbench USING simhash (fp)" 2>&1 | grep -c '2 workers planned' || true)
-	$psql -c "DROP INDEX pbench_idx" -c CHECKPOINT
-	[ "$planned" = 1 ] || { echo "the simhash build did not plan 2 workers" >&2; exit 1; }
 	local variants=("btree 0" "btree 2" "simhash 0" "simhash 2")
 	[ -z "${BASE_LIB:-}" ] || variants+=("simhash@$BASELINE 0" "simhash@$BASELINE 2")
+	[ -z "$SERIAL_ONLY" ] || variants=("btree 0" "simhash 0")
+	[ -z "$SERIAL_ONLY" ] || [ -z "${BASE_LIB:-}" ] || variants+=("simhash@$BASELINE 0")
+	# the parallel builds are planned with 2 workers
+	local planned=1
+	[ -n "$SERIAL_ONLY" ] || planned=$($psql -c "SET client_min_messages = debug1" \
+		-c "SET max_parallel_maintenance_workers = 2" -c "SET maintenance_work_mem = '$MWM'" \
+		-c "CREATE INDEX pbench_idx ON pbench USING simhash (fp)" 2>&1 | grep -c '2 workers planned' || true)
+	[ -n "$SERIAL_ONLY" ] || $psql -c "DROP INDEX pbench_idx" -c CHECKPOINT
+	[ "$planned" = 1 ] || { echo "the simhash build did not plan 2 workers" >&2; exit 1; }
 	for r in $(seq 1 "$ROUNDS"); do
 		for v in "${variants[@]}"; do
 			set -- $v
@@ -130,6 +135,8 @@ print("\n| server | ratio (median of the rounds' ratios) | value | min | max |")
 print("|---|---|---|---|---|")
 for s in servers:
     def ratio(a, b, name):
+        if (s,) + a not in t or (s,) + b not in t:
+            return
         x = [t[(s,) + a][k] / t[(s,) + b][k] for k in t[(s,) + a]]
         print(f"| {s} | {name} | {statistics.median(x):.2f} | {min(x):.2f} | {max(x):.2f} |")
     ratio(("simhash", "2"), ("btree", "2"), "simhash 2 workers / btree 2 workers")

@@ -49,6 +49,21 @@ BEGIN
     FULL JOIN pb_ref s USING (r, qid, id);
 END $$;
 
+-- The serial build beyond maintenance_work_mem: at 1MB (32768 pairs held)
+-- the ~61k fingerprints are written as sorted chunks (the DEBUG1 line says
+-- how many per table) and each table merged from them; the index is the
+-- in-memory build's (64MB) page for page.
+SET max_parallel_maintenance_workers = 0;
+SET maintenance_work_mem = '64MB';
+CREATE INDEX pb_mem ON pb USING simhash (fp) WITH (bits = 3);
+SET maintenance_work_mem = '1MB';
+SET client_min_messages = debug1;
+CREATE INDEX pb_spill ON pb USING simhash (fp) WITH (bits = 3);
+RESET client_min_messages;
+SELECT pb_pages_differ('pb_mem', 'pb_spill') AS pages_differ;
+SELECT simhash_index_check('pb_spill');
+DROP INDEX pb_mem, pb_spill;
+
 -- bits 3 (4 tables); 1MB of maintenance_work_mem, a third of it per
 -- participant: each writes several sorted chunks per table, the leader merges them
 SET maintenance_work_mem = '1MB';

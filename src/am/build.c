@@ -5,9 +5,10 @@
  * buffers, WAL-logged as it is written.
  *
  * While the pairs fit in maintenance_work_mem (16 bytes per row, twice: the
- * pairs and one table's sorted copy) they are sorted in memory.  Beyond that
- * they spill to a tuplestore, and each table is sorted by a tuplesort, both
- * bounded by maintenance_work_mem.  With parallel workers planned, the heap
+ * pairs and one table's sorted copy) they are sorted in memory.  Beyond that,
+ * whenever the memory is full, they are sorted once per table and written as
+ * a sorted chunk to that table's temporary file, and each table is merged
+ * from its chunks (the merge of build_parallel.c).  With parallel workers planned, the heap
  * is scanned and the tables sorted and merged by several processes
  * (build_parallel.c); the leader writes the same pages.
  */
@@ -22,67 +23,83 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/smgr.h"
-#include "catalog/pg_operator_d.h"
-#include "catalog/pg_type_d.h"
-#include "executor/tuptable.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/regproc.h"
-#include "utils/tuplesort.h"
-#include "utils/tuplestore.h"
-
-/* Unsigned key order as int8 order: flip the sign bit. */
-#define KEY_TO_INT8(k) ((int64) ((k) ^ UINT64CONST(0x8000000000000000)))
-#define INT8_TO_KEY(i) (((uint64) (i)) ^ UINT64CONST(0x8000000000000000))
+#include "storage/buffile.h"
 
 typedef struct BuildState
 {
-	SimhashItem		*items;
+	const sh_table	*tables;
+	int				 ntables;
+	SimhashItem		*items; /* the pairs held, n of them */
 	int64			 n;
 	int64			 cap;
+	int64			 total; /* pairs seen: held and written to chunks */
 	ItemPointerData *nulls;
 	int64			 nnulls;
 	int64			 nullcap;
 	double			 heap_tuples;
-	int64			 mem_limit; /* pairs held in memory before spilling */
-	Tuplestorestate *spill;		/* (fingerprint int8, tid) beyond mem_limit */
-	TupleDesc		 desc;
+	int64			 mem_limit; /* pairs held in memory before a chunk is written */
+	/* once the pairs outgrow mem_limit: one temporary file per table */
+	BufFile **files;
+	int		  nchunks;
+	int		  chunkcap;
+	int64	 *chunk_blk; /* chunk c's first block, the same in every table's file */
+	int64	 *chunk_n;	 /* and its pairs */
+	int64	  nextblk;	 /* the block the next chunk starts at */
 } BuildState;
 
-/* One (key, TID) into the build's spill tuplestore. */
-static void
-spill_put(BuildState *bs, uint64 fp, ItemPointer tid)
-{
-	Datum values[2];
-	bool  nulls[2] = {false, false};
-
-	values[0] = Int64GetDatum((int64) fp);
-	values[1] = PointerGetDatum(tid);
-	tuplestore_putvalues(bs->spill, bs->desc, values, nulls);
-}
-
 /*
- * The build outgrew maintenance_work_mem: move the entries gathered so far
- * into a tuplestore (which spills to disk) and free the array.
+ * The pairs held outgrew maintenance_work_mem (or the scan ended after they
+ * did): sort them once per table and append each table's sorted chunk to
+ * its file, padded to a whole block so that a merge input reads whole
+ * blocks; empty the array.  The permuted copy is zeroed once, so the
+ * padding of each item written is defined.
  */
 static void
-start_spill(BuildState *bs)
+write_spill_chunk(BuildState *bs)
 {
-	int64 i;
+	SimhashItem *keys =
+		MemoryContextAllocExtended(CurrentMemoryContext, Max(bs->n, 1) * sizeof(SimhashItem),
+								   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	size_t				  bytes = bs->n * sizeof(SimhashItem);
+	size_t				  pad = (BLCKSZ - bytes % BLCKSZ) % BLCKSZ;
+	static PGAlignedBlock zeros; /* all zero, never written */
 
-	bs->desc = CreateTemplateTupleDesc(2);
-	TupleDescInitEntry(bs->desc, 1, "k", INT8OID, -1, 0);
-	TupleDescInitEntry(bs->desc, 2, "t", TIDOID, -1, 0);
-	bs->spill = tuplestore_begin_heap(false, false, Max(maintenance_work_mem / 4, 64));
-	for (i = 0; i < bs->n; i++)
-		spill_put(bs, bs->items[i].key, &bs->items[i].tid);
-	pfree(bs->items);
-	bs->items = NULL;
+	if (bs->files == NULL)
+	{
+		bs->files = palloc0(bs->ntables * sizeof(BufFile *));
+		for (int t = 0; t < bs->ntables; t++)
+			bs->files[t] = BufFileCreateTemp(false);
+	}
+	if (bs->nchunks == bs->chunkcap)
+	{
+		bs->chunkcap = Max(bs->chunkcap * 2, 8);
+		bs->chunk_blk = bs->chunk_blk == NULL
+							? palloc(bs->chunkcap * sizeof(int64))
+							: repalloc(bs->chunk_blk, bs->chunkcap * sizeof(int64));
+		bs->chunk_n = bs->chunk_n == NULL ? palloc(bs->chunkcap * sizeof(int64))
+										  : repalloc(bs->chunk_n, bs->chunkcap * sizeof(int64));
+	}
+	for (int t = 0; t < bs->ntables; t++)
+	{
+		simhash_permute_sorted(bs->items, bs->n, &bs->tables[t], keys);
+		BufFileWrite(bs->files[t], keys, bytes);
+		if (pad > 0)
+			BufFileWrite(bs->files[t], zeros.data, pad);
+	}
+	pfree(keys);
+	bs->chunk_blk[bs->nchunks] = bs->nextblk;
+	bs->chunk_n[bs->nchunks] = bs->n;
+	bs->nchunks++;
+	bs->nextblk += (int64) ((bytes + pad) / BLCKSZ);
+	bs->n = 0;
 }
 
 /*
  * table_index_build_scan's callback: NULL or unindexable values go to the
- * NULLs list, fingerprints to the array (or the spill once it is full).
+ * NULLs list, fingerprints to the array (written out as sorted chunks
+ * whenever it is full).
  */
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive,
@@ -102,85 +119,48 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, boo
 		bs->nulls[bs->nnulls++] = *tid;
 		return;
 	}
-	if (bs->spill != NULL || bs->n >= bs->mem_limit)
-	{
-		if (bs->spill == NULL)
-			start_spill(bs);
-		spill_put(bs, fp, tid);
-		bs->n++;
-		return;
-	}
+	if (bs->n == bs->mem_limit)
+		write_spill_chunk(bs);
 	if (bs->n == bs->cap)
 	{
-		bs->cap = Min(bs->cap * 2, Max(bs->mem_limit, 1024));
+		bs->cap = Min(bs->cap * 2, bs->mem_limit);
 		bs->items = repalloc_huge(bs->items, bs->cap * sizeof(SimhashItem));
 	}
 	bs->items[bs->n].key = fp;
 	bs->items[bs->n].tid = *tid;
 	bs->n++;
+	bs->total++;
 }
 
 /*
- * The spilled build: per table, sort the permuted pairs with a tuplesort and
- * write them through the run writer; returns the directory's first block.
+ * The spilled build: each table the merge of its sorted chunks, written as
+ * the run's table; its file is dropped once merged.
  */
-static BlockNumber
-write_run_sorted(Relation heap, Relation index, BuildState *bs, const sh_table *tab, int t,
-				 SimhashBuilt *built)
+static void
+write_runs_spilled(Relation index, BuildState *bs, SimhashBuilt *out)
 {
-	AttrNumber		 attnums[2] = {1, 2};
-	Oid				 ops[2] = {Int8LessOperator, TIDLessOperator};
-	Oid				 colls[2] = {InvalidOid, InvalidOid};
-	bool			 nullsfirst[2] = {false, false};
-	Tuplesortstate	*sort;
-	TupleTableSlot	*in = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
-	TupleTableSlot	*out = MakeSingleTupleTableSlot(bs->desc, &TTSOpsMinimalTuple);
-	TupleTableSlot	*v = MakeSingleTupleTableSlot(bs->desc, &TTSOpsVirtual);
-	SimhashRunWriter w;
-	BlockNumber		 dir;
+	SimhashChunk *chunks = palloc(bs->nchunks * sizeof(SimhashChunk));
 
-	sort = tuplesort_begin_heap(bs->desc, 2, attnums, ops, colls, nullsfirst,
-								Max(maintenance_work_mem * 3 / 4, 64), NULL, TUPLESORT_NONE);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
-	tuplestore_rescan(bs->spill);
-	while (tuplestore_gettupleslot(bs->spill, true, false, in))
+	for (int t = 0; t < bs->ntables; t++)
 	{
-		bool   isnull;
-		uint64 fp = (uint64) DatumGetInt64(slot_getattr(in, 1, &isnull));
+		BlockNumber first = out->sink->next;
 
-		CHECK_FOR_INTERRUPTS();
-		ExecClearTuple(v);
-		v->tts_values[0] = Int64GetDatum(KEY_TO_INT8(sh_table_permute(tab, fp)));
-		v->tts_values[1] = slot_getattr(in, 2, &isnull);
-		v->tts_isnull[0] = v->tts_isnull[1] = false;
-		ExecStoreVirtualTuple(v);
-		tuplesort_puttupleslot(sort, v);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+		for (int c = 0; c < bs->nchunks; c++)
+		{
+			chunks[c].file = bs->files[t];
+			chunks[c].blk = bs->chunk_blk[c];
+			chunks[c].n = bs->chunk_n[c];
+		}
+		simhash_merge_chunks(index, chunks, bs->nchunks, t, bs->total, out->sink,
+							 (int64) t * bs->total);
+		BufFileClose(bs->files[t]);
+		bs->files[t] = NULL;
+		out->run_npages =
+			(BlockNumber) ((bs->total + SIMHASH_PAGE_CAPACITY - 1) / SIMHASH_PAGE_CAPACITY);
+		out->dir[t] = bs->total > 0 ? first + out->run_npages : InvalidBlockNumber;
 	}
-	tuplesort_performsort(sort);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-
-	simhash_run_begin_sink(&w, index, built->sink, t, 1);
-	while (tuplesort_gettupleslot(sort, true, false, out, NULL))
-	{
-		bool			isnull;
-		uint64			key = INT8_TO_KEY(DatumGetInt64(slot_getattr(out, 1, &isnull)));
-		ItemPointerData tid = *(ItemPointer) DatumGetPointer(slot_getattr(out, 2, &isnull));
-
-		simhash_run_add(&w, key, &tid);
-		if ((w.count & 65535) == 0)
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-										 (int64) t * bs->n + (int64) w.count);
-	}
-	dir = simhash_run_finish(&w);
-	if (w.count != (uint64) bs->n)
-		elog(ERROR, "simhash build: table %d got " UINT64_FORMAT " entries, expected " INT64_FORMAT,
-			 t, w.count, bs->n);
-	built->run_npages = w.npages;
-	tuplesort_end(sort);
-	ExecDropSingleTupleTableSlot(in);
-	ExecDropSingleTupleTableSlot(out);
-	ExecDropSingleTupleTableSlot(v);
-	return dir;
+	pfree(chunks);
 }
 
 /*
@@ -321,9 +301,10 @@ check_exclusion(Relation index, IndexInfo *indexInfo)
 }
 
 /*
- * The serial build: one scan of the heap, then each table sorted (in memory,
- * or by a tuplesort once the pairs outgrow maintenance_work_mem) and
- * written as the run's table.
+ * The serial build: one scan of the heap, then each table sorted in memory
+ * and written as the run's table; or, once the pairs outgrow
+ * maintenance_work_mem, written as sorted chunks during the scan (as a
+ * participant of the parallel build does) and each table merged from them.
  */
 static void
 build_serial(Relation heap, Relation index, IndexInfo *indexInfo, const sh_table *tables,
@@ -331,6 +312,8 @@ build_serial(Relation heap, Relation index, IndexInfo *indexInfo, const sh_table
 {
 	BuildState bs = {0};
 
+	bs.tables = tables;
+	bs.ntables = ntables;
 	bs.mem_limit =
 		Max((int64) 1024, (int64) maintenance_work_mem * 1024 / (2 * (int64) sizeof(SimhashItem)));
 	bs.cap = 1024;
@@ -340,16 +323,23 @@ build_serial(Relation heap, Relation index, IndexInfo *indexInfo, const sh_table
 
 	table_index_build_scan(heap, index, indexInfo, true, true, build_callback, &bs, NULL);
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n * ntables);
-	if (bs.spill == NULL)
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.total * ntables);
+	if (bs.nchunks == 0)
 		write_runs_in_memory(heap, index, bs.items, bs.n, tables, ntables, out);
 	else
 	{
-		for (int t = 0; t < ntables; t++)
-			out->dir[t] = write_run_sorted(heap, index, &bs, &tables[t], t, out);
-		tuplestore_end(bs.spill);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+		if (bs.n > 0)
+			write_spill_chunk(&bs);
+		pfree(bs.items);
+		bs.items = NULL;
+		ereport(DEBUG1,
+				(errmsg_internal("simhash index \"%s\": serial build spilled, %d sorted chunks "
+								 "per table",
+								 RelationGetRelationName(index), bs.nchunks)));
+		write_runs_spilled(index, &bs, out);
 	}
-	out->n = bs.n;
+	out->n = bs.total;
 	out->nulls = bs.nulls;
 	out->nnulls = bs.nnulls;
 	out->heap_tuples = bs.heap_tuples;

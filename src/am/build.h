@@ -33,6 +33,26 @@ extern void
 simhash_permute_sorted(const SimhashItem *items, int64 n, const sh_table *tab, SimhashItem *keys);
 
 /*
+ * A sorted chunk of one table's (key, TID) pairs in a temporary file: from
+ * block blk on, n pairs (blk and n -1: the whole file, read from where it
+ * stands).
+ */
+typedef struct SimhashChunk
+{
+	struct BufFile *file;
+	int64			blk;
+	int64			n;
+} SimhashChunk;
+
+/*
+ * Table t of a run with n entries: the merge of the chunks, in (key, TID)
+ * order, through a run writer into sink; the entries written are reported
+ * as tuples done after progress_base (-1: not reported).
+ */
+extern void simhash_merge_chunks(Relation index, const SimhashChunk *chunks, int nchunks, int t,
+								 int64 n, SimhashPageSink *sink, int64 progress_base);
+
+/*
  * Workers planned for this build (0: serial), as btree's: the server's plan
  * on 17+, plan_create_index_workers() on older servers.
  */

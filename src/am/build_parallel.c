@@ -51,8 +51,8 @@
 #define SIMHASH_KEY_FILESET UINT64CONST(0x5348495842000002)
 #define SIMHASH_KEY_SCAN	UINT64CONST(0x5348495842000003)
 
-/* Items a merge input reads from its file at a time. */
-#define MERGE_BATCH 256
+/* Items a merge input reads from its file at a time: one block's worth. */
+#define MERGE_BATCH (BLCKSZ / (int) sizeof(SimhashItem))
 
 /* What one participant did, written by it when it is done. */
 typedef struct SimhashParticipantDone
@@ -228,6 +228,8 @@ participate(SimhashBuildShared *shared, SharedFileSet *fileset, ParallelTableSca
 typedef struct MergeInput
 {
 	BufFile	   *file;
+	int64		blk;  /* a serial chunk: the block its next batch starts at; -1: read on */
+	int64		left; /* a serial chunk: items not yet read; -1: to the file's end */
 	int			i, n;
 	SimhashItem items[MERGE_BATCH];
 } MergeInput;
@@ -235,14 +237,29 @@ typedef struct MergeInput
 static bool
 input_fill(MergeInput *in)
 {
-	size_t got = BufFileRead(in->file, in->items, sizeof(in->items));
+	size_t want = sizeof(in->items), got;
 
-	if (got % sizeof(SimhashItem) != 0)
+	if (in->left >= 0)
+	{
+		want = Min(want, (size_t) in->left * sizeof(SimhashItem));
+		if (want > 0 && BufFileSeekBlock(in->file, in->blk) != 0)
+			ereport(ERROR, (errcode_for_file_access(),
+							errmsg("simhash build: could not seek to block " INT64_FORMAT
+								   " of a sorted chunk",
+								   in->blk)));
+	}
+	got = want > 0 ? BufFileRead(in->file, in->items, want) : 0;
+	if (got % sizeof(SimhashItem) != 0 || (in->left >= 0 && got != want))
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("simhash build: could not read a sorted chunk: read %zu bytes", got)));
 	in->i = 0;
 	in->n = (int) (got / sizeof(SimhashItem));
+	if (in->left >= 0)
+	{
+		in->left -= in->n;
+		in->blk++;
+	}
 	return in->n > 0;
 }
 
@@ -297,38 +314,28 @@ heap_sift_down(MergeHead *h, int n, int i)
 }
 
 /*
- * Table t of the run (n entries): the k-way merge of every participant's
- * chunks of table t into a run writer whose pages go to the sink.  The
- * leader reports the entries written (after progress_base); workers pass -1.
+ * Table t of the run (n entries): the k-way merge of the sorted chunks into
+ * a run writer whose pages go to the sink.  The caller reports the entries
+ * written after progress_base (-1: not reported).
  */
-static void
-merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, int t, int64 n,
-			SimhashPageSink *sink, int64 progress_base)
+void
+simhash_merge_chunks(Relation index, const SimhashChunk *chunks, int nchunks, int t, int64 n,
+					 SimhashPageSink *sink, int64 progress_base)
 {
-	int				 k = 0, nin = 0;
-	MergeInput		*inputs;
-	MergeHead		*h;
+	int				 k = 0;
+	MergeInput		*inputs = palloc(sizeof(MergeInput) * Max(nchunks, 1));
+	MergeHead		*h = palloc(sizeof(MergeHead) * Max(nchunks, 1));
 	SimhashRunWriter w;
-	char			 name[MAXPGPATH];
 
-	for (int p = 0; p < shared->nslots; p++)
-		k += shared->part[p].nchunks;
-	inputs = palloc(sizeof(MergeInput) * Max(k, 1));
-	h = palloc(sizeof(MergeHead) * Max(k, 1));
-	for (int p = 0; p < shared->nslots; p++)
-		for (int c = 0; c < shared->part[p].nchunks; c++)
-		{
-			MergeInput *in = &inputs[nin++];
-
-			chunk_name(name, p, t, c);
-			in->file = BufFileOpenFileSet(&fileset->fs, name, O_RDONLY, false);
-			(void) input_fill(in);
-		}
-	/* the heap holds the inputs that have an item */
-	k = 0;
-	for (int j = 0; j < nin; j++)
-		if (inputs[j].n > 0)
+	for (int j = 0; j < nchunks; j++)
+	{
+		inputs[j].file = chunks[j].file;
+		inputs[j].blk = chunks[j].blk;
+		inputs[j].left = chunks[j].n;
+		if (input_fill(&inputs[j]))
 			head_load(&h[k++], &inputs[j]);
+	}
+	/* the heap holds the inputs that have an item */
 	for (int j = k / 2 - 1; j >= 0; j--)
 		heap_sift_down(h, k, j);
 
@@ -351,8 +358,37 @@ merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, 
 	if (w.count != (uint64) n)
 		elog(ERROR, "simhash build: table %d got " UINT64_FORMAT " entries, expected " INT64_FORMAT,
 			 t, w.count, n);
+	pfree(inputs);
+	pfree(h);
+}
+
+/*
+ * Table t of the run (n entries): the merge of every participant's chunks
+ * of table t, each a file of the file set, into the sink.
+ */
+static void
+merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, int t, int64 n,
+			SimhashPageSink *sink, int64 progress_base)
+{
+	int			  k = 0, nin = 0;
+	SimhashChunk *chunks;
+	char		  name[MAXPGPATH];
+
+	for (int p = 0; p < shared->nslots; p++)
+		k += shared->part[p].nchunks;
+	chunks = palloc(sizeof(SimhashChunk) * Max(k, 1));
+	for (int p = 0; p < shared->nslots; p++)
+		for (int c = 0; c < shared->part[p].nchunks; c++)
+		{
+			chunk_name(name, p, t, c);
+			chunks[nin].file = BufFileOpenFileSet(&fileset->fs, name, O_RDONLY, false);
+			chunks[nin].blk = -1;
+			chunks[nin].n = -1;
+			nin++;
+		}
+	simhash_merge_chunks(index, chunks, nin, t, n, sink, progress_base);
 	for (int j = 0; j < nin; j++)
-		BufFileClose(inputs[j].file);
+		BufFileClose(chunks[j].file);
 	/* the chunks are read: free their space now, in the merging process */
 	for (int p = 0; p < shared->nslots; p++)
 		for (int c = 0; c < shared->part[p].nchunks; c++)
@@ -360,8 +396,7 @@ merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, 
 			chunk_name(name, p, t, c);
 			BufFileDeleteFileSet(&fileset->fs, name, false);
 		}
-	pfree(inputs);
-	pfree(h);
+	pfree(chunks);
 }
 
 /*
