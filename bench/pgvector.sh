@@ -28,6 +28,36 @@
 set -euo pipefail
 PGVECTOR_HOWTO="Debian 12 does not package pgvector; bash bench/pgvector.sh says how to build it from source"
 
+# PGVECTOR_ONE_SQL: SQL defining pgv_one(label, qid, q, kinds, efs), one query
+# measured by each kind in turn: sh (the simhash index on t.fp), hnsw (the HNSW
+# index on tv.b, once per ef_search in efs), exact (a sequential scan of t);
+# each appends (label, kind, ef, qid, ms, the 10 distances sorted) to pgv_lat.
+read -r -d '' PGVECTOR_ONE_SQL <<'SQL' || true
+CREATE FUNCTION pgv_one(label text, qid int, q simhash, kinds text[], efs int[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz; ds int[]; qb bit(64) := q::bigint::bit(64); e int;
+BEGIN
+  IF 'sh' = ANY (kinds) THEN
+    t0 := clock_timestamp();
+    SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (fp <~> q)::int AS d FROM t ORDER BY fp <~> q LIMIT 10) s;
+    INSERT INTO pgv_lat VALUES (label, 'sh', NULL, qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+  END IF;
+  IF 'hnsw' = ANY (kinds) THEN
+    FOREACH e IN ARRAY efs LOOP
+      PERFORM set_config('hnsw.ef_search', e::text, false);
+      t0 := clock_timestamp();
+      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (b <~> qb)::int AS d FROM tv ORDER BY b <~> qb LIMIT 10) s;
+      INSERT INTO pgv_lat VALUES (label, 'hnsw', e, qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+    END LOOP;
+  END IF;
+  IF 'exact' = ANY (kinds) THEN
+    t0 := clock_timestamp();
+    SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT simhash_distance(fp, q) AS d FROM t ORDER BY 1 LIMIT 10) s;
+    INSERT INTO pgv_lat VALUES (label, 'exact', NULL, qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+  END IF;
+END $$;
+SQL
+
 pgvector_extdir() { echo "$("${PG_CONFIG:-pg_config}" --sharedir)/extension"; }
 
 # pgvector_status [EXTDIR]: "pgvector 0.8.6 (commit ..., built with ...)" or "not installed (...)"

@@ -189,33 +189,16 @@ CREATE TABLE pgv_lat (part text, kind text, ef int, qid int, ms float8, d int[])
 -- hnsw (once per ef_search in efs), exact (a sequential scan); d: the distances
 CREATE FUNCTION pgv_run(part text, qset text, lim int, kinds text[], efs int[]) RETURNS void
 LANGUAGE plpgsql AS $$
-DECLARE rec record; t0 timestamptz; ds int[]; qb bit(64); e int;
+DECLARE rec record;
 BEGIN
   FOR rec IN EXECUTE CASE qset
       WHEN 'random' THEN 'SELECT qid, q FROM bq WHERE qid > (SELECT count(*) FROM bq) / 2 ORDER BY qid LIMIT $1'
       ELSE 'SELECT cid AS qid, q FROM kc ORDER BY cid LIMIT $1' END USING lim LOOP
-    qb := rec.q::bigint::bit(64);
-    IF 'sh' = ANY (kinds) THEN
-      t0 := clock_timestamp();
-      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (fp <~> rec.q)::int AS d FROM t ORDER BY fp <~> rec.q LIMIT 10) s;
-      INSERT INTO pgv_lat VALUES (part, 'sh', NULL, rec.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
-    END IF;
-    IF 'hnsw' = ANY (kinds) THEN
-      FOREACH e IN ARRAY efs LOOP
-        PERFORM set_config('hnsw.ef_search', e::text, false);
-        t0 := clock_timestamp();
-        SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (b <~> qb)::int AS d FROM tv ORDER BY b <~> qb LIMIT 10) s;
-        INSERT INTO pgv_lat VALUES (part, 'hnsw', e, rec.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
-      END LOOP;
-    END IF;
-    IF 'exact' = ANY (kinds) THEN
-      t0 := clock_timestamp();
-      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT simhash_distance(fp, rec.q) AS d FROM t ORDER BY 1 LIMIT 10) s;
-      INSERT INTO pgv_lat VALUES (part, 'exact', NULL, rec.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
-    END IF;
+    PERFORM pgv_one(part, rec.qid, rec.q, kinds, efs);
   END LOOP;
 END $$;
 SQL
+	pg -c "$PGVECTOR_ONE_SQL"
 	for qs in random planted; do
 		step "pgvector HNSW ($qs queries): simhash (bits $b), HNSW at ef_search 40 and $PGV_EF, then sequential scans"
 		pg -c "SELECT pgv_run('warmup', '$qs', 2, '{sh,hnsw}', '{40,$PGV_EF}')" \

@@ -322,31 +322,14 @@ CREATE TABLE pgv_lat (phase text, kind text, ef int, qid int, ms float8, d int[]
 -- (once per ef_search in efs), exact (a sequential scan); d: the distances
 CREATE FUNCTION pgv_measure(phase text, kinds text[], efs int[], every int) RETURNS void
 LANGUAGE plpgsql AS $$
-DECLARE r record; t0 timestamptz; ds int[]; qb bit(64); e int;
+DECLARE r record;
 BEGIN
   FOR r IN SELECT qid, q FROM bq WHERE fresh AND qid % every = 0 ORDER BY qid LOOP
-    qb := r.q::bigint::bit(64);
-    IF 'sh' = ANY (kinds) THEN
-      t0 := clock_timestamp();
-      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (fp <~> r.q)::int AS d FROM t ORDER BY fp <~> r.q LIMIT 10) s;
-      INSERT INTO pgv_lat VALUES (phase, 'sh', NULL, r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
-    END IF;
-    IF 'hnsw' = ANY (kinds) THEN
-      FOREACH e IN ARRAY efs LOOP
-        PERFORM set_config('hnsw.ef_search', e::text, false);
-        t0 := clock_timestamp();
-        SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (b <~> qb)::int AS d FROM tv ORDER BY b <~> qb LIMIT 10) s;
-        INSERT INTO pgv_lat VALUES (phase, 'hnsw', e, r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
-      END LOOP;
-    END IF;
-    IF 'exact' = ANY (kinds) THEN
-      t0 := clock_timestamp();
-      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT simhash_distance(fp, r.q) AS d FROM t ORDER BY 1 LIMIT 10) s;
-      INSERT INTO pgv_lat VALUES (phase, 'exact', NULL, r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
-    END IF;
+    PERFORM pgv_one(phase, r.qid, r.q, kinds, efs);
   END LOOP;
 END $$;
 SQL
+		pg -c "$PGVECTOR_ONE_SQL"
 		step "N=$N: pgvector: builds, $PGV_REPS of each kind (max_parallel_maintenance_workers $PGV_WORKERS; simhash, HNSW in turn)"
 		for rep in $(seq "$PGV_REPS"); do
 			for w in $PGV_WORKERS; do
