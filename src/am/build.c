@@ -14,7 +14,8 @@
  */
 #include "simhash_am.h"
 
-#include "build.h"
+#include "build_parallel.h"
+#include "build_sort.h"
 
 #include "access/tableam.h"
 #include "access/xloginsert.h"
@@ -161,51 +162,6 @@ write_runs_spilled(Relation index, BuildState *bs, SimhashBuilt *out)
 		out->dir[t] = bs->total > 0 ? first + out->run_npages : InvalidBlockNumber;
 	}
 	pfree(chunks);
-}
-
-/*
- * keys = items permuted for table tab, in (key, TID) order.  The items are
- * distributed by the top SORT_BUCKET_BITS bits of their permuted key (a
- * counting pass, then each item put straight into its bucket's place in
- * keys) and each bucket is sorted with the (key, TID) comparator, in cache:
- * on uniform fingerprints 4M items make buckets of 16K.  256 buckets keep
- * the scatter's write streams within the caches and TLB (65,536 made the
- * scatter miss on every write: a serial 4M-row build took 14.8 s against
- * 7.3-8.9 s with 256, on 15).  Skewed keys fall back to the comparison sort
- * within their bucket; the order is the same whatever the bits.
- */
-#define SORT_BUCKET_BITS 8
-#define SORT_BUCKETS	 (1 << SORT_BUCKET_BITS)
-
-void
-simhash_permute_sorted(const SimhashItem *items, int64 n, const sh_table *tab, SimhashItem *keys)
-{
-	int64 *start = palloc0((SORT_BUCKETS + 1) * sizeof(int64));
-	int64  i;
-
-	for (i = 0; i < n; i++)
-		start[(sh_table_permute(tab, items[i].key) >> (64 - SORT_BUCKET_BITS)) + 1]++;
-	for (i = 1; i <= SORT_BUCKETS; i++)
-		start[i] += start[i - 1];
-	for (i = 0; i < n; i++)
-	{
-		uint64 key = sh_table_permute(tab, items[i].key);
-		int64  at = start[key >> (64 - SORT_BUCKET_BITS)]++;
-
-		keys[at].key = key;
-		keys[at].tid = items[i].tid;
-	}
-	/* start[b] is now the end of bucket b, the start of bucket b + 1 */
-	for (i = 0; i < SORT_BUCKETS; i++)
-	{
-		int64 from = i == 0 ? 0 : start[i - 1];
-
-		if (start[i] - from > 1)
-			simhash_sort_items(keys + from, start[i] - from);
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	pfree(start);
 }
 
 /*
