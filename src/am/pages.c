@@ -589,31 +589,6 @@ simhash_recycle_pages(Relation index, Relation heap, BufferAccessStrategy strate
 }
 
 /*
- * Reports index_corrupted unless blkno, a link read from block `from` of the
- * index (a chain's next page, a directory entry), is a block of the index,
- * and unless `steps`, the pages of a chain walked so far, stays within the
- * relation's size, which only a loop could exceed.  *nblocks caches the size
- * for the caller's walk (start it at 0): it is read again only when a link or
- * the step count passes it, since a page linked after the walk started was
- * allocated before its link, so the cached size is a lower bound.
- */
-void
-simhash_check_link(Relation index, BlockNumber from, BlockNumber blkno, BlockNumber steps,
-				   BlockNumber *nblocks)
-{
-	if (blkno < *nblocks && steps <= *nblocks)
-		return;
-	*nblocks = RelationGetNumberOfBlocks(index);
-	if (blkno >= *nblocks || steps > *nblocks)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": block %u links to block %u, %s",
-						RelationGetRelationName(index), from, blkno,
-						blkno >= *nblocks ? "beyond the end of the index" : "closing a loop"),
-				 errhint("REINDEX the index.")));
-}
-
-/*
  * The number of entries of `size` bytes on an entry or directory page: its
  * special space must be where this access method puts it, and pd_lower inside
  * the contents at an entry boundary, so that no read or write goes past the

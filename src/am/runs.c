@@ -329,24 +329,6 @@ read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page
 	UnlockReleaseBuffer(buf);
 }
 
-/*
- * Reports corruption unless page is a live page of the given kind, run
- * generation and table.
- */
-void
-simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags, uint32 gen,
-					int table)
-{
-	SimhashPageOpaque o = SimhashPageGetOpaque(page);
-
-	if (PageIsNew(page) || o->page_id != SIMHASH_PAGE_ID || o->flags != flags || o->gen != gen ||
-		o->table != table)
-		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-						errmsg("simhash index \"%s\": block %u is not a page of table %d of run %u",
-							   RelationGetRelationName(index), blkno, table, gen),
-						errhint("REINDEX the index.")));
-}
-
 /* A cursor at the start of table t of run r; nothing is read yet. */
 static void
 cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
