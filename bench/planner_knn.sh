@@ -53,7 +53,11 @@ if [ "${SIMHASH_BENCH_CLUSTER:-}" != 1 ]; then
 fi
 PSQL=${TMPC_BIN:+$TMPC_BIN/}psql
 "$PSQL" -X -q -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
-drop_db() { "$PSQL" -X -q -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true; }
+# (and the result files not yet moved into $BENCH_RESULTS, should the run stop early)
+drop_db() {
+	"$PSQL" -X -q -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
+	rm -f "${radius_csv:-}" "${knn_csv:-}" "${pgv_csv:-}"
+}
 if [ "${SIMHASH_BENCH_CLUSTER:-}" = 1 ]; then trap drop_db EXIT; else trap 'drop_db; tmpc_cleanup' EXIT; fi
 pg() { PGOPTIONS="-c client_min_messages=warning -c max_parallel_workers_per_gather=0 -c maintenance_work_mem=1GB -c jit=off" \
 	"$PSQL" -X -q -A -t -v ON_ERROR_STOP=1 -P pager=off -d "$DB" "$@"; }
