@@ -188,16 +188,22 @@ SQL
 	echo "$N,load_s,$(printf '%.1f' "$load_s")" >>"$info"
 	echo "$N,heap_bytes_per_row,$(echo "scale=2; $heap / $N" | bc)" >>"$info"
 
+	# timed_build REP WORKERS LABEL INDEX DDL: index INDEX (re)built by DDL with
+	# that many maintenance workers; its time and size go into table builds
+	timed_build() {
+		local t0 s
+		pg -c "DROP INDEX IF EXISTS $4" >/dev/null
+		t0=$(date +%s.%N)
+		pg -c "SET max_parallel_maintenance_workers = $2" -c "$5"
+		s=$(echo "$(date +%s.%N) - $t0" | bc)
+		pg -c "INSERT INTO builds VALUES ($1, $2, '$3', $s, pg_relation_size('$4'))"
+		echo "   rep $1, workers $2, ${3#pgv-}: $s s" >&2
+	}
 	step "N=$N: builds, $BUILD_REPS of each kind (max_parallel_maintenance_workers 0 and 2; btree, simhash in turn)"
 	for rep in $(seq "$BUILD_REPS"); do
 		for w in 0 2; do
 			for am in btree simhash; do
-				pg -c "DROP INDEX IF EXISTS t_$am" >/dev/null
-				t0=$(date +%s.%N)
-				pg -c "SET max_parallel_maintenance_workers = $w" -c "CREATE INDEX t_$am ON t USING $am (fp)"
-				s=$(echo "$(date +%s.%N) - $t0" | bc)
-				pg -c "INSERT INTO builds VALUES ($rep, $w, '$am', $s, pg_relation_size('t_$am'))"
-				echo "   rep $rep, workers $w, $am: $s s" >&2
+				timed_build "$rep" "$w" "$am" "t_$am" "CREATE INDEX t_$am ON t USING $am (fp)"
 			done
 		done
 	done
@@ -336,12 +342,7 @@ SQL
 				for am in simhash hnsw; do
 					if [ $am = simhash ]; then idx=t_simhash ddl="CREATE INDEX t_simhash ON t USING simhash (fp)"
 					else idx=tv_hnsw ddl="CREATE INDEX tv_hnsw ON tv USING hnsw (b bit_hamming_ops)"; fi
-					pg -c "DROP INDEX IF EXISTS $idx" >/dev/null
-					t0=$(date +%s.%N)
-					pg -c "SET max_parallel_maintenance_workers = $w" -c "$ddl"
-					s=$(echo "$(date +%s.%N) - $t0" | bc)
-					pg -c "INSERT INTO builds VALUES ($rep, $w, 'pgv-$am', $s, pg_relation_size('$idx'))"
-					echo "   rep $rep, workers $w, $am: $s s" >&2
+					timed_build "$rep" "$w" "pgv-$am" "$idx" "$ddl"
 				done
 			done
 		done
