@@ -90,6 +90,23 @@ UPDATE t SET fp = (fp::bigint # 1)::simhash, h = h # 2 WHERE id % 7 = 0;
 compare('deletes and updates');
 $primary->safe_psql('postgres', 'VACUUM t');
 compare('vacuum');
+
+# Index-only scans rest on the scan/VACUUM interlock, which replay does not
+# honour: the primary plans them, the standby plain index scans (whose heap
+# visit decides), radius and KNN alike.  The heap is all-visible after the
+# VACUUM, so the primary's plan is the index-only one.
+for my $q (q{SELECT fp FROM t WHERE simhash_within(fp, (SELECT fp FROM t WHERE id = 1), 3)},
+	q{SELECT fp FROM t ORDER BY fp <~> (SELECT fp FROM t WHERE id = 1) LIMIT 8},
+	q{SELECT h FROM t WHERE h ~% 1891547140177887264})
+{
+	my $explain = "SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN (COSTS OFF) $q";
+	$primary->wait_for_catchup($standby);
+	like($primary->safe_psql('postgres', $explain), qr/Index Only Scan using t_(fp|h)\b/,
+		"primary plans an index-only scan: $q");
+	my $plan = $standby->safe_psql('postgres', $explain);
+	like($plan, qr/Index Scan using t_(fp|h)\b/, "standby plans a plain index scan: $q");
+	unlike($plan, qr/Index Only Scan/, "standby plans no index-only scan: $q");
+}
 $primary->safe_psql('postgres', q{
 INSERT INTO t SELECT i, v::simhash, v
   FROM (SELECT i, ('x' || md5((i / 2)::text))::bit(64)::bigint AS v FROM generate_series(20001, 23000) i) s;

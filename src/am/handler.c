@@ -5,6 +5,7 @@
  */
 #include "simhash_am.h"
 
+#include "access/xlog.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 
@@ -101,9 +102,19 @@ simhash_index_value(Relation index, Datum value, uint64 *fp)
 	return simhash_query_radius(value, fp) >= 0;
 }
 
-/* The index holds the fingerprint only: it can return a simhash or bigint. */
+/*
+ * The index holds the fingerprint only: it can return a simhash or bigint.
+ * Not on a hot standby: an index-only scan relies on the scan/VACUUM
+ * interlock (see simhash_am.h), and replay of the primary's VACUUM waits for
+ * no scan of the standby, so such a scan could return a row the primary
+ * removed once the heap page became all-visible.  The standby plans plain
+ * index scans instead, whose heap visit decides.  (The planner asks at plan
+ * time; a promoted standby plans index-only scans again.)
+ */
 bool
 simhash_canreturn(Relation index, int attno)
 {
+	if (RecoveryInProgress())
+		return false;
 	return TupleDescAttr(RelationGetDescr(index), attno - 1)->attbyval;
 }

@@ -211,8 +211,8 @@
  *   (PostgreSQL allows no heavyweight lock to be taken under a page lock),
  *   so the deadlock detector sees every wait.  Bitmap scans need no
  *   interlock.  A hot standby has none (replay waits for no scan; nbtree's
- *   replay waits for the pins): an index-only cursor on a standby that
- *   holds a TID the primary's VACUUM removed can still return it.
+ *   replay waits for the pins), so during recovery amcanreturn says no and
+ *   the standby runs plain index scans, whose heap visit decides.
  * - Every page change is WAL-logged: GenericXLog for inserts, flushes and
  *   merges, log_newpages() of every page a bulk build writes (bulkwrite.c).
  */
