@@ -32,6 +32,16 @@
 # column is the median over (round, query) of its time / the first library's.
 # The server must be a private one (SIMHASH_BENCH_CLUSTER=1 with REUSE, or
 # the default temporary cluster): the library it loads is replaced.
+# ALTERNATE=1 (with LIBS) pairs finer: one session per library, opened while
+# its library is installed (a session keeps the library it loaded), and every
+# index query runs in each session in turn (the order rotating), SEQ_SAMPLE
+# rounds of the QUERIES queries; prints per library its p50, the median of
+# its per-query time / the first library's on the same query and round, and
+# how many of its answers differ from the first library's and from the
+# sequential scan's (one per round).  A query between two others' waits
+# wakes with the scheduler's credit on a loaded machine, so its times are
+# nearer CPU time than a run of back-to-back queries: no ratio to the
+# sequential scan is printed in this mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -111,6 +121,56 @@ BEGIN
   END LOOP;
 END $$;
 SQL
+
+if [ -n "${LIBS:-}" ] && [ "${ALTERNATE:-}" = 1 ]; then
+	libdir=$(pg -c "SELECT setting FROM pg_config() WHERE name = 'PKGLIBDIR'")
+	read -r -a libs <<<"$LIBS"
+	run="alt-$$"
+	first=${libs[0]%%=*}
+	fifos=$(mktemp -d)
+	for s in $SETS; do
+		tab=k_$s
+		pg -c "SELECT pg_prewarm('$tab'), pg_prewarm('${tab}_sh')" >/dev/null
+		ins=() outs=()
+		for ((k = 0; k < ${#libs[@]}; k++)); do
+			lib=${libs[$k]}
+			cp "${lib#*=}" "$libdir/simhash.so.new" && mv "$libdir/simhash.so.new" "$libdir/simhash.so"
+			mkfifo "$fifos/$s-in$k" "$fifos/$s-out$k"
+			pg <"$fifos/$s-in$k" >"$fifos/$s-out$k" 2>&1 &
+			exec {fin}>"$fifos/$s-in$k" {fout}<"$fifos/$s-out$k"
+			ins+=("$fin") outs+=("$fout")
+			# loads the library now; each answer is one line (a count)
+			echo "SELECT count(*) FROM (SELECT k_time('warm', '$tab', 'index', ARRAY[1, 2])) s;" >&"$fin"
+			read -r _ <&"$fout"
+		done
+		for ((j = 0; j < SEQ_SAMPLE; j++)); do
+			for ((q = 1; q <= QUERIES; q++)); do
+				for ((k = 0; k < ${#libs[@]}; k++)); do
+					i=$(( (j + q + k) % ${#libs[@]} ))
+					echo "SELECT count(*) FROM (SELECT k_time('$run:${libs[$i]%%=*}:$j', '$tab', 'index', ARRAY[$q])) s;" >&"${ins[$i]}"
+					read -r _ <&"${outs[$i]}"
+				done
+			done
+			echo "SELECT count(*) FROM (SELECT k_time('$run:seq:$j', '$tab', 'seq', ARRAY[$(( j * QUERIES / SEQ_SAMPLE + 1 ))])) s;" >&"${ins[0]}"
+			read -r _ <&"${outs[0]}"
+		done
+		for fd in "${ins[@]}"; do exec {fd}>&-; done
+		for fd in "${outs[@]}"; do exec {fd}<&-; done
+		wait
+		pg -F , -c "
+WITH l AS (SELECT split_part(run, ':', 2) AS v, split_part(run, ':', 3)::int AS j, qid, ms, res
+             FROM k_lat WHERE run LIKE '$run:%' AND tab = '$tab')
+SELECT v AS label, $N, '$s', count(*), round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3),
+       round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 3),
+       (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY a.ms / b.ms)::numeric, 3)
+          FROM l a JOIN l b USING (j, qid) WHERE a.v = l.v AND b.v = '$first'),
+       (SELECT count(*) FROM l a JOIN l b USING (j, qid) WHERE a.v = l.v AND b.v = '$first' AND a.res IS DISTINCT FROM b.res),
+       (SELECT count(*) FROM l a JOIN l b USING (qid) WHERE a.v = l.v AND b.v = 'seq' AND a.res IS DISTINCT FROM b.res)
+  FROM l WHERE v <> 'seq' GROUP BY v ORDER BY v"
+	done | { echo "label,n,set,queries,index_p50_ms,index_p95_ms,paired_vs_$first,differ_from_$first,mismatches_vs_seq"; cat; } | column -t -s,
+	rm -rf "$fifos"
+	exit 0
+fi
 
 if [ -n "${LIBS:-}" ]; then
 	libdir=$(pg -c "SELECT setting FROM pg_config() WHERE name = 'PKGLIBDIR'")

@@ -573,7 +573,7 @@ simhash_knn_next(IndexScanDesc scan)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 
 	/* the rest of the last step's or pass's rows first */
-	if (so->pool_off < so->npool)
+	if (!simhash_pool_used_up(so))
 	{
 		pool_next(so);
 		return;

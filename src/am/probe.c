@@ -1326,8 +1326,13 @@ list_exact_prefixes(const sh_table *tab, uint64 qkey, int b, int left, uint64 lo
 	}
 }
 
-/* Run pages a KNN step pins ahead of the one it reads (see knn_probe_run). */
-#define KNN_AHEAD 8
+/*
+ * Run pages a KNN step pins ahead of the one it reads (see knn_probe_run).
+ * With the page it reads and the heap page the executor holds, at most 8
+ * pins: a backend tracks its first 8 pins in an array and any more in a hash
+ * table, whose lookups cost every pin and unpin a hash probe.
+ */
+#define KNN_AHEAD 6
 /* Ranges ahead whose page is prefetched through its remembered buffer. */
 #define KNN_HINT_AHEAD 16
 

@@ -437,14 +437,14 @@ next_batch(IndexScanDesc scan)
 	{
 		if (so->phase == SIMHASH_PHASE_STREAM)
 			stream_batch(scan);
-		else if (so->phase == SIMHASH_PHASE_ORDERED && so->pool_off >= so->npool)
+		else if (so->phase == SIMHASH_PHASE_ORDERED && simhash_pool_used_up(so))
 		{
 			if (so->ordered_more)
 				ordered_pass(scan);
 			else
 				so->phase = SIMHASH_PHASE_DONE;
 		}
-		else if (so->phase == SIMHASH_PHASE_NULLS && so->pool_off >= so->npool)
+		else if (so->phase == SIMHASH_PHASE_NULLS && simhash_pool_used_up(so))
 			nulls_batch(scan);
 		else
 			simhash_knn_next(scan);
@@ -487,7 +487,7 @@ simhash_gettuple(IndexScanDesc scan, ScanDirection dir)
 		 * reaches the NULL keys.
 		 */
 		if (so->phase == SIMHASH_PHASE_STREAM ||
-			(so->phase == SIMHASH_PHASE_NULLS && so->pool_off >= so->npool))
+			(so->phase == SIMHASH_PHASE_NULLS && simhash_pool_used_up(so)))
 		{
 			interlock_release(scan);
 			interlock_take(scan);

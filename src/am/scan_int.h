@@ -173,6 +173,13 @@ typedef struct SimhashScanOpaqueData
 
 typedef SimhashScanOpaqueData *SimhashScanOpaque;
 
+/* KNN: every row of the pool (the last band or pass) has been returned. */
+static inline bool
+simhash_pool_used_up(SimhashScanOpaque so)
+{
+	return so->pool_off >= so->npool;
+}
+
 typedef void (*SimhashVisit)(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
 
 #endif /* SIMHASH_SCAN_INT_H */
