@@ -52,7 +52,8 @@
 # every query) at ef_search 40 and PGVECTOR_EF (200), at ivfflat.probes 1,
 # sqrt(lists) and lists/10, knn10_cold_ms; no radius row (pgvector has none).
 # PGVECTOR_ONLY=1 loads the data and measures the pgvector part alone (no
-# btree, radius, ingestion or all-pairs rows).
+# btree, radius, ingestion or all-pairs rows).  PGVECTOR_HNSW_WITH gives HNSW
+# index options other than its defaults (e.g. "m = 8, ef_construction = 16").
 # Debian 12 does not package it; without it the context row says so.  Writes $BENCH_RESULTS/scale.csv (rows of other N from
 # earlier runs kept) and scale_info.csv (load time, heap size, pairs found, ...).
 set -euo pipefail
@@ -311,7 +312,8 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3)
 
 	# pgvector, the approximate peer, on the same N fingerprints as bit(64)
 	# (bit_hamming_ops, <~>), beside the simhash index: HNSW (pgvector's
-	# defaults m 16, ef_construction 64; table tv) up to PGVECTOR_MAX_ROWS and
+	# defaults m 16, ef_construction 64, or the index options PGVECTOR_HNSW_WITH
+	# gives, e.g. "m = 8, ef_construction = 16"; table tv) up to PGVECTOR_MAX_ROWS and
 	# IVFFlat (lists by pgvector's guidance: N/1000 up to 1M rows, sqrt(N) above;
 	# table tvi) up to PGVECTOR_IVF_MAX_ROWS.  Builds interleaved with simhash
 	# builds (HNSW with max_parallel_maintenance_workers PGVECTOR_BUILD_WORKERS,
@@ -342,9 +344,14 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3)
 		lists=$(pgvector_ivf_lists "$N")
 		read -r -a probes <<<"$(pgvector_ivf_probes "$lists")"
 		pgv="$(pgvector_status "$(pg -c "SELECT setting FROM pg_config WHERE name = 'SHAREDIR'")/extension"); "
-		if [ $hnsw = 1 ]; then pgv+="HNSW bit_hamming_ops, m 16, ef_construction 64"
+		hnsw_with=${PGVECTOR_HNSW_WITH:+ WITH ($PGVECTOR_HNSW_WITH)}
+		if [ $hnsw = 1 ]; then pgv+="HNSW bit_hamming_ops, ${PGVECTOR_HNSW_WITH:-m 16, ef_construction 64}"
 		else pgv+="HNSW skipped (N above PGVECTOR_MAX_ROWS = $PGV_MAX)"; fi
-		if [ $ivf = 1 ]; then pgv+="; IVFFlat bit_hamming_ops, lists $lists, probes ${probes[*]}"
+		# IVFFlat's k-means wants about 200 * lists^2 bytes (its bounds, 4 bytes per
+		# sample and list, 50 samples a list) within maintenance_work_mem, 1GB
+		# here: its build gets that much more when it needs it (2.1GB at 10M rows)
+		ivf_mwm=$(((lists * lists * 220 >> 20) + 64)); [ $ivf_mwm -ge 1024 ] || ivf_mwm=1024
+		if [ $ivf = 1 ]; then pgv+="; IVFFlat bit_hamming_ops, lists $lists, probes ${probes[*]}, maintenance_work_mem ${ivf_mwm}MB"
 		else pgv+="; IVFFlat skipped (N above PGVECTOR_IVF_MAX_ROWS = $PGV_IVF_MAX)"; fi
 		step "N=$N: pgvector: $pgv"
 		kinds="sh" pgw=""
@@ -375,10 +382,10 @@ SQL
 			for w in $pgw; do
 				timed_build "$rep" "$w" pgv-simhash t_simhash "CREATE INDEX t_simhash ON t USING simhash (fp)"
 				if [ $hnsw = 1 ] && on "$w" "$PGV_WORKERS"; then
-					timed_build "$rep" "$w" pgv-hnsw tv_hnsw "CREATE INDEX tv_hnsw ON tv USING hnsw (b bit_hamming_ops)"
+					timed_build "$rep" "$w" pgv-hnsw tv_hnsw "CREATE INDEX tv_hnsw ON tv USING hnsw (b bit_hamming_ops)$hnsw_with"
 				fi
 				if [ $ivf = 1 ] && on "$w" "$PGV_IVF_WORKERS"; then
-					timed_build "$rep" "$w" pgv-ivf tvi_ivf "CREATE INDEX tvi_ivf ON tvi USING ivfflat (b bit_hamming_ops) WITH (lists = $lists)"
+					timed_build "$rep" "$w" pgv-ivf tvi_ivf "SET maintenance_work_mem = '${ivf_mwm}MB'; CREATE INDEX tvi_ivf ON tvi USING ivfflat (b bit_hamming_ops) WITH (lists = $lists)"
 				fi
 			done
 		done
@@ -477,7 +484,7 @@ SQL
 					"p50 of $cn random queries after restart + drop_caches; simhash $(printf '%.2f-%.2f' "$cmin" "$cmax") ms; IVFFlat $(printf '%.2f-%.2f' "$cimin" "$cimax") ms; probes ${probes[1]} of $lists lists"
 			fi
 		fi
-		pg -c "DROP TABLE IF EXISTS tv, tvi"
+		pg -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS tv, tvi"
 	fi
 	echo "$N,pgvector,${pgv//,/;}" >>"$info"
 
