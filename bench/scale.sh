@@ -422,7 +422,7 @@ SQL
 			done
 		fi
 		efs="40,$PGV_EF" prs=$(IFS=,; echo "${probes[*]}")
-		step "N=$N: pgvector: warm: $KNN_QUERIES KNN queries by {$kinds} in turn (HNSW ef_search $efs; IVFFlat probes $prs); the exact answers by sequential scans"
+		step "N=$N: pgvector: warm: $KNN_QUERIES KNN queries by {$kinds} in turn$([ $hnsw = 0 ] || echo " (HNSW ef_search $efs)")$([ $ivf = 0 ] || echo " (IVFFlat probes $prs)"); the exact answers by sequential scans"
 		pg -c "SELECT $prewarm" >/dev/null
 		pg -c "SELECT pgv_measure('warmup', '{$kinds}', '{$efs}', '{$prs}', $knn_every)" >/dev/null
 		pg -c "SELECT pgv_measure('warm', '{$kinds}', '{$efs}', '{$prs}', $knn_every)" >/dev/null
