@@ -70,6 +70,10 @@ INGEST=${INGEST:-100000}
 PAIRS_SAMPLE=${PAIRS_SAMPLE:-5000}   # PAIRS=0 skips the all-pairs part
 BENCH_RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
 PGV_ONLY=${PGVECTOR_ONLY:-0}
+# the source measured: HEAD when the run starts (a run of an hour outlives
+# commits made meanwhile), "+changes" when the tree differed from it
+SOURCE=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || SOURCE+="+changes"
 SEQ_SAMPLE_SET=${SEQ_SAMPLE:-} BUILD_REPS_SET=${BUILD_REPS:-}
 mkdir -p "$BENCH_RESULTS"
 
@@ -556,7 +560,7 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0), 3), n FROM pr" 2>&1) ||
 	fi # PGVECTOR_ONLY
 	[ "$COLD" = 1 ] || echo "$N,cold,skipped ($COLD_WHY)" >>"$info"
 	echo "$N,load_1min_at_end,$(cut -d' ' -f1 /proc/loadavg)" >>"$info"
-	echo "$N,commit,$(git rev-parse --short HEAD)" >>"$info"
+	echo "$N,commit,$SOURCE" >>"$info"
 	echo "$N,postgresql,$("$TMPC_BIN/postgres" -V | awk '{print $3}')" >>"$info"
 	tmpc_stop
 	rm -rf "$TMPC_DIR/data"
