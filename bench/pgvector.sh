@@ -3,7 +3,8 @@
 # peer of the simhash index in bench/scale.sh and bench/planner_knn.sh: an HNSW
 # index on the same fingerprints stored as bit(64), operator class
 # bit_hamming_ops, queried with `ORDER BY b <~> q LIMIT 10` (<~> is pgvector's
-# Hamming distance on bit).  Debian 12 has no postgresql-15-pgvector and the
+# Hamming distance on bit), and an IVFFlat index (lists by pgvector's guidance,
+# several ivfflat.probes).  Debian 12 has no postgresql-15-pgvector and the
 # product does not depend on it: the benches measure it when the `vector`
 # extension is installed in the server they run on, and otherwise say so and go
 # on (CI has no pgvector).
@@ -28,12 +29,15 @@
 set -euo pipefail
 PGVECTOR_HOWTO="Debian 12 does not package pgvector; bash bench/pgvector.sh says how to build it from source"
 
-# PGVECTOR_ONE_SQL: SQL defining pgv_one(label, qid, q, kinds, efs), one query
-# measured by each kind in turn: sh (the simhash index on t.fp), hnsw (the HNSW
-# index on tv.b, once per ef_search in efs), exact (a sequential scan of t);
-# each appends (label, kind, ef, qid, ms, the 10 distances sorted) to pgv_lat.
+# PGVECTOR_ONE_SQL: SQL defining pgv_one(label, qid, q, kinds, efs[, probes]),
+# one query measured by each kind in turn: sh (the simhash index on t.fp), hnsw
+# (the HNSW index on tv.b, once per ef_search in efs), ivf (the IVFFlat index
+# on tvi.b, once per ivfflat.probes in probes), exact (a sequential scan of t);
+# each appends (label, kind, ef or probes, qid, ms, the 10 distances sorted) to
+# pgv_lat.  HNSW and IVFFlat index copies of their own (tv, tvi), so each query
+# uses the index it stands for.
 read -r -d '' PGVECTOR_ONE_SQL <<'SQL' || true
-CREATE FUNCTION pgv_one(label text, qid int, q simhash, kinds text[], efs int[]) RETURNS void
+CREATE FUNCTION pgv_one(label text, qid int, q simhash, kinds text[], efs int[], probes int[] DEFAULT '{}') RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE t0 timestamptz; ds int[]; qb bit(64) := q::bigint::bit(64); e int;
 BEGIN
@@ -50,6 +54,14 @@ BEGIN
       INSERT INTO pgv_lat VALUES (label, 'hnsw', e, qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
     END LOOP;
   END IF;
+  IF 'ivf' = ANY (kinds) THEN
+    FOREACH e IN ARRAY probes LOOP
+      PERFORM set_config('ivfflat.probes', e::text, false);
+      t0 := clock_timestamp();
+      SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT (b <~> qb)::int AS d FROM tvi ORDER BY b <~> qb LIMIT 10) s;
+      INSERT INTO pgv_lat VALUES (label, 'ivf', e, qid, extract(epoch FROM clock_timestamp() - t0) * 1000, ds);
+    END LOOP;
+  END IF;
   IF 'exact' = ANY (kinds) THEN
     t0 := clock_timestamp();
     SELECT array_agg(d ORDER BY d) INTO ds FROM (SELECT simhash_distance(fp, q) AS d FROM t ORDER BY 1 LIMIT 10) s;
@@ -57,6 +69,24 @@ BEGIN
   END IF;
 END $$;
 SQL
+
+# pgvector_ivf_lists N: IVFFlat lists for N rows by pgvector's guidance
+# (README, "IVFFlat"): rows / 1000 up to 1M rows, sqrt(rows) above; at least 1
+pgvector_ivf_lists() {
+	local n=$1 l
+	if [ "$n" -le 1000000 ]; then l=$((n / 1000)); else l=$(echo "sqrt($n)" | bc); fi
+	echo $((l < 1 ? 1 : l))
+}
+
+# pgvector_ivf_probes LISTS: the ivfflat.probes values measured, one per rule in
+# PGVECTOR_IVF_PROBE_RULES order: 1 (pgvector's default), sqrt(lists) (its
+# guidance for a start), lists/10 (a tenth of the rows read); at least 1 each
+PGVECTOR_IVF_PROBE_RULES=("1" "sqrt(lists)" "lists/10")
+pgvector_ivf_probes() {
+	local l=$1 s t
+	s=$(echo "sqrt($l)" | bc) t=$((l / 10))
+	echo "1 $((s < 1 ? 1 : s)) $((t < 1 ? 1 : t))"
+}
 
 pgvector_extdir() { echo "$("${PG_CONFIG:-pg_config}" --sharedir)/extension"; }
 

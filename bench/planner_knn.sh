@@ -164,7 +164,8 @@ done
 # answer, every query).  recall@10: the returned distances that the exact
 # answer's (a multiset) has too, / 10 (a row at a tied distance counts as right).
 # Writes planner_knn_pgvector.csv; PGVECTOR=0 skips it, and so does N above
-# PGVECTOR_MAX_ROWS (1M: HNSW builds are slow, minutes per 100k rows here).
+# PGVECTOR_MAX_ROWS (200k, as in scale.sh: a serial HNSW build of 1M rows takes over
+# an hour here, bench/REPORT.md).
 source bench/pgvector.sh
 PGV_EF=${PGVECTOR_EF:-200}
 pgv_csv=$(mktemp)
@@ -173,8 +174,8 @@ if [ "$(pg -c "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector
 	step "SKIP pgvector HNSW: the vector extension is not installed ($PGVECTOR_HOWTO)"
 elif [ "${PGVECTOR:-1}" = 0 ]; then
 	step "SKIP pgvector HNSW: PGVECTOR=0"
-elif [ "$N" -gt "${PGVECTOR_MAX_ROWS:-1000000}" ]; then
-	step "SKIP pgvector HNSW: N above PGVECTOR_MAX_ROWS = ${PGVECTOR_MAX_ROWS:-1000000}"
+elif [ "$N" -gt "${PGVECTOR_MAX_ROWS:-200000}" ]; then
+	step "SKIP pgvector HNSW: N above PGVECTOR_MAX_ROWS = ${PGVECTOR_MAX_ROWS:-200000}"
 else
 	pg -c "CREATE EXTENSION vector"
 	step "pgvector: $(pgvector_status "$(pg -c "SELECT setting FROM pg_config WHERE name = 'SHAREDIR'")/extension"): HNSW build (serial)"

@@ -374,6 +374,12 @@ SCALE_BASELINES = {
     "pgvector HNSW": "pgvector HNSW",
     "pgvector HNSW (ef_search = 40)": "pgvector HNSW, ef_search 40",
     "pgvector HNSW (ef_search = 200)": "pgvector HNSW, ef_search 200",
+    "pgvector IVFFlat (max_parallel_maintenance_workers = 0)": "pgvector IVFFlat",
+    "pgvector IVFFlat (max_parallel_maintenance_workers = 2)": "pgvector IVFFlat, 2 workers",
+    "pgvector IVFFlat": "pgvector IVFFlat",
+    "pgvector IVFFlat (probes = 1)": "pgvector IVFFlat, probes 1",
+    "pgvector IVFFlat (probes = sqrt(lists))": "pgvector IVFFlat, probes √lists",
+    "pgvector IVFFlat (probes = lists/10)": "pgvector IVFFlat, probes lists/10",
 }
 
 

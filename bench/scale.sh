@@ -42,12 +42,18 @@
 #       rows, scaled to N) and a sequential-scan nested loop (N x the sequential
 #       scan's time per query; extrapolated, not run)
 # Sampled answers are compared with the sequential scan's (counts, KNN distances);
-# a difference fails the run.  pgvector (HNSW on bit(64), bit_hamming_ops, <~>) is
-# measured beside simhash when the vector extension is installed and N is at most
-# PGVECTOR_MAX_ROWS (1M; PGVECTOR=0 skips it; bench/pgvector.sh builds it): the
-# rows with baseline "pgvector HNSW ...": builds, size, knn10_warm_ms and
-# knn10_recall (recall@10 against sequential scans of every query) at ef_search
-# 40 and PGVECTOR_EF (200), knn10_cold_ms; no radius row (pgvector has none).
+# a difference fails the run.  pgvector (bench/pgvector.sh builds it) is
+# measured beside simhash when the vector extension is installed (PGVECTOR=0
+# skips it): HNSW on bit(64) (bit_hamming_ops, <~>) up to PGVECTOR_MAX_ROWS
+# (200k: its builds take hours at 1M here) and IVFFlat up to
+# PGVECTOR_IVF_MAX_ROWS (10M; lists N/1000 up to 1M rows, sqrt(N) above): the
+# rows with baseline "pgvector HNSW ..." and "pgvector IVFFlat ...": builds,
+# size, knn10_warm_ms and knn10_recall (recall@10 against sequential scans of
+# every query) at ef_search 40 and PGVECTOR_EF (200), at ivfflat.probes 1,
+# sqrt(lists) and lists/10, knn10_cold_ms; no radius row (pgvector has none).
+# PGVECTOR_ONLY=1 loads the data and measures the pgvector part alone (no
+# btree, radius, ingestion or all-pairs rows).  PGVECTOR_HNSW_WITH gives HNSW
+# index options other than its defaults (e.g. "m = 8, ef_construction = 16").
 # Debian 12 does not package it; without it the context row says so.  Writes $BENCH_RESULTS/scale.csv (rows of other N from
 # earlier runs kept) and scale_info.csv (load time, heap size, pairs found, ...).
 set -euo pipefail
@@ -63,6 +69,11 @@ COLD_QUERIES=${COLD_QUERIES:-20}
 INGEST=${INGEST:-100000}
 PAIRS_SAMPLE=${PAIRS_SAMPLE:-5000}   # PAIRS=0 skips the all-pairs part
 BENCH_RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
+PGV_ONLY=${PGVECTOR_ONLY:-0}
+# the source measured: HEAD when the run starts (a run of an hour outlives
+# commits made meanwhile), "+changes" when the tree differed from it
+SOURCE=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || SOURCE+="+changes"
 SEQ_SAMPLE_SET=${SEQ_SAMPLE:-} BUILD_REPS_SET=${BUILD_REPS:-}
 mkdir -p "$BENCH_RESULTS"
 
@@ -199,6 +210,18 @@ SQL
 		pg -c "INSERT INTO builds VALUES ($1, $2, '$3', $s, pg_relation_size('$4'))"
 		echo "   rep $1, workers $2, ${3#pgv-}: $s s" >&2
 	}
+	bstat() { # median, min, max of the builds of $1 with $2 workers
+		pg -F ' ' -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY s)::numeric, 3), round(min(s)::numeric, 3), round(max(s)::numeric, 3)
+			FROM builds WHERE am = '$1' AND workers = $2"
+	}
+	# every query shape uses the plan it stands for
+	plan() { pg -c "EXPLAIN (COSTS OFF) $2" | grep -q -- "$1" || { echo "not a $1 plan: $2" >&2; pg -c "EXPLAIN $2" >&2; exit 1; }; }
+	# qids: 1..QUERIES/2 planted sources, the rest fresh; KNN on every knn_every-th fresh one
+	knn_every=$(((QUERIES / 2) / KNN_QUERIES)); [ $knn_every -ge 1 ] || knn_every=1
+	q1=$(pg -c "SELECT q FROM bq WHERE fresh LIMIT 1")
+
+	# PGVECTOR_ONLY=1: the pgvector part alone (below), on the same data
+	if [ "$PGV_ONLY" != 1 ]; then
 	step "N=$N: builds, $BUILD_REPS of each kind (max_parallel_maintenance_workers 0 and 2; btree, simhash in turn)"
 	for rep in $(seq "$BUILD_REPS"); do
 		for w in 0 2; do
@@ -208,10 +231,6 @@ SQL
 		done
 	done
 	pg -c "VACUUM ANALYZE t" -c "CHECKPOINT"
-	bstat() { # median, min, max of the builds of $1 with $2 workers
-		pg -F ' ' -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY s)::numeric, 3), round(min(s)::numeric, 3), round(max(s)::numeric, 3)
-			FROM builds WHERE am = '$1' AND workers = $2"
-	}
 	for w in 0 2; do
 		read -r sm smin smax < <(bstat simhash $w)
 		read -r bm bmin bmax < <(bstat btree $w)
@@ -223,9 +242,6 @@ SQL
 	btb=$(pg -c "SELECT pg_relation_size('t_btree')")
 	row "$N" bytes_per_row bytes "$(echo "scale=2; $shb / $N" | bc)" btree "$(echo "scale=2; $btb / $N" | bc)" "index size / N"
 
-	# every query shape uses the plan it stands for
-	q1=$(pg -c "SELECT q FROM bq WHERE fresh LIMIT 1")
-	plan() { pg -c "EXPLAIN (COSTS OFF) $2" | grep -q -- "$1" || { echo "not a $1 plan: $2" >&2; pg -c "EXPLAIN $2" >&2; exit 1; }; }
 	plan t_simhash "SELECT count(id) FROM t WHERE simhash_within(fp, '$q1', 3)"
 	plan t_btree "SELECT count(id) FROM t WHERE fp = '$q1'"
 	plan t_simhash "SELECT fp <~> '$q1' AS d FROM t ORDER BY fp <~> '$q1' LIMIT 10"
@@ -233,9 +249,7 @@ SQL
 	plan "Seq Scan" "SELECT simhash_distance(fp, '$q1') AS d FROM t ORDER BY 1 LIMIT 10"
 
 	step "N=$N: warm: $QUERIES radius-3 queries (simhash, btree equality), $KNN_QUERIES KNN, $SEQ_SAMPLE sequential scans of each kind"
-	# qids: 1..QUERIES/2 planted sources, the rest fresh; the sampled KNN
-	# sequential scans fall on queries that the index also ran
-	knn_every=$(((QUERIES / 2) / KNN_QUERIES)); [ $knn_every -ge 1 ] || knn_every=1
+	# the sampled KNN sequential scans fall on queries that the index also ran
 	seq_every=$((QUERIES / SEQ_SAMPLE))
 	seqknn_every=$((knn_every * (KNN_QUERIES / SEQ_SAMPLE > 0 ? KNN_QUERIES / SEQ_SAMPLE : 1)))
 	pg -c "SELECT measure('warmup', '{sh,bt,knn}', 1, $knn_every, 0, 0)" >/dev/null
@@ -298,77 +312,129 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0) * $N / $PAIRS_SAMPLE, 3)
 			"p50 of $cknn random queries ($(printf '%.2f-%.2f' "$cknmin" "$cknmax") ms); one sequential scan"
 	fi
 
-	# pgvector, the approximate peer: HNSW (bit_hamming_ops, pgvector's defaults
-	# m 16, ef_construction 64) on the same N fingerprints as bit(64), beside the
-	# simhash index: builds (interleaved with simhash builds), size, KNN LIMIT 10
-	# on the KNN queries above at ef_search 40 (pgvector's default) and
-	# PGVECTOR_EF (200), paired per query with simhash; recall@10 against the
-	# exact answer (a sequential scan, for every query); cold as above.  No
-	# radius row: pgvector has no radius search through an index.  Skipped above
-	# PGVECTOR_MAX_ROWS (1M); PGVECTOR_BUILD_WORKERS (default "0 2") chooses the
-	# builds.  HNSW builds are slow: a serial one of 200k rows took 1,127 s here
-	# (2 shared cores, load 6-9); one of 1M rows had inserted 401k after 28 min.
+	fi # PGVECTOR_ONLY
+
+	# pgvector, the approximate peer, on the same N fingerprints as bit(64)
+	# (bit_hamming_ops, <~>), beside the simhash index: HNSW (pgvector's
+	# defaults m 16, ef_construction 64, or the index options PGVECTOR_HNSW_WITH
+	# gives, e.g. "m = 8, ef_construction = 16"; table tv) up to PGVECTOR_MAX_ROWS and
+	# IVFFlat (lists by pgvector's guidance: N/1000 up to 1M rows, sqrt(N) above;
+	# table tvi) up to PGVECTOR_IVF_MAX_ROWS.  Builds interleaved with simhash
+	# builds (HNSW with max_parallel_maintenance_workers PGVECTOR_BUILD_WORKERS,
+	# default "0 2"; IVFFlat PGVECTOR_IVF_BUILD_WORKERS, default "0"), size, KNN
+	# LIMIT 10 on the KNN queries above, paired per query with simhash: HNSW at
+	# ef_search 40 (pgvector's default) and PGVECTOR_EF (200), IVFFlat at
+	# ivfflat.probes 1 (its default), sqrt(lists) (its guidance) and lists/10;
+	# recall@10 against the exact answer (a sequential scan, for every query);
+	# cold as above (HNSW at ef_search 40, IVFFlat at sqrt(lists)).  No radius
+	# row: pgvector has no radius search through an index.  HNSW builds are
+	# slow on these codes (bench/REPORT.md): a serial one of 200k rows took
+	# 1,127 s here (2 shared cores, load 6-9).
 	source bench/pgvector.sh
-	PGV_MAX=${PGVECTOR_MAX_ROWS:-1000000} PGV_EF=${PGVECTOR_EF:-200} PGV_REPS=${PGVECTOR_BUILD_REPS:-1} PGV_WORKERS=${PGVECTOR_BUILD_WORKERS:-"0 2"}
+	PGV_MAX=${PGVECTOR_MAX_ROWS:-200000} PGV_IVF_MAX=${PGVECTOR_IVF_MAX_ROWS:-10000000}
+	PGV_EF=${PGVECTOR_EF:-200} PGV_REPS=${PGVECTOR_BUILD_REPS:-1}
+	PGV_WORKERS=${PGVECTOR_BUILD_WORKERS:-"0 2"} PGV_IVF_WORKERS=${PGVECTOR_IVF_BUILD_WORKERS:-0}
+	hnsw=0 ivf=0
+	[ "$N" -gt "$PGV_MAX" ] || hnsw=1
+	[ "$N" -gt "$PGV_IVF_MAX" ] || ivf=1
 	if [ $vector = 0 ]; then
 		pgv="not installed ($PGVECTOR_HOWTO)"
 	elif [ "${PGVECTOR:-1}" = 0 ]; then
 		pgv="skipped (PGVECTOR=0)"
-	elif [ "$N" -gt "$PGV_MAX" ]; then
-		pgv="skipped (N above PGVECTOR_MAX_ROWS = $PGV_MAX)"
+	elif [ $hnsw = 0 ] && [ $ivf = 0 ]; then
+		pgv="skipped (N above PGVECTOR_MAX_ROWS = $PGV_MAX and PGVECTOR_IVF_MAX_ROWS = $PGV_IVF_MAX)"
 	else
 		pg -c "CREATE EXTENSION vector"
-		pgv="$(pgvector_status "$(pg -c "SELECT setting FROM pg_config WHERE name = 'SHAREDIR'")/extension"); HNSW bit_hamming_ops, m 16, ef_construction 64"
+		lists=$(pgvector_ivf_lists "$N")
+		read -r -a probes <<<"$(pgvector_ivf_probes "$lists")"
+		pgv="$(pgvector_status "$(pg -c "SELECT setting FROM pg_config WHERE name = 'SHAREDIR'")/extension"); "
+		hnsw_with=${PGVECTOR_HNSW_WITH:+ WITH ($PGVECTOR_HNSW_WITH)}
+		if [ $hnsw = 1 ]; then pgv+="HNSW bit_hamming_ops, ${PGVECTOR_HNSW_WITH:-m 16, ef_construction 64}"
+		else pgv+="HNSW skipped (N above PGVECTOR_MAX_ROWS = $PGV_MAX)"; fi
+		# IVFFlat's k-means wants about 200 * lists^2 bytes (its bounds, 4 bytes per
+		# sample and list, 50 samples a list) within maintenance_work_mem, 1GB
+		# here: its build gets that much more when it needs it (2.1GB at 10M rows)
+		ivf_mwm=$(((lists * lists * 220 >> 20) + 64)); [ $ivf_mwm -ge 1024 ] || ivf_mwm=1024
+		if [ $ivf = 1 ]; then pgv+="; IVFFlat bit_hamming_ops, lists $lists, probes ${probes[*]}, maintenance_work_mem ${ivf_mwm}MB"
+		else pgv+="; IVFFlat skipped (N above PGVECTOR_IVF_MAX_ROWS = $PGV_IVF_MAX)"; fi
 		step "N=$N: pgvector: $pgv"
-		pg -v ef="$PGV_EF" <<'SQL'
-CREATE TABLE tv AS SELECT id, fp::bigint::bit(64) AS b FROM t;
-VACUUM ANALYZE tv;
+		kinds="sh" pgw=""
+		[ $hnsw = 0 ] || { kinds+=",hnsw"; pg -c "CREATE TABLE tv AS SELECT id, fp::bigint::bit(64) AS b FROM t" -c "VACUUM ANALYZE tv"; }
+		[ $ivf = 0 ] || { kinds+=",ivf"; pg -c "CREATE TABLE tvi AS SELECT id, fp::bigint::bit(64) AS b FROM t" -c "VACUUM ANALYZE tvi"; }
+		pg <<'SQL'
 CREATE TABLE pgv_lat (phase text, kind text, ef int, qid int, ms float8, d int[]);
 -- the fresh queries with qid % every = 0; kinds: sh (the simhash index), hnsw
--- (once per ef_search in efs), exact (a sequential scan); d: the distances
-CREATE FUNCTION pgv_measure(phase text, kinds text[], efs int[], every int) RETURNS void
+-- (once per ef_search in efs), ivf (once per ivfflat.probes in probes), exact
+-- (a sequential scan); d: the distances
+CREATE FUNCTION pgv_measure(phase text, kinds text[], efs int[], probes int[], every int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE r record;
 BEGIN
   FOR r IN SELECT qid, q FROM bq WHERE fresh AND qid % every = 0 ORDER BY qid LOOP
-    PERFORM pgv_one(phase, r.qid, r.q, kinds, efs);
+    PERFORM pgv_one(phase, r.qid, r.q, kinds, efs, probes);
   END LOOP;
 END $$;
 SQL
 		pg -c "$PGVECTOR_ONE_SQL"
-		step "N=$N: pgvector: builds, $PGV_REPS of each kind (max_parallel_maintenance_workers $PGV_WORKERS; simhash, HNSW in turn)"
+		# every maintenance_workers setting either peer is built with
+		for w in $PGV_WORKERS $PGV_IVF_WORKERS; do [[ " $pgw " == *" $w "* ]] || pgw+=" $w"; done
+		[ $hnsw = 1 ] || pgw=" $PGV_IVF_WORKERS"
+		[ $ivf = 1 ] || pgw=" $PGV_WORKERS"
+		on() { [[ " $2 " == *" $1 "* ]]; } # on W "LIST"
+		step "N=$N: pgvector: builds, $PGV_REPS of each kind (max_parallel_maintenance_workers$pgw; simhash, HNSW, IVFFlat in turn)"
 		for rep in $(seq "$PGV_REPS"); do
-			for w in $PGV_WORKERS; do
-				for am in simhash hnsw; do
-					if [ $am = simhash ]; then idx=t_simhash ddl="CREATE INDEX t_simhash ON t USING simhash (fp)"
-					else idx=tv_hnsw ddl="CREATE INDEX tv_hnsw ON tv USING hnsw (b bit_hamming_ops)"; fi
-					timed_build "$rep" "$w" "pgv-$am" "$idx" "$ddl"
-				done
+			for w in $pgw; do
+				timed_build "$rep" "$w" pgv-simhash t_simhash "CREATE INDEX t_simhash ON t USING simhash (fp)"
+				if [ $hnsw = 1 ] && on "$w" "$PGV_WORKERS"; then
+					timed_build "$rep" "$w" pgv-hnsw tv_hnsw "CREATE INDEX tv_hnsw ON tv USING hnsw (b bit_hamming_ops)$hnsw_with"
+				fi
+				if [ $ivf = 1 ] && on "$w" "$PGV_IVF_WORKERS"; then
+					timed_build "$rep" "$w" pgv-ivf tvi_ivf "SET maintenance_work_mem = '${ivf_mwm}MB'; CREATE INDEX tvi_ivf ON tvi USING ivfflat (b bit_hamming_ops) WITH (lists = $lists)"
+				fi
 			done
 		done
-		pg -c "VACUUM ANALYZE tv" -c "CHECKPOINT"
-		for w in $PGV_WORKERS; do
-			read -r sm smin smax < <(bstat pgv-simhash $w)
-			read -r hm hmin hmax < <(bstat pgv-hnsw $w)
-			metric=build_serial_s; [ $w = 2 ] && metric=build_parallel_s
-			row "$N" $metric s "$sm" "pgvector HNSW (max_parallel_maintenance_workers = $w)" "$hm" \
-				"median of $PGV_REPS; simhash $(printf '%.2f-%.2f' "$smin" "$smax") s; HNSW $(printf '%.2f-%.2f' "$hmin" "$hmax") s; interleaved"
-		done
-		row "$N" bytes_per_row bytes "$(echo "scale=2; $(pg -c "SELECT pg_relation_size('t_simhash')") / $N" | bc)" \
-			"pgvector HNSW" "$(echo "scale=2; $(pg -c "SELECT pg_relation_size('tv_hnsw')") / $N" | bc)" "index size / N"
-		echo "$N,pgvector_heap_bytes_per_row,$(echo "scale=2; $(pg -c "SELECT pg_relation_size('tv')") / $N" | bc)" >>"$info"
-
+		[ $hnsw = 0 ] || pg -c "VACUUM ANALYZE tv"
+		[ $ivf = 0 ] || pg -c "VACUUM ANALYZE tvi"
+		pg -c "CHECKPOINT"
+		shbytes=$(echo "scale=2; $(pg -c "SELECT pg_relation_size('t_simhash')") / $N" | bc)
+		prewarm="pg_prewarm('t'), pg_prewarm('t_simhash')"
+		# peer_rows AM LABEL INDEX TABLE WORKERS: the build and size rows of one peer
+		peer_rows() {
+			local w sm smin smax pm pmin pmax metric
+			for w in $5; do
+				read -r sm smin smax < <(bstat pgv-simhash "$w")
+				read -r pm pmin pmax < <(bstat "pgv-$1" "$w")
+				metric=build_serial_s; [ "$w" = 0 ] || metric=build_parallel_s
+				row "$N" $metric s "$sm" "pgvector $2 (max_parallel_maintenance_workers = $w)" "$pm" \
+					"median of $PGV_REPS; simhash $(printf '%.2f-%.2f' "$smin" "$smax") s; $2 $(printf '%.2f-%.2f' "$pmin" "$pmax") s; interleaved"
+			done
+			row "$N" bytes_per_row bytes "$shbytes" "pgvector $2" "$(echo "scale=2; $(pg -c "SELECT pg_relation_size('$3')") / $N" | bc)" "index size / N"
+			echo "$N,pgvector_${1}_heap_bytes_per_row,$(echo "scale=2; $(pg -c "SELECT pg_relation_size('$4')") / $N" | bc)" >>"$info"
+		}
 		qb1=$(pg -c "SELECT q::bigint::bit(64) FROM bq WHERE fresh LIMIT 1")
-		plan tv_hnsw "SELECT b <~> '$qb1' AS d FROM tv ORDER BY b <~> '$qb1' LIMIT 10"
-		step "N=$N: pgvector: warm: $KNN_QUERIES KNN queries, simhash and HNSW (ef_search 40, $PGV_EF) in turn; the exact answers by sequential scans"
-		pg -c "SELECT pg_prewarm('t'), pg_prewarm('t_simhash'), pg_prewarm('tv'), pg_prewarm('tv_hnsw')" >/dev/null
-		pg -c "SELECT pgv_measure('warmup', '{sh,hnsw}', '{40,$PGV_EF}', $knn_every)" >/dev/null
-		pg -c "SELECT pgv_measure('warm', '{sh,hnsw}', '{40,$PGV_EF}', $knn_every)" >/dev/null
-		pg -c "SELECT pgv_measure('truth', '{exact}', '{}', $knn_every)" >/dev/null
+		if [ $hnsw = 1 ]; then
+			peer_rows hnsw HNSW tv_hnsw tv "$PGV_WORKERS"
+			prewarm+=", pg_prewarm('tv'), pg_prewarm('tv_hnsw')"
+			plan tv_hnsw "SELECT b <~> '$qb1' AS d FROM tv ORDER BY b <~> '$qb1' LIMIT 10"
+		fi
+		if [ $ivf = 1 ]; then
+			peer_rows ivf IVFFlat tvi_ivf tvi "$PGV_IVF_WORKERS"
+			prewarm+=", pg_prewarm('tvi'), pg_prewarm('tvi_ivf')"
+			for p in "${probes[@]}"; do
+				pg -c "SET ivfflat.probes = $p" -c "EXPLAIN (COSTS OFF) SELECT b <~> '$qb1' AS d FROM tvi ORDER BY b <~> '$qb1' LIMIT 10" | grep -q tvi_ivf ||
+					{ echo "not a tvi_ivf plan at ivfflat.probes $p" >&2; exit 1; }
+			done
+		fi
+		efs="40,$PGV_EF" prs=$(IFS=,; echo "${probes[*]}")
+		step "N=$N: pgvector: warm: $KNN_QUERIES KNN queries by {$kinds} in turn$([ $hnsw = 0 ] || echo " (HNSW ef_search $efs)")$([ $ivf = 0 ] || echo " (IVFFlat probes $prs)"); the exact answers by sequential scans"
+		pg -c "SELECT $prewarm" >/dev/null
+		pg -c "SELECT pgv_measure('warmup', '{$kinds}', '{$efs}', '{$prs}', $knn_every)" >/dev/null
+		pg -c "SELECT pgv_measure('warm', '{$kinds}', '{$efs}', '{$prs}', $knn_every)" >/dev/null
+		pg -c "SELECT pgv_measure('truth', '{exact}', '{}', '{}', $knn_every)" >/dev/null
 		bad=$(pg -c "SELECT count(*) FROM pgv_lat a JOIN pgv_lat e USING (qid)
 			WHERE a.phase = 'warm' AND a.kind = 'sh' AND e.phase = 'truth' AND a.d IS DISTINCT FROM e.d")
 		[ "$bad" = 0 ] || { echo "FAIL: $bad simhash KNN answers differ from the sequential scan's" >&2; exit 1; }
-		plat() { # p50 p99 min max count of a phase, kind and ef_search
+		plat() { # p50 p99 min max count of a phase, kind and ef_search or probes
 			pg -F ' ' -c "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 4),
 				round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 4), round(min(ms)::numeric, 4), round(max(ms)::numeric, 4), count(*)
 				FROM pgv_lat WHERE phase = '$1' AND kind = '$2' AND ef IS NOT DISTINCT FROM ${3:-NULL}"
@@ -376,38 +442,59 @@ SQL
 		# recall@10: the returned distances that the exact answer's (a multiset) has
 		# too, / 10: a row at a tied distance counts as right, a nearer row
 		# missed counts as missed even when the 10th is tied
-		recall() { # mean recall, queries answered exactly, queries
+		recall() { # KIND EF: mean recall, queries answered exactly, queries
 			pg -F ' ' -c "SELECT round(avg((SELECT coalesce(sum(least(a.c, b.c)), 0) FROM
 					(SELECT x, count(*) AS c FROM unnest(h.d) x GROUP BY x) a JOIN
 					(SELECT x, count(*) AS c FROM unnest(e.d) x GROUP BY x) b USING (x)) / 10.0), 4),
 				count(*) FILTER (WHERE h.d = e.d), count(*)
-				FROM pgv_lat h JOIN pgv_lat e USING (qid) WHERE h.phase = 'warm' AND h.kind = 'hnsw' AND h.ef = $1 AND e.phase = 'truth'"
+				FROM pgv_lat h JOIN pgv_lat e USING (qid) WHERE h.phase = 'warm' AND h.kind = '$1' AND h.ef = $2 AND e.phase = 'truth'"
+		}
+		# knn_rows KIND LABEL PARAM VALUE NOTE: the warm KNN and recall rows of one setting
+		knn_rows() {
+			local p50 p99 rec rex rn
+			read -r p50 p99 _ _ _ < <(plat warm "$1" "$4")
+			read -r rec rex rn < <(recall "$1" "$4")
+			row "$N" knn10_warm_ms ms "$s50" "pgvector $2 ($3)" "$p50" \
+				"p50 of $sn random queries; p99 simhash $(printf '%.2f' "$s99") ms; $2 $(printf '%.2f' "$p99") ms; $2 recall@10 $rec$5"
+			row "$N" knn10_recall fraction 1 "pgvector $2 ($3)" "$rec" \
+				"$sn random queries; exact answers (sequential scan): simhash $sn of $sn; $2 $rex of $rn$5"
 		}
 		read -r s50 s99 _ _ sn < <(plat warm sh)
-		for ef in 40 "$PGV_EF"; do
-			read -r h50 h99 _ _ _ < <(plat warm hnsw "$ef")
-			read -r rec rex rn < <(recall "$ef")
-			row "$N" knn10_warm_ms ms "$s50" "pgvector HNSW (ef_search = $ef)" "$h50" \
-				"p50 of $sn random queries; p99 simhash $(printf '%.2f' "$s99") ms; HNSW $(printf '%.2f' "$h99") ms; HNSW recall@10 $rec"
-			row "$N" knn10_recall fraction 1 "pgvector HNSW (ef_search = $ef)" "$rec" \
-				"$sn random queries; exact answers (sequential scan): simhash $sn of $sn; HNSW $rex of $rn"
-		done
+		if [ $hnsw = 1 ]; then
+			for ef in 40 "$PGV_EF"; do knn_rows hnsw HNSW "ef_search = $ef" "$ef" ""; done
+		fi
+		if [ $ivf = 1 ]; then
+			for i in "${!probes[@]}"; do
+				knn_rows ivf IVFFlat "probes = ${PGVECTOR_IVF_PROBE_RULES[$i]}" "${probes[$i]}" "; probes ${probes[$i]} of $lists lists"
+			done
+		fi
 		echo "$N,pgvector_radius,n/a (pgvector has no radius search through an index)" >>"$info"
 
 		if [ $COLD = 1 ]; then
 			step "N=$N: pgvector: cold: a restart and an emptied OS cache before each kind"
-			for k in sh hnsw; do
+			for k in ${kinds//,/ }; do
 				restart
-				pg -c "SELECT pgv_measure('cold', '{$k}', '{40}', $(((QUERIES / 2) / COLD_QUERIES)))" >/dev/null
+				pg -c "SELECT pgv_measure('cold', '{$k}', '{40}', '{${probes[1]}}', $(((QUERIES / 2) / COLD_QUERIES)))" >/dev/null
 			done
 			read -r c50 _ cmin cmax cn < <(plat cold sh)
-			read -r ch50 _ chmin chmax _ < <(plat cold hnsw 40)
-			row "$N" knn10_cold_ms ms "$c50" "pgvector HNSW (ef_search = 40)" "$ch50" \
-				"p50 of $cn random queries after restart + drop_caches; simhash $(printf '%.2f-%.2f' "$cmin" "$cmax") ms; HNSW $(printf '%.2f-%.2f' "$chmin" "$chmax") ms"
+			if [ $hnsw = 1 ]; then
+				read -r ch50 _ chmin chmax _ < <(plat cold hnsw 40)
+				row "$N" knn10_cold_ms ms "$c50" "pgvector HNSW (ef_search = 40)" "$ch50" \
+					"p50 of $cn random queries after restart + drop_caches; simhash $(printf '%.2f-%.2f' "$cmin" "$cmax") ms; HNSW $(printf '%.2f-%.2f' "$chmin" "$chmax") ms"
+			fi
+			if [ $ivf = 1 ]; then
+				read -r ci50 _ cimin cimax _ < <(plat cold ivf "${probes[1]}")
+				row "$N" knn10_cold_ms ms "$c50" "pgvector IVFFlat (probes = sqrt(lists))" "$ci50" \
+					"p50 of $cn random queries after restart + drop_caches; simhash $(printf '%.2f-%.2f' "$cmin" "$cmax") ms; IVFFlat $(printf '%.2f-%.2f' "$cimin" "$cimax") ms; probes ${probes[1]} of $lists lists"
+			fi
 		fi
-		pg -c "DROP TABLE tv"
+		pg -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS tv, tvi"
 	fi
+	echo "$N,pgvector,${pgv//,/;}" >>"$info"
 
+	if [ "$PGV_ONLY" = 1 ]; then
+		echo "$N,pairs,skipped (PGVECTOR_ONLY=1)" >>"$info"
+	else
 	step "N=$N: ingestion, $INGEST rows in statements of 1,000: simhash alone, no index, btree alone"
 	pg -c "DROP INDEX t_btree" -c "CALL ingest('simhash', $INGEST, 0)"
 	pg -c "DROP INDEX t_simhash" -c "CALL ingest('none', $INGEST, $INGEST)"
@@ -416,7 +503,6 @@ SQL
 	ish=$(ing simhash)
 	row "$N" ingest_rows_per_s rows/s "$ish" "btree alone" "$(ing btree)" "$INGEST rows: INSERT ... SELECT of 1000 rows a statement; each committed"
 	row "$N" ingest_rows_per_s rows/s "$ish" "no index" "$(ing none)" "same"
-	echo "$N,pgvector,${pgv//,/;}" >>"$info"
 
 	# simhash_pairs on the N loaded rows (a view leaves the ingested ones, ids
 	# below 0, out).  Its per-table joins run one after another, so one table's
@@ -471,9 +557,10 @@ SELECT round(extract(epoch FROM clock_timestamp() - t0), 3), n FROM pr" 2>&1) ||
 			echo "$N,pairs,$why; index nested loop $nl_s s (scaled to N)" >>"$info"
 		fi
 	fi
+	fi # PGVECTOR_ONLY
 	[ "$COLD" = 1 ] || echo "$N,cold,skipped ($COLD_WHY)" >>"$info"
 	echo "$N,load_1min_at_end,$(cut -d' ' -f1 /proc/loadavg)" >>"$info"
-	echo "$N,commit,$(git rev-parse --short HEAD)" >>"$info"
+	echo "$N,commit,$SOURCE" >>"$info"
 	echo "$N,postgresql,$("$TMPC_BIN/postgres" -V | awk '{print $3}')" >>"$info"
 	tmpc_stop
 	rm -rf "$TMPC_DIR/data"
