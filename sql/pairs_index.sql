@@ -113,6 +113,11 @@ RESET client_min_messages;
 DROP INDEX pi_part, pi_expr;
 CREATE INDEX pi_fp ON pi USING simhash (fp);
 CREATE ROLE regress_pi_reader;
+-- without SELECT on the columns: no index named, and no pairs (42501)
+SET ROLE regress_pi_reader;
+SELECT simhash_pairs_index_for('pi', 'fp', 3) AS no_privilege;
+SELECT simhash_pairs_index('pi_fp', 'k', 3);
+RESET ROLE;
 GRANT SELECT ON pi TO regress_pi_reader;
 ALTER TABLE pi ENABLE ROW LEVEL SECURITY;
 CREATE POLICY pi_some ON pi FOR SELECT USING (n % 2 = 0);

@@ -77,6 +77,20 @@ table_unusable(Relation heap)
 }
 
 /*
+ * May the caller read these columns of relid?  Asked before any lock is
+ * taken, from the catalogs, as for a query.
+ */
+static bool
+may_read(Oid relid, AttrNumber att1, AttrNumber att2)
+{
+	Oid user = GetUserId();
+
+	return pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK ||
+		   (pg_attribute_aclcheck(relid, att1, user, ACL_SELECT) == ACLCHECK_OK &&
+			pg_attribute_aclcheck(relid, att2, user, ACL_SELECT) == ACLCHECK_OK);
+}
+
+/*
  * simhash_pairs_index_for(rel, fp, radius): the index simhash_pairs reads
  * for these arguments, or NULL (a DEBUG1 line says which and why).
  */
@@ -93,11 +107,15 @@ simhash_pairs_index_for(PG_FUNCTION_ARGS)
 	Oid			found = InvalidOid;
 
 	simhash_check_radius(radius, "radius");
-	heap = relation_open(relid, AccessShareLock);
 	fpatt = get_attnum(relid, NameStr(*fp));
+	if (fpatt <= 0 || !may_read(relid, fpatt, fpatt))
+	{
+		ereport(DEBUG1, (errmsg_internal("simhash_pairs: join path (%s)",
+										 fpatt <= 0 ? "no such column" : "permission denied")));
+		PG_RETURN_NULL();
+	}
+	heap = relation_open(relid, AccessShareLock);
 	why = table_unusable(heap);
-	if (why == NULL && fpatt <= 0)
-		why = "no such column";
 	if (why == NULL)
 	{
 		List	 *indexes = RelationGetIndexList(heap);
@@ -494,21 +512,13 @@ pair_table(PairsState *s, const SimhashMetaPageData *meta, const SimhashItemArra
 	pfree(pend);
 }
 
-/* The caller may read both columns, and no row-level security applies. */
-static void
-check_access(Relation heap, Relation index, AttrNumber fpatt, AttrNumber keyatt, int radius)
-{
-	Oid			relid = RelationGetRelid(heap);
-	Oid			user = GetUserId();
-	const char *why;
 
-	if (pg_class_aclcheck(relid, user, ACL_SELECT) != ACLCHECK_OK &&
-		(pg_attribute_aclcheck(relid, fpatt, user, ACL_SELECT) != ACLCHECK_OK ||
-		 pg_attribute_aclcheck(relid, keyatt, user, ACL_SELECT) != ACLCHECK_OK))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for relation %s", RelationGetRelationName(heap))));
-	why = table_unusable(heap);
+/* The index can serve: the table is plain, no row-level security, the index fits. */
+static void
+check_usable(Relation heap, Relation index, AttrNumber fpatt, int radius)
+{
+	const char *why = table_unusable(heap);
+
 	if (why == NULL)
 		why = index_unusable(index, fpatt, radius);
 	if (why != NULL)
@@ -541,15 +551,26 @@ simhash_pairs_index(PG_FUNCTION_ARGS)
 	if (!OidIsValid(heapoid))
 		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
 						errmsg("relation with OID %u is not an index", indexoid)));
-	s.heap = table_open(heapoid, AccessShareLock);
-	s.index = index_open(indexoid, AccessShareLock);
-	s.fpatt = s.index->rd_index->indkey.values[0];
 	s.keyatt = get_attnum(heapoid, NameStr(*key));
 	if (s.keyatt <= 0)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
 						errmsg("column \"%s\" of relation %s does not exist", NameStr(*key),
-							   RelationGetRelationName(s.heap))));
-	check_access(s.heap, s.index, s.fpatt, s.keyatt, radius);
+							   get_rel_name(heapoid))));
+	{
+		/* the index's column, from the catalogs: the privileges come before any lock */
+		HeapTuple tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for index %u", indexoid);
+		s.fpatt = ((Form_pg_index) GETSTRUCT(tup))->indkey.values[0];
+		ReleaseSysCache(tup);
+	}
+	if (!may_read(heapoid, s.fpatt > 0 ? s.fpatt : s.keyatt, s.keyatt))
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied for relation %s", get_rel_name(heapoid))));
+	s.heap = table_open(heapoid, AccessShareLock);
+	s.index = index_open(indexoid, AccessShareLock);
+	check_usable(s.heap, s.index, s.fpatt, radius);
 	key_cast_init(&s.cast, get_atttype(heapoid, s.keyatt), NameStr(*key));
 
 	InitMaterializedSRF(fcinfo, 0);
