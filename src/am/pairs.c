@@ -565,7 +565,8 @@ simhash_pairs_index(PG_FUNCTION_ARGS)
 		s.fpatt = ((Form_pg_index) GETSTRUCT(tup))->indkey.values[0];
 		ReleaseSysCache(tup);
 	}
-	if (!may_read(heapoid, s.fpatt > 0 ? s.fpatt : s.keyatt, s.keyatt))
+	/* an expression's column 0 has no privileges: the key's, then the check below refuses */
+	if (!may_read(heapoid, AttributeNumberIsValid(s.fpatt) ? s.fpatt : s.keyatt, s.keyatt))
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						errmsg("permission denied for relation %s", get_rel_name(heapoid))));
 	s.heap = table_open(heapoid, AccessShareLock);
