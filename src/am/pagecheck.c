@@ -47,3 +47,29 @@ simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags, 
 							   RelationGetRelationName(index), blkno, table, gen),
 						errhint("REINDEX the index.")));
 }
+
+/*
+ * As simhash_expect_page, for a reader that holds no merge lock: a page of
+ * that run that a merge has since retired (DELETED, generation and table
+ * kept) is read too; one recycled for another run (a hot standby's reader
+ * outlives the primary's horizon) means the index changed under the reader:
+ * a serialization failure, to be run again.
+ */
+void
+simhash_expect_readable(Relation index, Page page, BlockNumber blkno, uint16 flags, uint32 gen,
+						int table)
+{
+	SimhashPageOpaque o = SimhashPageGetOpaque(page);
+
+	if (!PageIsNew(page) && o->page_id == SIMHASH_PAGE_ID && o->flags == SIMHASH_DELETED &&
+		o->gen == gen && o->table == table)
+		return;
+	if (!PageIsNew(page) && o->page_id == SIMHASH_PAGE_ID && o->gen != gen &&
+		(o->flags == flags || o->flags == SIMHASH_DELETED))
+		ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						errmsg("simhash index \"%s\": block %u of run %u was reused while it "
+							   "was being read",
+							   RelationGetRelationName(index), blkno, gen),
+						errhint("Run the statement again.")));
+	simhash_expect_page(index, page, blkno, flags, gen, table);
+}

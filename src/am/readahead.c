@@ -124,6 +124,7 @@ simhash_dir_walk_init(SimhashDirWalk *w, Relation index, BufferAccessStrategy st
 	w->pages_left = simhash_run_has(meta, r, t) ? meta->list.runs[r].npages : 0;
 	w->nblocks = 0;
 	w->dir_i = w->dir_n = 0;
+	w->retired_ok = false;
 }
 
 BlockNumber
@@ -144,7 +145,11 @@ simhash_dir_walk_next(void *arg)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(w->dirpage.data, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
-		simhash_expect_page(w->index, w->dirpage.data, dirblk, SIMHASH_DIR, w->gen, w->table);
+		if (w->retired_ok)
+			simhash_expect_readable(w->index, w->dirpage.data, dirblk, SIMHASH_DIR, w->gen,
+									w->table);
+		else
+			simhash_expect_page(w->index, w->dirpage.data, dirblk, SIMHASH_DIR, w->gen, w->table);
 		w->next_dir++;
 		w->dir_i = 0;
 		w->dir_n = SimhashDirEntries(w->index, dirblk, w->dirpage.data);

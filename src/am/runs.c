@@ -303,20 +303,8 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 
 /* ---- reading runs ------------------------------------------------------ */
 
-/*
- * Reads one (run, table) page by page, in key order: the walk over its
- * directory names the pages to a reader (read ahead where the server can),
- * and the cursor holds a copy of the current page.
- */
-typedef struct RunCursor
-{
-	Relation	   index;
-	SimhashDirWalk walk;
-	SimhashReader *reader; /* NULL until the first page is asked for */
-	bool		   done;
-	int			   i, n;
-	PGAlignedBlock page;
-} RunCursor;
+/* RunCursor (simhash_am.h): one (run, table) read page by page, in key order. */
+typedef SimhashRunCursor RunCursor;
 
 /* A private copy of block blkno, read through the strategy. */
 static void
@@ -339,6 +327,7 @@ cursor_open(RunCursor *c, Relation index, BufferAccessStrategy strategy,
 	c->reader = NULL;
 	c->done = false;
 	c->i = c->n = 0;
+	c->retired_ok = false;
 }
 
 /* Let go of the cursor's reader (and the pages it read ahead). */
@@ -375,7 +364,12 @@ cursor_next_page(RunCursor *c)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(c->page.data, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
-		simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->walk.gen, c->walk.table);
+		if (c->retired_ok)
+			simhash_expect_readable(c->index, c->page.data, blkno, SIMHASH_RUN, c->walk.gen,
+									c->walk.table);
+		else
+			simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->walk.gen,
+								c->walk.table);
 		c->i = 0;
 		c->n = SimhashPageEntries(c->index, blkno, c->page.data);
 		simhash_vacuum_delay_point();
@@ -395,6 +389,31 @@ cursor_peek(RunCursor *c, uint64 *key, ItemPointer tid)
 	*key = simhash_entry_key(e);
 	simhash_entry_tid(e, tid);
 	return true;
+}
+
+/*
+ * The cursor for readers that do not hold the merge lock (simhash_pairs):
+ * a run a merge retires meanwhile stays readable to their snapshot.
+ */
+void
+simhash_run_cursor_open(SimhashRunCursor *c, Relation index, BufferAccessStrategy strategy,
+						const SimhashMetaPageData *meta, int r, int t)
+{
+	cursor_open(c, index, strategy, meta, r, t);
+	c->retired_ok = true;
+	c->walk.retired_ok = true;
+}
+
+bool
+simhash_run_cursor_peek(SimhashRunCursor *c, uint64 *key, ItemPointer tid)
+{
+	return cursor_peek(c, key, tid);
+}
+
+void
+simhash_run_cursor_close(SimhashRunCursor *c)
+{
+	cursor_close(c);
 }
 
 /* ---- metapage updates -------------------------------------------------- */

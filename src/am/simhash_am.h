@@ -703,12 +703,35 @@ typedef struct SimhashDirWalk
 	BlockNumber			 pages_left; /* run pages not named yet */
 	BlockNumber			 nblocks;	 /* the index's size, for simhash_check_link */
 	int					 dir_i, dir_n;
+	bool				 retired_ok; /* a page a merge retired is still read */
 	PGAlignedBlock		 dirpage;
 } SimhashDirWalk;
 
 extern void simhash_dir_walk_init(SimhashDirWalk *w, Relation index, BufferAccessStrategy strategy,
 								  const SimhashMetaPageData *meta, int r, int t);
 extern BlockNumber simhash_dir_walk_next(void *arg);
+
+/*
+ * Reading one (run, table) page by page in key order (runs.c): merges, and
+ * simhash_pairs through simhash_run_cursor_*, which also reads the pages of
+ * a run a concurrent merge retired (intact while its snapshot lives).
+ */
+typedef struct SimhashRunCursor
+{
+	Relation	   index;
+	SimhashDirWalk walk;
+	SimhashReader *reader; /* NULL until the first page is asked for */
+	bool		   done;
+	bool		   retired_ok;
+	int			   i, n;
+	PGAlignedBlock page;
+} SimhashRunCursor;
+
+extern void
+simhash_run_cursor_open(SimhashRunCursor *c, Relation index, BufferAccessStrategy strategy,
+						const SimhashMetaPageData *meta, int r, int t);
+extern bool simhash_run_cursor_peek(SimhashRunCursor *c, uint64 *key, ItemPointer tid);
+extern void simhash_run_cursor_close(SimhashRunCursor *c);
 
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
@@ -753,6 +776,8 @@ extern void simhash_clean_end(Relation index, Relation heap, uint32 gen, uint64 
 							  BufferAccessStrategy strategy);
 extern void simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags,
 								uint32 gen, int table);
+extern void simhash_expect_readable(Relation index, Page page, BlockNumber blkno, uint16 flags,
+									uint32 gen, int table);
 extern int64 simhash_pending_limit(Relation index);
 extern int	 simhash_run_level(uint64 count, int64 pending_rows);
 

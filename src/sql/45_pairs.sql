@@ -63,6 +63,19 @@ $$;
 COMMENT ON FUNCTION simhash_pairs_first_table(bigint[], text, text) IS
     'SQL text of the condition "the first table of masks whose prefix agrees with the xor x is t" (simhash_pairs keeps each pair once)';
 
+-- The index path of simhash_pairs (src/am/pairs.c): which index, and the
+-- pairs read through it.
+CREATE FUNCTION simhash_pairs_index_for(rel regclass, fp name, radius int) RETURNS regclass
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION simhash_pairs_index_for(regclass, name, int) IS
+    'the simhash index simhash_pairs reads for these arguments: a valid, non-partial simhash index of the plain table rel on column fp alone whose bits are at least radius, row-level security not applying to the caller; NULL when there is none (it joins the rows instead); a DEBUG1 line says which path and why';
+
+CREATE FUNCTION simhash_pairs_index(index regclass, key name, radius int)
+    RETURNS TABLE (key_a text, key_b text, distance int)
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION simhash_pairs_index(regclass, name, int) IS
+    'the rows of simhash_pairs(table, the index''s column, key, radius) read through the index: each permuted table streamed in prefix order, the heap rows fetched under the statement''s snapshot; 0A000 when the index cannot serve (see simhash_pairs_index_for), 53200 when a group of rows sharing a prefix passes work_mem';
+
 CREATE FUNCTION simhash_pairs(rel regclass, fp name, key name, radius int)
     RETURNS TABLE (key_a text, key_b text, distance int)
     LANGUAGE plpgsql VOLATILE STRICT
@@ -78,10 +91,26 @@ DECLARE
     work text;
     hashjoin text := current_setting('enable_hashjoin');
     propagate text;
+    idx regclass;
 BEGIN
     IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
         EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1 AND partmethod = ''h'')'
            INTO distributed USING rel;
+    END IF;
+    IF NOT distributed THEN
+        -- A simhash index on fp holds every permuted table sorted already:
+        -- read it rather than sort the rows.  A group of rows sharing a
+        -- prefix beyond work_mem ends it (53200) before any pair is
+        -- returned; the joins below take over.
+        idx := @extschema@.simhash_pairs_index_for(rel, fp, radius);
+        IF idx IS NOT NULL THEN
+            BEGIN
+                RETURN QUERY SELECT * FROM @extschema@.simhash_pairs_index(idx, key, radius);
+                RETURN;
+            EXCEPTION WHEN out_of_memory THEN
+                RAISE DEBUG 'simhash_pairs: join path (%)', SQLERRM;
+            END;
+        END IF;
     END IF;
     EXECUTE format('SELECT count(*) FROM (%s) s', src) INTO n;
 
@@ -156,7 +185,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_pairs(regclass, name, name, int) IS
-    'every pair of rows of rel whose fingerprints (column fp, simhash or bigint) differ in at most radius bits, once, as (key_a, key_b) with key_a < key_b in "C" collation; keys are column key as text; NULL fp or key rows are skipped, equal keys never paired; works on distributed Citus tables';
+    'every pair of rows of rel whose fingerprints (column fp, simhash or bigint) differ in at most radius bits, once, as (key_a, key_b) with key_a < key_b in "C" collation; keys are column key as text; NULL fp or key rows are skipped, equal keys never paired; reads a simhash index on fp when simhash_pairs_index_for names one; works on distributed Citus tables';
 
 CREATE FUNCTION simhash_clusters(rel regclass, fp name, key_column name, radius int)
     RETURNS TABLE (key text, cluster text)
