@@ -89,6 +89,7 @@ for r in rows:
 for key in ("load_s", "heap_bytes_per_row", "pairs_radius3", "pgvector", "commit", "cold"):
     check(f"context: {key}", key in info)
 check("cold said to be skipped", info.get("cold", "").startswith("skipped"))
+check("all pairs through the simhash index", info.get("pairs_path") == "t_simhash", info.get("pairs_path"))
 
 # PGVECTOR_ONLY=1: the pgvector rows alone (IVFFlat; HNSW skipped by PGVECTOR_MAX_ROWS
 # = 5,000), or none and a context row saying why
