@@ -12,19 +12,20 @@ struct IndexInfo;
 /*
  * What a build leaves for the metapage: the run written (one directory per
  * table), the rows it holds, the NULLs to chain, the heap tuples seen; and
- * the bulk writer that wrote the run's pages, for the rest.
+ * the bulk writer the run's pages go to.
  */
 typedef struct SimhashBuilt
 {
-	/* the bulk writer, and its sink at the block after the run */
+	/* given: the bulk writer, and its sink for the run's pages (advanced) */
 	SimhashBulkWriter *bulk;
 	SimhashPageSink	  *sink;
-	int64			   n; /* rows in the run (entries per table) */
-	BlockNumber		   dir[SIMHASH_MAX_TABLES];
-	BlockNumber		   run_npages;
-	ItemPointerData	  *nulls;
-	int64			   nnulls;
-	double			   heap_tuples;
+	/* returned */
+	int64			 n; /* rows in the run (entries per table) */
+	BlockNumber		 dir[SIMHASH_MAX_TABLES];
+	BlockNumber		 run_npages;
+	ItemPointerData *nulls;
+	int64			 nnulls;
+	double			 heap_tuples;
 } SimhashBuilt;
 
 /*
