@@ -18,8 +18,7 @@
 
 /*
  * (key, TID) order with the TID as one number (block, then offset:
- * ItemPointerCompare's order), inline: the sort of the build's buckets
- * called ItemPointerCompare for every equal-prefix comparison.
+ * ItemPointerCompare's order), inline rather than a call on equal keys.
  */
 static inline uint64
 item_tid_number(const SimhashItem *it)
