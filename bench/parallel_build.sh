@@ -23,6 +23,8 @@
 # compare before and after a change paired round by round.
 # SERIAL_ONLY=1 measures the serial builds only (no check that 2 workers
 # are planned): e.g. MWM=64MB SERIAL_ONLY=1 for the spilled serial build.
+# PARALLEL_ONLY=1 measures the 2-worker builds only (more rounds in the
+# same time when only the parallel path changed).
 # Writes $BENCH_RESULTS/parallel_build.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +34,7 @@ MWM=${MWM:-1GB}
 PG_CONFIGS=${PG_CONFIGS:-pg_config}
 BASELINE=${BASELINE:-}
 SERIAL_ONLY=${SERIAL_ONLY:-}
+PARALLEL_ONLY=${PARALLEL_ONLY:-}
 BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 OUT=$BENCH_RESULTS/parallel_build.csv
 mkdir -p "$BENCH_RESULTS"
@@ -62,6 +65,8 @@ SQL
 	[ -z "${BASE_LIB:-}" ] || variants+=("simhash@$BASELINE 0" "simhash@$BASELINE 2")
 	[ -z "$SERIAL_ONLY" ] || variants=("btree 0" "simhash 0")
 	[ -z "$SERIAL_ONLY" ] || [ -z "${BASE_LIB:-}" ] || variants+=("simhash@$BASELINE 0")
+	[ -z "$PARALLEL_ONLY" ] || variants=("btree 2" "simhash 2")
+	[ -z "$PARALLEL_ONLY" ] || [ -z "${BASE_LIB:-}" ] || variants+=("simhash@$BASELINE 2")
 	# the parallel builds are planned with 2 workers
 	local planned=1
 	[ -n "$SERIAL_ONLY" ] || planned=$($psql -c "SET client_min_messages = debug1" \
@@ -79,7 +84,8 @@ SQL
 			s=$($psql -c "SELECT pbench_build('${1%@*}', $2)")
 			$psql -c "DROP INDEX pbench_idx" -c CHECKPOINT
 			echo "$label,$ROWS,$r,$1,$2,$s" >> "$OUT"
-			printf '   %s round %d: %-16s %d workers %8.2f s\n' "$label" "$r" "$1" "$2" "$s"
+			printf '   %s round %d: %-16s %d workers %8.2f s  (load %s)\n' "$label" "$r" "$1" "$2" "$s" \
+				"$(cut -d' ' -f1 /proc/loadavg)"
 		done
 	done
 	[ -z "${BASE_LIB:-}" ] || use_lib "$CAND_LIB"
