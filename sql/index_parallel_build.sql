@@ -124,6 +124,30 @@ RESET client_min_messages;
 SELECT simhash_index_check('pb_temp_idx');
 DROP TABLE pb_temp;
 
+-- Skewed keys: 70,000 rows of one fingerprint make one bucket of the
+-- build's radix sort larger than its scratch array (65,536 items), sorted by
+-- comparison alone; the near copies and random rows go through the second
+-- digit.  simhash_index_check checks every run's (key, TID) order, and the
+-- answers are a sequential scan's.
+SET maintenance_work_mem = '64MB';
+SET max_parallel_maintenance_workers = 0;
+CREATE TABLE pb_skew (id int, fp simhash) WITH (autovacuum_enabled = off);
+INSERT INTO pb_skew SELECT i, CASE WHEN i <= 70000 THEN '0123456789abcdef'::simhash
+    WHEN i <= 72000 THEN ('0123456789abcdef'::simhash::bigint # (3::bigint << (i % 63)))::simhash
+    ELSE hashint8extended(i, 0)::simhash END
+  FROM generate_series(1, 100000) i;
+CREATE INDEX pb_skew_fp ON pb_skew USING simhash (fp);
+SELECT simhash_index_check('pb_skew_fp');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+CREATE TABLE pb_skew_got AS SELECT r, count(*) AS n FROM generate_series(0, 3) r, pb_skew
+  WHERE simhash_within(fp, '0123456789abcdef'::simhash, r) GROUP BY r;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT r, g.n AS by_index, count(*) AS by_seqscan FROM pb_skew_got g JOIN pb_skew s
+    ON simhash_distance(s.fp, '0123456789abcdef'::simhash) <= g.r GROUP BY r, g.n ORDER BY r;
+DROP TABLE pb_skew, pb_skew_got;
+
 RESET maintenance_work_mem;
 RESET max_parallel_maintenance_workers;
 RESET log_temp_files;
