@@ -317,6 +317,56 @@ emit_pair(PairsState *s, const GroupRow *a, const GroupRow *b, int distance)
  * the prefix is this one.  Permuting preserves distance, so the keys' xor
  * counts it; the fingerprints' xor tells the earlier tables.
  */
+/*
+ * The first row of g from j on (of n) whose key is within radius of key; n
+ * if none.  The loop every pair of a group goes through: popcount inline,
+ * compiled with and without the POPCNT instruction as probe.c's KNN loop.
+ */
+static pg_attribute_always_inline int64
+next_near_body(const GroupRow *g, int64 j, int64 n, uint64 key, int radius, bool hw)
+{
+	for (; j < n; j++)
+	{
+		uint64 x = g[j].key ^ key;
+		int	   d;
+
+#if defined(__GNUC__) || defined(__clang__)
+		if (hw)
+			d = __builtin_popcountll(x);
+		else
+#endif
+			d = simhash_popcount_swar(x);
+		if (d <= radius)
+			return j;
+	}
+	return n;
+}
+
+#ifdef SIMHASH_POPCNT_DISPATCH
+__attribute__((target("popcnt"))) static int64
+next_near_popcnt(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
+{
+	return next_near_body(g, j, n, key, radius, true);
+}
+
+static int64
+next_near(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
+{
+	return simhash_cpu_has_popcnt() ? next_near_popcnt(g, j, n, key, radius)
+									: next_near_body(g, j, n, key, radius, false);
+}
+#else
+static inline int64
+next_near(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	return next_near_body(g, j, n, key, radius, true);
+#else
+	return next_near_body(g, j, n, key, radius, false);
+#endif
+}
+#endif
+
 static void
 pair_group(PairsState *s)
 {
@@ -326,14 +376,12 @@ pair_group(PairsState *s)
 	for (int64 i = 0; i + 1 < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		for (int64 j = i + 1; j < n; j++)
+		for (int64 j = i + 1; (j = next_near(g, j, n, g[i].key, s->radius)) < n; j++)
 		{
 			int	   d = pg_popcount64(g[i].key ^ g[j].key);
 			uint64 x = g[i].fp ^ g[j].fp;
 			bool   earlier = false;
 
-			if (d > s->radius)
-				continue;
 			for (int u = 0; u < s->t && !earlier; u++)
 				earlier = (x & s->tables[u].prefix_orig_mask) == 0;
 			if (earlier)

@@ -1240,20 +1240,27 @@ next_candidate_body(Page page, int e, int n, uint64 hi, uint64 qkey, int radius,
 			d = __builtin_popcountll(x);
 		else
 #endif
-		{
-			x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
-			x = (x & UINT64CONST(0x3333333333333333)) +
-				((x >> 2) & UINT64CONST(0x3333333333333333));
-			x = (x + (x >> 4)) & UINT64CONST(0x0f0f0f0f0f0f0f0f);
-			d = (int) ((x * UINT64CONST(0x0101010101010101)) >> 56);
-		}
+			d = simhash_popcount_swar(x);
 		if (d <= radius)
 			return e;
 	}
 	return n;
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(__POPCNT__)
+#ifdef SIMHASH_POPCNT_DISPATCH
+bool
+simhash_cpu_has_popcnt(void)
+{
+	static int has_popcnt = -1;
+
+	if (has_popcnt < 0)
+	{
+		__builtin_cpu_init();
+		has_popcnt = __builtin_cpu_supports("popcnt") ? 1 : 0;
+	}
+	return has_popcnt;
+}
+
 static int
 next_candidate_swar(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
 {
@@ -1269,15 +1276,8 @@ next_candidate_popcnt(Page page, int e, int n, uint64 hi, uint64 qkey, int radiu
 static int
 next_candidate(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done)
 {
-	static int has_popcnt = -1;
-
-	if (has_popcnt < 0)
-	{
-		__builtin_cpu_init();
-		has_popcnt = __builtin_cpu_supports("popcnt") ? 1 : 0;
-	}
-	return has_popcnt ? next_candidate_popcnt(page, e, n, hi, qkey, radius, done)
-					  : next_candidate_swar(page, e, n, hi, qkey, radius, done);
+	return simhash_cpu_has_popcnt() ? next_candidate_popcnt(page, e, n, hi, qkey, radius, done)
+									: next_candidate_swar(page, e, n, hi, qkey, radius, done);
 }
 #else
 static inline int
