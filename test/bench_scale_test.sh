@@ -14,7 +14,9 @@ fi
 tmp=$(mktemp -d /tmp/simhash-scale-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
-BENCH_RESULTS=$tmp QUERIES=100 KNN_QUERIES=10 SEQ_SAMPLE=3 BUILD_REPS=1 INGEST=2000 PAIRS_SAMPLE=200 COLD=0 \
+# its own temporary files (mktemp) go into $tmp/mk, which must be empty after
+mkdir -p "$tmp/mk"
+BENCH_RESULTS=$tmp TMPDIR=$tmp/mk QUERIES=100 KNN_QUERIES=10 SEQ_SAMPLE=3 BUILD_REPS=1 INGEST=2000 PAIRS_SAMPLE=200 COLD=0 \
 	bash bench/scale.sh 10000 >"$tmp/log" 2>&1
 rc=$?
 # the pgvector part alone (PGVECTOR_ONLY=1), HNSW left out by its own limit
@@ -23,9 +25,16 @@ chmod 755 "$tmp/only"
 BENCH_RESULTS=$tmp/only QUERIES=100 KNN_QUERIES=10 COLD=0 PGVECTOR_ONLY=1 PGVECTOR_MAX_ROWS=5000 \
 	bash bench/scale.sh 10000 >"$tmp/only/log" 2>&1
 rc_only=$?
-/usr/bin/python3 - "$tmp" "$rc" "$rc_only" <<'PY'
+# tools/tmp-cluster.sh keeps a caller's own EXIT trap: under bench/run.sh
+# (TMPC_BIN set) scale.sh's first cluster replaced it, and its temporary CSVs
+# stayed in /tmp
+trap_kept=0
+bash -c 'trap "rm -f /dev/null/none" EXIT; source tools/tmp-cluster.sh; tmpc_mkdir trapcheck; rmdir "$TMPC_DIR"; trap -p EXIT' |
+	grep -q 'rm -f /dev/null/none' && trap_kept=1
+/usr/bin/python3 - "$tmp" "$rc" "$rc_only" "$trap_kept" <<'PY'
 import csv, os, sys
 tmp, rc, rc_only = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+trap_kept = sys.argv[4] == "1"
 passed = failed = 0
 def check(name, cond, detail=""):
     global passed, failed
@@ -36,6 +45,9 @@ def check(name, cond, detail=""):
         print("FAIL", name, detail)
 
 check("scale.sh exits 0", rc == 0)
+check("tmp-cluster.sh keeps the caller's EXIT trap", trap_kept)
+left = os.listdir(os.path.join(tmp, "mk"))
+check("scale.sh leaves no temporary file", not left, str(left))
 if rc != 0:
     print(open(os.path.join(tmp, "log")).read()[-3000:])
 path = os.path.join(tmp, "scale.csv")

@@ -16,8 +16,8 @@
 # in a directory under /tmp, on a unix socket only; clients connect as
 # database user postgres with trust authentication, so they may run as any OS
 # user.  The cluster and its directory are removed on exit by an EXIT trap
-# that this file sets (TMPC_KEEP=1 keeps them); a caller with its own EXIT
-# trap should call tmpc_cleanup from it.
+# that this file sets when the caller has none (TMPC_KEEP=1 keeps them); a
+# caller with its own EXIT trap calls tmpc_cleanup from it, and keeps it.
 #
 # After tmpc_start: TMPC_DIR (the directory), TMPC_BIN (bindir holding the
 # server, the client tools and our CLI tools), PGHOST/PGPORT/PGUSER/PGDATABASE.
@@ -36,7 +36,8 @@ tmpc_mkdir() {  # tmpc_mkdir NAME: creates TMPC_DIR once
 	[ -n "${TMPC_DIR:-}" ] && return 0
 	TMPC_DIR=$(mktemp -d "/tmp/simhash-${1:-cluster}.XXXXXX")
 	chmod 755 "$TMPC_DIR"
-	trap tmpc_cleanup EXIT
+	# a caller's own EXIT trap stays (it calls tmpc_cleanup, as said above)
+	[ -n "$(trap -p EXIT)" ] || trap tmpc_cleanup EXIT
 }
 
 tmpc_install_into() {  # tmpc_install_into DEST: install this tree's build under DEST
