@@ -313,11 +313,6 @@ emit_pair(PairsState *s, const GroupRow *a, const GroupRow *b, int distance)
 }
 
 /*
- * Every pair of the group within the radius whose first table agreeing on
- * the prefix is this one.  Permuting preserves distance, so the keys' xor
- * counts it; the fingerprints' xor tells the earlier tables.
- */
-/*
  * The first row of g from j on (of n) whose key is within radius of key; n
  * if none.  The loop every pair of a group goes through: popcount inline,
  * compiled with and without the POPCNT instruction as probe.c's KNN loop.
@@ -367,6 +362,11 @@ next_near(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
 }
 #endif
 
+/*
+ * Every pair of the group within the radius whose first table agreeing on
+ * the prefix is this one.  Permuting preserves distance, so the keys' xor
+ * counts it; the fingerprints' xor tells the earlier tables.
+ */
 static void
 pair_group(PairsState *s)
 {
