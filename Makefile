@@ -23,11 +23,18 @@ DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
 # between versions (ALTER EXTENSION simhash UPDATE).
 DATA        = $(wildcard src/sql/upgrade/$(EXTENSION)--*.sql)
 
+# The tests: pg_regress in sql/ and expected/ (where PGXS and contrib keep
+# them); everything else under test/: isolation specs in test/specs/ with
+# their expected output in test/expected/ (pg_isolation_regress reads both
+# from its --inputdir), TAP in test/t/, the core's unit tests in test/unit/,
+# the fuzz targets in test/fuzz/ and shell tests in test/*_test.sh.
 REGRESS     := $(sort $(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
-ISOLATION   := $(sort $(notdir $(basename $(wildcard specs/*.spec))))
-ISOLATION_OPTS = --load-extension=$(EXTENSION)
-TAP_TESTS   := $(if $(wildcard t/*.pl),1)
+ISOLATION   := $(sort $(notdir $(basename $(wildcard test/specs/*.spec))))
+ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
+TAP_TESTS   := $(if $(wildcard test/t/*.pl),1)
+# PGXS's prove runs t/*.pl unless PROVE_TESTS names the files.
+PROVE_TESTS ?= $(sort $(wildcard test/t/*.pl))
 
 CORE_LIBS   = -lxxhash -licuuc -licudata -lgumbo
 SHLIB_LINK += $(CORE_LIBS) -lstdc++
@@ -44,7 +51,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra $(WERROR_FLAG) -fPIC
 override with_llvm = no
 
 TOOLS       = $(patsubst %.cpp,%,$(wildcard src/cli/simhash-*.cpp))
-EXTRA_CLEAN = .pg-build $(DATA_built) $(TOOLS) test/unit_tests test/*.o src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
+EXTRA_CLEAN = .pg-build $(DATA_built) $(TOOLS) test/unit/unit_tests test/unit/unit_tests_asan src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -83,20 +90,20 @@ uninstall-tools:
 	rm -f $(addprefix '$(DESTDIR)$(bindir)'/,$(notdir $(TOOLS)))
 
 # ---- unit tests of the core (GoogleTest) -----------------------------------
-UNIT_SRCS = $(sort $(wildcard test/*_test.cpp))
-test/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(CORE_HDRS)
+UNIT_SRCS = $(sort $(wildcard test/unit/*_test.cpp))
+test/unit/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(CORE_HDRS)
 	$(CXX) $(TOOL_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_OBJS) $(CORE_LIBS) -lgtest -lgtest_main
 
-unit: test/unit_tests
-	./test/unit_tests
+unit: test/unit/unit_tests
+	./test/unit/unit_tests
 
 # The same tests on a core built with AddressSanitizer and UBSan.
-test/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(CORE_HDRS)
+test/unit/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(CORE_HDRS)
 	$(CXX) $(TOOL_CXXFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 		-fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(CORE_LIBS) -lgtest -lgtest_main
 
-unit-asan: test/unit_tests_asan
-	./test/unit_tests_asan
+unit-asan: test/unit/unit_tests_asan
+	./test/unit/unit_tests_asan
 
 # ---- style and static analysis ---------------------------------------------
 # C++ (core, CLI, tests, fuzzers): .clang-format and .clang-tidy at the top.  The

@@ -37,10 +37,10 @@ export WERROR=${WERROR:-1}            # the tests build with -Werror (see Makefi
 JOBS=${JOBS:-$(nproc)}
 # A subset, while developing: SERVER_ONLY=1 skips everything before the server
 # tests, and SERVER_ARGS passes make variables to them, e.g.
-#   SERVER_ONLY=1 SERVER_ARGS="REGRESS=index_knn ISOLATION= PROVE_TESTS=t/003_index_runs.pl" make test
+#   SERVER_ONLY=1 SERVER_ARGS="REGRESS=index_knn ISOLATION= PROVE_TESTS=test/t/003_index_runs.pl" make test
 # (TAP_TESTS= skips the TAP tests).  make test itself runs everything.
 SERVER_ONLY=${SERVER_ONLY:-0}
-CASSERT_SKIP_TAP=${CASSERT_SKIP_TAP-t/004_index_size.pl t/010_readme.pl t/011_psycopg.pl t/020_exclusion_dump.pl t/090_extension_upgrade.pl t/091_pg_upgrade.pl}
+CASSERT_SKIP_TAP=${CASSERT_SKIP_TAP-test/t/004_index_size.pl test/t/010_readme.pl test/t/011_psycopg.pl test/t/020_exclusion_dump.pl test/t/090_extension_upgrade.pl test/t/091_pg_upgrade.pl}
 SERVER_ARGS=${SERVER_ARGS:-}
 # The server tests' copies of the tree in /tmp (when run as root) are removed
 # at the end; KEEP_TMP=1 keeps them for a look at what a failed test left.
@@ -66,7 +66,7 @@ tally() {  # tally NAME PASSED FAILED [NOTE]: a summary line with the time since
 }
 
 note "build"
-targets="all test/unit_tests"; [ "$SERVER_ONLY" = 1 ] && targets=all   # the unit tests are not run then
+targets="all test/unit/unit_tests"; [ "$SERVER_ONLY" = 1 ] && targets=all   # the unit tests are not run then
 # shellcheck disable=SC2086
 make -s -j"$JOBS" $targets || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 tally build 1 0
@@ -104,7 +104,7 @@ else
 fi
 
 note "core unit tests (GoogleTest)"
-out=$(./test/unit_tests --gtest_brief=1 2>&1); rc=$?
+out=$(./test/unit/unit_tests --gtest_brief=1 2>&1); rc=$?
 echo "$out" | tail -25
 np=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p'); np=${np:-0}
 nf=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p'); nf=${nf:-0}
@@ -112,7 +112,7 @@ nf=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p'); nf=${nf:-
 tally unit "$np" "$nf"
 
 note "core unit tests under AddressSanitizer + UBSan"
-if make -s test/unit_tests_asan >/dev/null && ./test/unit_tests_asan --gtest_brief=1 >/tmp/simhash-asan.$$ 2>&1; then
+if make -s test/unit/unit_tests_asan >/dev/null && ./test/unit/unit_tests_asan --gtest_brief=1 >/tmp/simhash-asan.$$ 2>&1; then
 	tally unit-asan 1 0
 else
 	tail -30 /tmp/simhash-asan.$$; tally unit-asan 0 1
@@ -157,7 +157,7 @@ server_tests() {
 		PROVE_FLAGS="--timer" 2>&1
 }
 
-# t/091_pg_upgrade.pl upgrades from the first server's private install to
+# test/t/091_pg_upgrade.pl upgrades from the first server's private install to
 # every later server of a newer major.
 UPGRADE_FROM=
 for pgc in "${SERVERS[@]}"; do
@@ -187,8 +187,8 @@ for pgc in "${SERVERS[@]}"; do
 	sargs=$SERVER_ARGS
 	if [ "${tag%-cassert}" != "$tag" ] && [[ "$sargs" != *PROVE_TESTS=* ]] && [[ "$sargs" != *TAP_TESTS=* ]]; then
 		taps=""
-		for t in "$W"/t/*.pl; do
-			case " $CASSERT_SKIP_TAP " in *" t/${t##*/} "*) ;; *) taps="$taps t/${t##*/}" ;; esac
+		for t in "$W"/test/t/*.pl; do
+			case " $CASSERT_SKIP_TAP " in *" test/t/${t##*/} "*) ;; *) taps="$taps test/t/${t##*/}" ;; esac
 		done
 		sargs="${sargs:+$sargs }PROVE_TESTS='${taps# }'"
 	fi
@@ -225,7 +225,7 @@ for pgc in "${SERVERS[@]}"; do
 		np=$((np + ${npt:-0} - ${ntf:-0}))
 		nf=$((nf + ${ntf:-0}))
 		[ "${ntf:-0}" -gt 0 ] || nf=$((nf + 1))
-		echo "$out" | grep -E '^t/[^ ]+ .*(Wstat|Failed|not ok)|^t/.*\(Wstat' | sed 's/^/TAP failed: /'
+		echo "$out" | grep -E '^test/t/[^ ]+ .*(Wstat|Failed|not ok)|^test/t/.*\(Wstat' | sed 's/^/TAP failed: /'
 	fi
 	# a test whose expected file is missing: pg_regress cannot diff and stops
 	# ("Bail out!" on 16+) without a FAILED line
@@ -236,7 +236,7 @@ for pgc in "${SERVERS[@]}"; do
 	if [ -f "$W/regression.diffs" ] && [ "$nf" -gt 0 ]; then note "$tag: regression.diffs"; head -200 "$W/regression.diffs"; fi
 	# name what failed in the summary: pg_regress/isolation tests, TAP files
 	fnames=$( { echo "$out" | sed -n 's/^not ok [0-9]* *[+-] *\([^ ]*\).*/\1/p; s/^test \([^ ]*\) .*FAILED.*/\1/p; s/^test \([^ ]*\) .*diff: .*/\1/p; s/^# diff command failed.*\/expected\/\([^ ]*\)\.out" .*/\1/p'
-		echo "$out" | sed -n 's/^\(t\/[^ ]*\.pl\) .*(Wstat.*/\1/p'; } | sort -u | tr '\n' ' ')
+		echo "$out" | sed -n 's/^\(test\/t\/[^ ]*\.pl\) .*(Wstat.*/\1/p'; } | sort -u | tr '\n' ' ')
 	tally "$tag" "$np" "$nf" "${fnames:+failed: ${fnames% }}"
 	[ -z "$UPGRADE_FROM" ] && UPGRADE_FROM=$W/tmp_install$(dirname "$bindir")
 done
