@@ -8,7 +8,8 @@ PG_CONFIG  ?= pg_config
 # The module: the C shim (src/*.c and its role folders), the index access
 # method (src/am/) and the C++ core (src/core/ and its role folders).  The CLI
 # in src/cli/ links the core only.  Pieces of the install script of the
-# current version live in src/sql/ and are concatenated in name order.
+# current version live in src/install/ and are concatenated in name order;
+# each has a number of its own (the build refuses two with one number).
 SHIM_DIRS   = src src/type src/fingerprint src/batch src/am
 CORE_DIRS   = src/core src/core/fingerprint src/core/search
 C_SRCS      = $(sort $(wildcard $(addsuffix /*.c,$(SHIM_DIRS))))
@@ -17,11 +18,11 @@ CORE_HDRS   = $(wildcard $(addsuffix /*.h,$(CORE_DIRS)) $(addsuffix /*.hpp,$(COR
 CORE_INC    = $(addprefix -I,$(CORE_DIRS))
 CORE_OBJS   = $(CORE_SRCS:.cpp=.o)
 OBJS        = $(C_SRCS:.c=.o) $(CORE_OBJS)
-SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
+SQL_PARTS   = $(sort $(wildcard src/install/*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
 # Install scripts of released versions, frozen, and the update scripts
 # between versions (ALTER EXTENSION simhash UPDATE).
-DATA        = $(wildcard src/sql/upgrade/$(EXTENSION)--*.sql)
+DATA        = $(wildcard src/install/upgrade/$(EXTENSION)--*.sql)
 
 # The tests: pg_regress in sql/ and expected/ (where PGXS and contrib keep
 # them); everything else under test/: isolation specs in test/specs/ with
@@ -59,6 +60,8 @@ include $(PGXS)
 all: $(TOOLS)
 
 $(DATA_built): $(SQL_PARTS) simhash.control
+	@dup=$$(printf '%s\n' $(notdir $(SQL_PARTS)) | sed 's/_.*//' | uniq -d); \
+	if [ -n "$$dup" ]; then echo "src/install/: two pieces share the number" $$dup >&2; exit 1; fi
 	( echo '-- complain if script is sourced in psql, rather than via CREATE EXTENSION'; \
 	  printf '%s\n' '\echo Use "CREATE EXTENSION simhash" to load this file. \quit'; \
 	  cat $(SQL_PARTS) ) > $@
