@@ -149,6 +149,23 @@ demo:
 
 .PHONY: unit unit-asan test demo install-tools uninstall-tools format format-check lint
 
+# ---- a release tarball ------------------------------------------------------
+# make dist: simhash-VERSION.tar.gz (VERSION from META.json, SemVer) of the
+# committed tree at DIST_REF (default HEAD), made by git archive; uncommitted
+# changes are not in it.  The tarball names its commit (git get-tar-commit-id
+# reads it).  test/dist_test.sh builds one, installs it and runs installcheck.
+DIST_REF ?= HEAD
+DIST_DIR ?= .
+dist:
+	@v=$$(git show '$(DIST_REF):META.json' | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])') || exit 1; \
+	c=$$(git rev-parse --short '$(DIST_REF)^{commit}') || exit 1; \
+	git archive --format=tar.gz --prefix=$(EXTENSION)-$$v/ -o '$(DIST_DIR)'/$(EXTENSION)-$$v.tar.gz $$c || exit 1; \
+	echo "$(DIST_DIR)/$(EXTENSION)-$$v.tar.gz: $(EXTENSION) $$v at commit $$c"; \
+	if [ '$(DIST_REF)' = HEAD ] && ! git diff --quiet HEAD; then echo "(uncommitted changes are not in it)"; fi
+
+.PHONY: dist
+EXTRA_CLEAN += $(EXTENSION)-*.tar.gz
+
 # ---- micro-benchmark of the core's text fingerprint (not part of make test) ----
 bench/fingerprint_bench: bench/fingerprint_bench.cpp $(CORE_OBJS)
 	$(CXX) $(TOOL_CXXFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS) -lcrypto
