@@ -25,7 +25,7 @@ try:
     check("META.json parses as JSON", True)
 except (OSError, ValueError) as e:
     print("FAIL: META.json:", e)
-    print("0 passed, 1 failed")
+    print("meta: 0 passed, 1 failed")
     raise SystemExit(1)
 
 required = ["name", "version", "abstract", "maintainer", "license", "provides", "meta-spec"]
@@ -100,6 +100,6 @@ dated = bool(sec and re.match(r"\d{4}-\d{2}-\d{2}\b", sec.group(1)))
 status = meta.get("release_status", "stable")
 check(f"release_status {status} fits the CHANGELOG ({'released' if dated else 'unreleased'})",
       (status == "stable") == dated)
-print(f"{passed} passed, {failed} failed")
+print(f"meta: {passed} passed, {failed} failed")
 raise SystemExit(1 if failed else 0)
 PY

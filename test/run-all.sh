@@ -61,14 +61,14 @@ mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 tally() {  # tally NAME PASSED FAILED [NOTE]: a summary line with the time since the last one
 	local took=$((SECONDS - mark))
 	passed=$((passed + $2)); failed=$((failed + $3))
-	summary+=("$(printf '%-18s %4d passed, %d failed %7s%s' "$1" "$2" "$3" "$(mmss $took)" "${4:+  ($4)}")")
+	summary+=("$(printf '%-28s %4d passed, %d failed %7s%s' "$1" "$2" "$3" "$(mmss $took)" "${4:+  ($4)}")")
 	mark=$SECONDS
 }
 
 note "build"
 targets="all test/unit/unit_tests"; [ "$SERVER_ONLY" = 1 ] && targets=all   # the unit tests are not run then
 # shellcheck disable=SC2086
-make -s -j"$JOBS" $targets || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+make -s -j"$JOBS" $targets || { echo "build failed"; echo "simhash: 0 passed, 1 failed in $(mmss $((SECONDS - started)))"; exit 1; }
 tally build 1 0
 
 if [ "$SERVER_ONLY" != 1 ]; then
@@ -119,7 +119,7 @@ else
 fi
 rm -f /tmp/simhash-asan.$$
 
-note "command-line tools (test/*_test.sh)"
+note "shell tests (test/*_test.sh): command-line tools, install, package, dist, META.json, changelog, benchmark harness"
 for t in test/*_test.sh; do
 	[ -e "$t" ] || continue
 	out=$(bash "$t" 2>&1); rc=$?
@@ -138,23 +138,68 @@ line=$(echo "$out" | grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' | tail -1)
 np=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+'); np=${np:-0}
 nf=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); nf=${nf:-0}
 [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
-tally fuzz "$np" "$nf" "$(echo "$out" | grep -q '^fuzz: skipped' && echo skipped)"
+tally fuzz "$np" "$nf" "$(grep -q '^fuzz: skipped' <<<"$out" && echo skipped)"
 
 fi # SERVER_ONLY
 
 source tools/tmp-cluster.sh           # only its private install: pg_regress starts the server
 
 server_tests() {
-	# Runs in a tree writable by the current (non-root) user.
-	local tbin=$1
-	# -i: PGXS's installcheck runs pg_regress, isolation and TAP as lines of one
-	# recipe; a failure of one kind must not hide the others' results (the
-	# failure is counted from the output, and from make's "(ignored)" line).
+	# Runs in a tree writable by the current (non-root) user: installcheck
+	# once per suite (pg_regress, isolation, TAP), each between two marker
+	# lines that give the suite, then its exit status and seconds, so that
+	# each gets its own summary line and a failure of one does not hide the
+	# others' results.
+	local tbin=$1 kind t0 rc
 	local args
 	eval "args=($SERVER_ARGS)"          # REGRESS='a b' stays one word
-	make -s -i installcheck PG_CONFIG="$PG_CONFIG" bindir="$tbin" "${args[@]}" \
-		EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
-		PROVE_FLAGS="--timer" 2>&1
+	for kind in regress isolation tap; do
+		local only=()
+		case $kind in
+		regress) only=(ISOLATION= TAP_TESTS=) ;;
+		isolation) only=(REGRESS= TAP_TESTS=) ;;
+		tap) only=(REGRESS= ISOLATION=) ;;
+		esac
+		echo "@@@ suite $kind"
+		t0=$SECONDS
+		make -s installcheck PG_CONFIG="$PG_CONFIG" bindir="$tbin" "${args[@]}" "${only[@]}" \
+			EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
+			PROVE_FLAGS="--timer" 2>&1
+		rc=$?
+		echo "@@@ end $kind $rc $((SECONDS - t0))"
+	done
+}
+
+# count_suite KIND OUTPUT: sets np, nf, fnames (what failed) and secs (its
+# time) from one suite's installcheck output and its end marker.
+count_suite() {
+	local kind=$1 out=$2 npt ntf nd suite_rc
+	np=$(echo "$out" | grep -cE '^(ok [0-9]+|test .* \.\.\. ok|ok +[0-9]* *[+-] )' || true)
+	nf=$(echo "$out" | grep -cE '(^not ok [0-9]+|\.\.\. FAILED| FAILED )' || true)
+	npt=$(echo "$out" | sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' | head -1)
+	# prove prints Tests= on success and failure alike; on failure each failing
+	# file has a "Failed N/M subtests" line (or none, when it died early)
+	ntf=$(echo "$out" | sed -n 's/^ *Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' | awk '{s+=$1} END {print s+0}')
+	# (grep -q on a here-string: "echo | grep -q" fails under pipefail when
+	# grep stops reading before echo has written everything)
+	if grep -q '^Result: PASS' <<<"$out"; then np=$((np + ${npt:-0})); fi
+	if grep -q '^Result: FAIL' <<<"$out"; then
+		np=$((np + ${npt:-0} - ${ntf:-0}))
+		nf=$((nf + ${ntf:-0}))
+		[ "${ntf:-0}" -gt 0 ] || nf=$((nf + 1))
+		echo "$out" | grep -E '^test/t/[^ ]+ .*(Wstat|Failed|not ok)|^test/t/.*\(Wstat' | sed 's/^/TAP failed: /'
+	fi
+	# a test whose expected file is missing: pg_regress cannot diff and stops
+	# ("Bail out!" on 16+) without a FAILED line
+	nd=$(echo "$out" | grep -cE '^(# )?diff command failed' || true)
+	nf=$((nf + nd))
+	suite_rc=$(echo "$out" | sed -n "s/^@@@ end $kind \([0-9]*\) [0-9]*$/\1/p")
+	secs=$(echo "$out" | sed -n "s/^@@@ end $kind [0-9]* \([0-9]*\)$/\1/p")
+	[ "${suite_rc:-1}" -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
+	# name what failed: pg_regress/isolation tests, TAP files
+	fnames=$( { echo "$out" | sed -n 's/^not ok [0-9]* *[+-] *\([^ ]*\).*/\1/p; s/^test \([^ ]*\) .*FAILED.*/\1/p; s/^test \([^ ]*\) .*diff: .*/\1/p; s/^# diff command failed.*\/expected\/\([^ ]*\)\.out" .*/\1/p'
+		echo "$out" | sed -n 's/^\(test\/t\/[^ ]*\.pl\) .*(Wstat.*/\1/p'; } | sort -u | tr '\n' ' ')
+	return 0
 }
 
 # test/t/091_pg_upgrade.pl upgrades from the first server's private install to
@@ -166,7 +211,7 @@ for pgc in "${SERVERS[@]}"; do
 		note "server tests: $pgc is not a pg_config"; tally "server-$pgc" 0 1; continue
 	fi
 	tag=server-$ver
-	"$pgc" --configure | grep -q -- '--enable-cassert' && tag=$tag-cassert
+	[[ "$("$pgc" --configure)" == *--enable-cassert* ]] && tag=$tag-cassert
 	note "$tag: build and install against $("$pgc" --version) ($pgc)"
 	W=/tmp/simhash-test-$(printf %s "$ROOT" | md5sum | cut -c1-8)-$tag
 	rm -rf "$W"; mkdir -p "$W"; workdirs+=("$W")
@@ -174,11 +219,12 @@ for pgc in "${SERVERS[@]}"; do
 	rm -rf "$W/tmp_install" "$W/tmp_check" "$W/regression.diffs" "$W/output_iso"
 	bindir=$("$pgc" --bindir)               # e.g. /usr/lib/postgresql/15/bin
 	if ! make -s -C "$W" -j"$JOBS" all PG_CONFIG="$pgc" >"$W/build.log" 2>&1; then
-		tail -30 "$W/build.log"; tally "$tag" 0 1 "build failed"; continue
+		tail -30 "$W/build.log"; tally "$tag build" 0 1 "build failed"; continue
 	fi
 	if ! (TMPC_ROOT=$W TMPC_PG_CONFIG=$pgc; tmpc_install_into "$W/tmp_install"); then
-		tally "$tag" 0 1 "install failed"; continue
+		tally "$tag build" 0 1 "install failed"; continue
 	fi
+	tally "$tag build" 1 0
 	# The assert-enabled server runs pg_regress, isolation and the TAP tests
 	# that drive the access method's own paths (WAL replay, crashes, merges,
 	# damaged pages, build), not those that test the SQL surface, clients,
@@ -204,6 +250,7 @@ for pgc in "${SERVERS[@]}"; do
 	# diffs and TAP logs: tmp_check/<tag>/ here, and the first server's also where
 	# a single-server run always put them (regression.diffs, output_iso/, tmp_check/log)
 	rm -rf "${ROOT:?}/tmp_check/$tag"; mkdir -p "$ROOT/tmp_check/$tag"
+	printf '%s\n' "$out" >"$ROOT/tmp_check/$tag/installcheck.log"   # all of it, for a look afterwards
 	for f in regression.diffs output_iso/regression.diffs; do
 		[ -f "$W/$f" ] || continue
 		mkdir -p "$ROOT/tmp_check/$tag/$(dirname "$f")" && cp "$W/$f" "$ROOT/tmp_check/$tag/$f"
@@ -213,36 +260,27 @@ for pgc in "${SERVERS[@]}"; do
 		cp -a "$W/tmp_check/log" "$ROOT/tmp_check/$tag/"
 		[ "$pgc" = "${SERVERS[0]}" ] && rm -rf "$ROOT/tmp_check/log" && cp -a "$W/tmp_check/log" "$ROOT/tmp_check/"
 	fi
-	echo "$out" | grep -vE '^(\+\+\+|=+$)' | tail -80
-	np=$(echo "$out" | grep -cE '^(ok [0-9]+|test .* \.\.\. ok|ok +[0-9]* *[+-] )' || true)
-	nf=$(echo "$out" | grep -cE '(^not ok [0-9]+|\.\.\. FAILED| FAILED )' || true)
-	npt=$(echo "$out" | sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' | head -1)
-	# prove prints Tests= on success and failure alike; on failure each failing
-	# file has a "Failed N/M subtests" line (or none, when it died early)
-	ntf=$(echo "$out" | sed -n 's/^ *Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' | awk '{s+=$1} END {print s+0}')
-	if echo "$out" | grep -q '^Result: PASS'; then np=$((np + ${npt:-0})); fi
-	if echo "$out" | grep -q '^Result: FAIL'; then
-		np=$((np + ${npt:-0} - ${ntf:-0}))
-		nf=$((nf + ${ntf:-0}))
-		[ "${ntf:-0}" -gt 0 ] || nf=$((nf + 1))
-		echo "$out" | grep -E '^test/t/[^ ]+ .*(Wstat|Failed|not ok)|^test/t/.*\(Wstat' | sed 's/^/TAP failed: /'
-	fi
-	# a test whose expected file is missing: pg_regress cannot diff and stops
-	# ("Bail out!" on 16+) without a FAILED line
-	nd=$(echo "$out" | grep -cE '^(# )?diff command failed' || true)
-	nf=$((nf + nd))
-	if echo "$out" | grep -qE 'Error [0-9]+ \(ignored\)' && [ "$nf" -eq 0 ]; then nf=1; fi
-	[ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
-	if [ -f "$W/regression.diffs" ] && [ "$nf" -gt 0 ]; then note "$tag: regression.diffs"; head -200 "$W/regression.diffs"; fi
-	# name what failed in the summary: pg_regress/isolation tests, TAP files
-	fnames=$( { echo "$out" | sed -n 's/^not ok [0-9]* *[+-] *\([^ ]*\).*/\1/p; s/^test \([^ ]*\) .*FAILED.*/\1/p; s/^test \([^ ]*\) .*diff: .*/\1/p; s/^# diff command failed.*\/expected\/\([^ ]*\)\.out" .*/\1/p'
-		echo "$out" | sed -n 's/^\(test\/t\/[^ ]*\.pl\) .*(Wstat.*/\1/p'; } | sort -u | tr '\n' ' ')
-	tally "$tag" "$np" "$nf" "${fnames:+failed: ${fnames% }}"
+	echo "$out" | grep -vE '^(\+\+\+|=+$|@@@ )' | tail -80
+	# one summary line per suite; a suite that ran nothing (REGRESS= ...) has none
+	anyfailed=0
+	for kind in regress isolation tap; do
+		part=$(echo "$out" | awk -v k="$kind" '$1 == "@@@" && $2 == "suite" {on = ($3 == k)} on')
+		if [ -z "$part" ]; then
+			# the suites never ran (the copy's tests could not start)
+			[ $rc -ne 0 ] && [ "$kind" = regress ] && { tally "$tag" 0 1 "server tests did not run"; anyfailed=1; }
+			continue
+		fi
+		count_suite "$kind" "$part"
+		[ "$np" -eq 0 ] && [ "$nf" -eq 0 ] && continue
+		[ "$nf" -gt 0 ] && anyfailed=1
+		mark=$((SECONDS - ${secs:-0}))         # the line's time: the suite's own
+		tally "$tag $kind" "$np" "$nf" "${fnames:+failed: ${fnames% }}"
+	done
+	if [ -f "$W/regression.diffs" ] && [ "$anyfailed" = 1 ]; then note "$tag: regression.diffs"; head -200 "$W/regression.diffs"; fi
 	[ -z "$UPGRADE_FROM" ] && UPGRADE_FROM=$W/tmp_install$(dirname "$bindir")
 done
 
 note "summary"
 printf '%s\n' "${summary[@]}"
-echo "total time $(mmss $((SECONDS - started)))"
-echo "simhash: $passed passed, $failed failed"
+echo "simhash: $passed passed, $failed failed in $(mmss $((SECONDS - started)))"
 [ "$failed" -eq 0 ]
