@@ -71,6 +71,23 @@ targets="all test/unit/unit_tests"; [ "$SERVER_ONLY" = 1 ] && targets=all   # th
 make -s -j"$JOBS" $targets || { echo "build failed"; echo "simhash: 0 passed, 1 failed in $(mmss $((SECONDS - started)))"; exit 1; }
 tally build 1 0
 
+# Every test where its harness looks (docs/development.md): a file left in a
+# place tests used to live would silently not run.
+note "test tree: no test outside the places the harnesses read"
+misplaced=$( { ls -d t/*.pl specs/*.spec src/sql/*.sql test/*_test.cpp 2>/dev/null
+	# an expected output belongs to a test of its own folder (NAME_1.out: an
+	# alternative output of NAME)
+	for f in test/expected/*.out expected/*.out; do [ -e "$f" ] || continue
+		n=${f##*/}; n=${n%.out}; d=sql e=sql; [ "${f%%/*}" = test ] && d=test/specs e=spec
+		[ -e "$d/$n.$e" ] || [ -e "$d/${n%_[0-9]}.$e" ] || echo "$f"; done; } | tr '\n' ' ')
+if [ -n "$misplaced" ]; then
+	echo "misplaced: $misplaced"
+	echo "(isolation specs: test/specs/ and test/expected/; TAP: test/t/; unit tests: test/unit/; install pieces: src/install/)"
+	tally test-tree 0 1 "misplaced: ${misplaced% }"
+else
+	tally test-tree 1 0
+fi
+
 if [ "$SERVER_ONLY" != 1 ]; then
 note "core: no PostgreSQL header in src/core"
 if grep -rlE '#include *[<"](postgres|fmgr|utils/|access/|catalog/)' src/core ; then
