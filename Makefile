@@ -8,7 +8,8 @@ PG_CONFIG  ?= pg_config
 # The module: the C shim (src/*.c and its role folders), the index access
 # method (src/am/) and the C++ core (src/core/ and its role folders).  The CLI
 # in src/cli/ links the core only.  Pieces of the install script of the
-# current version live in src/sql/ and are concatenated in name order.
+# current version live in src/install/ and are concatenated in name order;
+# each has a number of its own (the build refuses two with one number).
 SHIM_DIRS   = src src/type src/fingerprint src/batch src/am
 CORE_DIRS   = src/core src/core/fingerprint src/core/search
 C_SRCS      = $(sort $(wildcard $(addsuffix /*.c,$(SHIM_DIRS))))
@@ -17,17 +18,24 @@ CORE_HDRS   = $(wildcard $(addsuffix /*.h,$(CORE_DIRS)) $(addsuffix /*.hpp,$(COR
 CORE_INC    = $(addprefix -I,$(CORE_DIRS))
 CORE_OBJS   = $(CORE_SRCS:.cpp=.o)
 OBJS        = $(C_SRCS:.c=.o) $(CORE_OBJS)
-SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
+SQL_PARTS   = $(sort $(wildcard src/install/*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
 # Install scripts of released versions, frozen, and the update scripts
 # between versions (ALTER EXTENSION simhash UPDATE).
-DATA        = $(wildcard src/sql/upgrade/$(EXTENSION)--*.sql)
+DATA        = $(wildcard src/install/upgrade/$(EXTENSION)--*.sql)
 
+# The tests: pg_regress in sql/ and expected/ (where PGXS and contrib keep
+# them); everything else under test/: isolation specs in test/specs/ with
+# their expected output in test/expected/ (pg_isolation_regress reads both
+# from its --inputdir), TAP in test/t/, the core's unit tests in test/unit/,
+# the fuzz targets in test/fuzz/ and shell tests in test/*_test.sh.
 REGRESS     := $(sort $(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
-ISOLATION   := $(sort $(notdir $(basename $(wildcard specs/*.spec))))
-ISOLATION_OPTS = --load-extension=$(EXTENSION)
-TAP_TESTS   := $(if $(wildcard t/*.pl),1)
+ISOLATION   := $(sort $(notdir $(basename $(wildcard test/specs/*.spec))))
+ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
+TAP_TESTS   := $(if $(wildcard test/t/*.pl),1)
+# PGXS's prove runs t/*.pl unless PROVE_TESTS names the files.
+PROVE_TESTS ?= $(sort $(wildcard test/t/*.pl))
 
 CORE_LIBS   = -lxxhash -licuuc -licudata -lgumbo
 SHLIB_LINK += $(CORE_LIBS) -lstdc++
@@ -44,7 +52,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra $(WERROR_FLAG) -fPIC
 override with_llvm = no
 
 TOOLS       = $(patsubst %.cpp,%,$(wildcard src/cli/simhash-*.cpp))
-EXTRA_CLEAN = .pg-build $(DATA_built) $(TOOLS) test/unit_tests test/*.o src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
+EXTRA_CLEAN = .pg-build $(DATA_built) $(TOOLS) test/unit/unit_tests test/unit/unit_tests_asan src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -52,6 +60,8 @@ include $(PGXS)
 all: $(TOOLS)
 
 $(DATA_built): $(SQL_PARTS) simhash.control
+	@dup=$$(printf '%s\n' $(notdir $(SQL_PARTS)) | sed 's/_.*//' | uniq -d); \
+	if [ -n "$$dup" ]; then echo "src/install/: two pieces share the number" $$dup >&2; exit 1; fi
 	( echo '-- complain if script is sourced in psql, rather than via CREATE EXTENSION'; \
 	  printf '%s\n' '\echo Use "CREATE EXTENSION simhash" to load this file. \quit'; \
 	  cat $(SQL_PARTS) ) > $@
@@ -83,20 +93,20 @@ uninstall-tools:
 	rm -f $(addprefix '$(DESTDIR)$(bindir)'/,$(notdir $(TOOLS)))
 
 # ---- unit tests of the core (GoogleTest) -----------------------------------
-UNIT_SRCS = $(sort $(wildcard test/*_test.cpp))
-test/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(CORE_HDRS)
+UNIT_SRCS = $(sort $(wildcard test/unit/*_test.cpp))
+test/unit/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(CORE_HDRS)
 	$(CXX) $(TOOL_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_OBJS) $(CORE_LIBS) -lgtest -lgtest_main
 
-unit: test/unit_tests
-	./test/unit_tests
+unit: test/unit/unit_tests
+	./test/unit/unit_tests
 
 # The same tests on a core built with AddressSanitizer and UBSan.
-test/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(CORE_HDRS)
+test/unit/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(CORE_HDRS)
 	$(CXX) $(TOOL_CXXFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 		-fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(CORE_LIBS) -lgtest -lgtest_main
 
-unit-asan: test/unit_tests_asan
-	./test/unit_tests_asan
+unit-asan: test/unit/unit_tests_asan
+	./test/unit/unit_tests_asan
 
 # ---- style and static analysis ---------------------------------------------
 # C++ (core, CLI, tests, fuzzers): .clang-format and .clang-tidy at the top.  The
@@ -138,6 +148,23 @@ demo:
 	bash tools/demo.sh
 
 .PHONY: unit unit-asan test demo install-tools uninstall-tools format format-check lint
+
+# ---- a release tarball ------------------------------------------------------
+# make dist: simhash-VERSION.tar.gz (VERSION from META.json, SemVer) of the
+# committed tree at DIST_REF (default HEAD), made by git archive; uncommitted
+# changes are not in it.  The tarball names its commit (git get-tar-commit-id
+# reads it).  test/dist_test.sh builds one, installs it and runs installcheck.
+DIST_REF ?= HEAD
+DIST_DIR ?= .
+dist:
+	@v=$$(git show '$(DIST_REF):META.json' | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])') || exit 1; \
+	c=$$(git rev-parse --short '$(DIST_REF)^{commit}') || exit 1; \
+	git archive --format=tar.gz --prefix=$(EXTENSION)-$$v/ -o '$(DIST_DIR)'/$(EXTENSION)-$$v.tar.gz $$c || exit 1; \
+	echo "$(DIST_DIR)/$(EXTENSION)-$$v.tar.gz: $(EXTENSION) $$v at commit $$c"; \
+	if [ '$(DIST_REF)' = HEAD ] && ! git diff --quiet HEAD; then echo "(uncommitted changes are not in it)"; fi
+
+.PHONY: dist
+EXTRA_CLEAN += $(EXTENSION)-*.tar.gz
 
 # ---- micro-benchmark of the core's text fingerprint (not part of make test) ----
 bench/fingerprint_bench: bench/fingerprint_bench.cpp $(CORE_OBJS)

@@ -43,7 +43,7 @@ SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_simhash_owner';
 RESET regress.trap_armed;
 
 -- The owner may check its table once granted EXECUTE; another role may not,
--- even with EXECUTE (42501 before any lock; specs/index_check_lock.spec).
+-- even with EXECUTE (42501 before any lock; test/specs/index_check_lock.spec).
 SET ROLE regress_simhash_owner;
 SELECT simhash_index_check('sec_t_fp');
 RESET ROLE;

@@ -53,6 +53,6 @@ check("one chrome per site, all different", len(set(chrome)) == len(bq.SITES))
 page = bq.page("first <para>\nsecond para", chrome[0])
 check("page holds the escaped article", html.escape("first <para>") in page and "second para" in page)
 check("page holds its site's menu and footer", chrome[0][0] in page and chrome[0][1] in page)
-print(f"{passed} passed, {failed} failed")
+print(f"bench_boilerplate: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY

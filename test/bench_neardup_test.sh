@@ -58,6 +58,6 @@ for kind in nq.EDITS:
     out = fn_()
     check(f"edit {kind} changes the text", out is not None and out != text)
 check("version bump", "Version 1.3" in nq.version_bump(text, rng))
-print(f"{passed} passed, {failed} failed")
+print(f"bench_neardup: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY

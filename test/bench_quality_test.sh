@@ -68,6 +68,6 @@ p, r_, f = q.prf(2, 1, 1)
 check("precision recall f1", abs(p - 2 / 3) < 1e-12 and abs(r_ - 2 / 3) < 1e-12 and abs(f - 2 / 3) < 1e-12)
 lo, hi = q.wilson(6, 24)
 check("wilson 6/24", abs(lo - 0.1200) < 1e-3 and abs(hi - 0.4490) < 1e-3)
-print(f"{passed} passed, {failed} failed")
+print(f"bench_quality: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY

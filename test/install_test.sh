@@ -21,7 +21,7 @@ expected=$( {
 	echo "$libdir/simhash.so"
 	echo "$sharedir/extension/simhash.control"
 	echo "$sharedir/extension/simhash--$(sed -n 's/^EXTVERSION *= *//p' Makefile).sql"
-	for f in src/sql/upgrade/simhash--*.sql; do echo "$sharedir/extension/${f##*/}"; done
+	for f in src/install/upgrade/simhash--*.sql; do echo "$sharedir/extension/${f##*/}"; done
 } | sort)
 
 make -s install DESTDIR="$dest" >"$tmp/log" 2>&1; rc=$?

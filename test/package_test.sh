@@ -72,7 +72,7 @@ for f in "$libdir/simhash.so" "$sharedir/extension/simhash.control" "$sharedir/e
 	"/usr/share/doc/$pkg/copyright"; do
 	check "holds $f" "$f" "$(grep -x -- "$f" <<<"$files")"
 done
-for f in src/sql/upgrade/simhash--*.sql; do
+for f in src/install/upgrade/simhash--*.sql; do
 	check "holds ${f##*/}" 1 "$(grep -cx -- "$sharedir/extension/${f##*/}" <<<"$files")"
 done
 depends=$(dpkg-deb -f "$deb" Depends)

@@ -2,7 +2,7 @@
 """Using simhash from Python with psycopg 3 (Debian's python3-psycopg).
 
 Run as `python3 test/psycopg_test.py "CONNINFO"` against a database where the
-extension can be created; t/011_psycopg.pl runs it in `make test`.  Every step
+extension can be created; test/t/011_psycopg.pl runs it in `make test`.  Every step
 is an assertion; the script prints "N passed, 0 failed" or stops at the first
 failure with its traceback.
 """

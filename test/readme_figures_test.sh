@@ -24,6 +24,6 @@ for name in ("performance", "tuning", "scale"):
                 print(f"  README:  {a}\n  REPORT:  {b}")
     else:
         passed += 1
-print(f"{passed} passed, {failed} failed")
+print(f"readme_figures: {passed} passed, {failed} failed")
 raise SystemExit(1 if failed else 0)
 PY

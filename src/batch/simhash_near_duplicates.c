@@ -1,6 +1,6 @@
 /*
  * simhash_near_duplicates.c — the in-memory join of simhash_near_duplicates
- * (src/sql/46_near_duplicates.sql): simhash_near_duplicates_cursor(rows
+ * (src/install/46_near_duplicates.sql): simhash_near_duplicates_cursor(rows
  * refcursor, threshold) reads (key text, body text) rows from a cursor the
  * caller opened (so they are read with the caller's rights, and on Citus the
  * workers send only those two columns), shingles each body as simhash(text)

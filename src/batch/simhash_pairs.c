@@ -1,6 +1,6 @@
 /*
  * simhash_pairs.c — the permuted-table prefixes that simhash_pairs and
- * simhash_clusters (src/sql/45_pairs.sql) join on.
+ * simhash_clusters (src/install/45_pairs.sql) join on.
  *
  * Two fingerprints within `radius` bits agree on every prefix block of at
  * least one table of the layout (tables.h), so an equi-join of the rows on

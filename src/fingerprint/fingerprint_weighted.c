@@ -5,7 +5,7 @@
  * idf the others weighted by how rare they are (boilerplate weighting).
  *
  * The weights come from a document-frequency table that simhash_df_build
- * writes (src/sql/47_boilerplate.sql): rows (shingle bigint, df) and one row
+ * writes (src/install/47_boilerplate.sql): rows (shingle bigint, df) and one row
  * whose shingle is NULL and whose df is the number of documents.  The table
  * is read once per call site and statement (fn_extra) into sorted arrays
  * within work_mem, turned into weights (sh_df_weight) and handed to the

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """An independent reference of simhash_seomoz(text), used once to compute the
-golden values in test/seomoz_test.cpp and sql/seomoz.sql.  It follows the
+golden values in test/unit/seomoz_test.cpp and sql/seomoz.sql.  It follows the
 seomoz simhash-cpp library as read in its history (github.com/seomoz/simhash-cpp,
 src/hash.hpp, cyclic.hpp, tokenizers/strspn.h, hashes/jenkins.h; 2012-2016),
 not our C++ code:

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """An independent reference of simhash_similarity(a, b), used once to compute
-the golden values in test/text_test.cpp and sql/similarity.sql.  It follows
+the golden values in test/unit/text_test.cpp and sql/similarity.sql.  It follows
 the documented definition, not the C++ code, and compares shingles as tuples
 of token strings (no hashing at all):
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """An independent reference of simhash(text), used once to compute the golden
-values in test/text_test.cpp and sql/fingerprint.sql.  It follows the
+values in test/unit/text_test.cpp and sql/fingerprint.sql.  It follows the
 documented pipeline, not the C++ code:
 
   tokens   maximal runs of Unicode letters/digits (general category L*, N*),

@@ -1,4 +1,4 @@
-# SimhashTAP.pm: what several TAP tests of t/ share — the queries that compare
+# SimhashTAP.pm: what several TAP tests of test/t/ share — the queries that compare
 # a simhash index with a sequential scan, the check built on them, a simulated
 # power loss, and the rows the crash tests insert.  A test loads it with
 #   use FindBin; use lib $FindBin::RealBin; use SimhashTAP;

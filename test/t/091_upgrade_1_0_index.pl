@@ -3,9 +3,9 @@
 # the hint "REINDEX INDEX <name>", planning prices it out so queries still run
 # on a sequential scan, and REINDEX makes it answer again.
 #
-# The index is built by the released 1.0 code: commit 09178db (tag v1.0,
-# named by its hash since a CI clone may lack tags) is taken out of git
-# history, built with PGXS against this server's headers and installed into
+# The index is built by the released 1.0 code: commit 09178db (release 1.0
+# in CHANGELOG.md; releases are named by commit, not tagged) is taken out of
+# git history, built with PGXS against this server's headers and installed into
 # a private copy of the server's installation; a cluster made with that
 # install builds the index, and the same data directory is then started with
 # the current build.  Skipped when the history or the server headers are not

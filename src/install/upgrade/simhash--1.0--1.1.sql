@@ -1,12 +1,12 @@
 -- simhash 1.0 -> 1.1 (ALTER EXTENSION simhash UPDATE TO '1.1').
 --
--- Every change made to the SQL objects of src/sql/*.sql since 1.0 is repeated
--- here; t/090_extension_upgrade.pl checks that an updated 1.0 has exactly the
+-- Every change made to the SQL objects of src/install/*.sql since 1.0 is repeated
+-- here; test/t/090_extension_upgrade.pl checks that an updated 1.0 has exactly the
 -- objects, definitions, comments and privileges of a fresh 1.1 install and
 -- prints what is missing or extra.
 \echo Use "ALTER EXTENSION simhash UPDATE TO '1.1'" to load this file. \quit
 
--- Casts integer -> simhash and smallint -> simhash (src/sql/00_type.sql).
+-- Casts integer -> simhash and smallint -> simhash (src/install/00_type.sql).
 CREATE FUNCTION simhash(integer) RETURNS simhash
     AS 'MODULE_PATHNAME', 'simhash_from_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION simhash(smallint) RETURNS simhash
@@ -41,7 +41,7 @@ COMMENT ON FUNCTION simhash_cluster(simhash, int) IS
 COMMENT ON FUNCTION simhash_cluster(bigint, int) IS
     'window function: near-duplicate cluster id of the row within its partition, the 1-based position of the first row of its connected component (pairs within max_distance bits); NULL for a NULL hash; fails with 53200 when the partition would not fit in work_mem';
 
--- simhash_pairs, simhash_clusters (src/sql/45_pairs.sql)
+-- simhash_pairs, simhash_clusters (src/install/45_pairs.sql)
 -- ---------------------------------------------------------------------------
 -- All pairs and clusters of a table's rows: simhash_pairs, simhash_clusters.
 -- Plain and partitioned tables, views, and Citus distributed tables (where
@@ -241,7 +241,7 @@ COMMENT ON FUNCTION simhash_clusters(regclass, name, name, int) IS
 -- owners (and superusers) may check a table, and only roles granted EXECUTE.
 REVOKE EXECUTE ON FUNCTION simhash_index_check(regclass) FROM PUBLIC;
 
--- Near-duplicate exclusion constraints with a fixed radius (src/sql/31_exclusion.sql).
+-- Near-duplicate exclusion constraints with a fixed radius (src/install/31_exclusion.sql).
 CREATE FUNCTION simhash_query_within(a simhash_query, b simhash_query) RETURNS bool
     AS 'MODULE_PATHNAME', 'simhash_query_pair_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_query_within(simhash_query, simhash_query) IS

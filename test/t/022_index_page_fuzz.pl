@@ -10,7 +10,7 @@
 # damages the same bytes and its result does not depend on luck; to explore,
 # SIMHASH_PAGE_FUZZ_SEED=... picks other damage (the seed is printed, and
 # replays a run) and SIMHASH_PAGE_FUZZ_ROUNDS=... makes it longer.
-# (t/021_index_corruption.pl covers chosen damage with exact expectations.)
+# (test/t/021_index_corruption.pl covers chosen damage with exact expectations.)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

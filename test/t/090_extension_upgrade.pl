@@ -2,7 +2,8 @@
 # extension as a fresh CREATE EXTENSION of the current version: the same
 # member objects, function definitions, operators, casts, operator-class
 # members, comments and privileges.  Data and an index built under the old
-# version keep answering afterwards.
+# version keep answering afterwards.  The frozen install script of every
+# release after the first gives the catalog of the first one updated to it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -68,6 +69,37 @@ my @released = $node->safe_psql('postgres',
 @released = grep { length } split /\n/, $released[0] // '';
 ok(scalar(@released) >= 1, "an older released version is installable (current $current)");
 
+# The frozen install script of each released version after the first is
+# the catalog of the one before it with its update script applied: a fresh
+# CREATE EXTENSION of the version equals the oldest release updated to it.
+# (The files differ in layout and in comments that the update script sets
+# again; the catalogs may not.)
+sub vkey { join '.', map { sprintf '%05d', $_ } split /\./, shift }
+@released = sort { vkey($a) cmp vkey($b) } @released;
+my $oldest = $released[0];
+sub diag_diff
+{
+	my ($want, $got, $what) = @_;
+	my %inw = map { $_ => 1 } split /\n/, $want;
+	my %ing = map { $_ => 1 } split /\n/, $got;
+	diag("missing $what: $_") for grep { !$ing{$_} } split /\n/, $want;
+	diag("extra $what: $_") for grep { !$inw{$_} } split /\n/, $got;
+}
+for my $v (@released[1 .. $#released])
+{
+	my $tag = $v =~ s/\W/_/gr;
+	$node->safe_psql('postgres', "CREATE DATABASE frozen_$tag");
+	$node->safe_psql("frozen_$tag", "CREATE EXTENSION simhash VERSION '$v'");
+	$node->safe_psql('postgres', "CREATE DATABASE chained_$tag");
+	$node->safe_psql("chained_$tag", "CREATE EXTENSION simhash VERSION '$oldest'");
+	$node->safe_psql("chained_$tag", "ALTER EXTENSION simhash UPDATE TO '$v'");
+	my $frozen = $node->safe_psql("frozen_$tag", $members);
+	my $chained = $node->safe_psql("chained_$tag", $members);
+	ok(length($frozen) > 1000, "$v: its install script lists its members");
+	is($chained, $frozen, "$v: its install script equals $oldest updated to $v");
+	diag_diff($frozen, $chained, "after $oldest -> $v") if $chained ne $frozen;
+}
+
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION simhash');
 my $want = $node->safe_psql('fresh', $members);
@@ -88,15 +120,7 @@ for my $v (@released)
 		$current, "$v: updated to $current");
 	my $got = $node->safe_psql($db, $members);
 	is($got, $want, "$v -> $current: same objects as a fresh install");
-	if ($got ne $want)
-	{
-		my @w = split /\n/, $want;
-		my @g = split /\n/, $got;
-		my %inw = map { $_ => 1 } @w;
-		my %ing = map { $_ => 1 } @g;
-		diag("missing after update: $_") for grep { !$ing{$_} } @w;
-		diag("extra after update: $_") for grep { !$inw{$_} } @g;
-	}
+	diag_diff($want, $got, 'after update') if $got ne $want;
 	# The data survive, and an index built after the update answers exactly.
 	$node->safe_psql($db, 'CREATE INDEX t_fp ON t USING simhash (fp)');
 	my $q = q{SELECT count(*) FROM t a, t b WHERE simhash_within(b.fp, a.fp, 3) AND a.id <= 50};

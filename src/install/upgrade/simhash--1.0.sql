@@ -1,4 +1,4 @@
--- simhash 1.0, as released: frozen; changes go into src/sql/*.sql and an update script
+-- simhash 1.0, as released: frozen; changes go into src/install/*.sql and an update script
 \echo Use "CREATE EXTENSION simhash" to load this file. \quit
 -- ---------------------------------------------------------------------------
 -- The simhash type: a 64-bit fingerprint, 16 hex digits in text form.

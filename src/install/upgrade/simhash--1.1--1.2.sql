@@ -1,7 +1,7 @@
 -- simhash 1.1 -> 1.2 (ALTER EXTENSION simhash UPDATE TO '1.2').
 --
--- Every change made to the SQL objects of src/sql/*.sql since 1.1 is repeated
--- here, in the order of the pieces; t/090_extension_upgrade.pl checks that an
+-- Every change made to the SQL objects of src/install/*.sql since 1.1 is repeated
+-- here, in the order of the pieces; test/t/090_extension_upgrade.pl checks that an
 -- updated 1.1 (and 1.0) has exactly the objects, definitions, comments and
 -- privileges of a fresh 1.2 install.
 \echo Use "ALTER EXTENSION simhash UPDATE TO '1.2'" to load this file. \quit
@@ -179,7 +179,7 @@ BEGIN
 END
 $$;
 
--- src/sql/23_similarity.sql: exact shingle similarity (new in 1.2).
+-- src/install/23_similarity.sql: exact shingle similarity (new in 1.2).
 CREATE FUNCTION simhash_similarity(a text, b text, shingle int DEFAULT 3, tokens text DEFAULT 'words',
                                    casefold bool DEFAULT true) RETURNS float8
     AS 'MODULE_PATHNAME', 'simhash_similarity_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -197,7 +197,7 @@ CREATE FUNCTION simhash_similarity(a bigint[], b bigint[]) RETURNS float8
 COMMENT ON FUNCTION simhash_similarity(bigint[], bigint[]) IS
     'Jaccard similarity of two shingle sets made by simhash_shingles (ascending and distinct, checked): simhash_similarity(simhash_shingles(a), simhash_shingles(b)) = simhash_similarity(a, b)';
 
--- src/sql/46_near_duplicates.sql: verified near-duplicates (new in 1.2).
+-- src/install/46_near_duplicates.sql: verified near-duplicates (new in 1.2).
 -- The checked source of simhash_near_duplicates: "SELECT k, sh FROM rel" as SQL text.
 CREATE FUNCTION simhash_near_duplicates_source(rel regclass, fp name, body name, key name, threshold float8)
     RETURNS text
@@ -392,7 +392,7 @@ $$;
 COMMENT ON FUNCTION simhash_near_duplicate_survivors(regclass, name, name, name, float8, name, bool) IS
     'the rows to remove so that one survivor is kept per group of verified near-duplicates (simhash_near_duplicates at threshold): survivors are chosen greedily by keep_by (a column; NULL = length of body), highest first unless keep_highest is false, ties by smallest key; each removed row is returned with the survivor it is verified similar to and their similarity, so unrelated rows are never chained together';
 
--- Boilerplate weighting (src/sql/47_boilerplate.sql) -------------------------
+-- Boilerplate weighting (src/install/47_boilerplate.sql) -------------------------
 CREATE FUNCTION simhash_weighted(doc text, weights regclass, max_df float8 DEFAULT 0.1, idf bool DEFAULT false)
     RETURNS simhash
     AS 'MODULE_PATHNAME', 'simhash_weighted' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
