@@ -28,10 +28,16 @@
 # Appends to $BENCH_RESULTS/limit.csv, one row per N and query type:
 #   label,n,query,queries,index_p50_ms,index_p95_ms,scan_p50_ms,scan_ns_row,
 #   ratio,scalar_p50_ms,ratio_scalar,rows_avg,buffers_avg,mismatches,
-#   tie_id_diffs,load
+#   tie_id_diffs,load,index_cpu_ms,scan_cpu_ms,ratio_cpu
 # ratio = index p50 / packed-scan (AVX2) p50 (< 1: the index is faster);
 # ratio_scalar the same against the scalar kernel; load = the 1-minute load
-# average before and after the N's timed rounds.
+# average before and after the N's timed rounds.  On a loaded machine a query
+# of many milliseconds is descheduled and a scan of one is not, so wall times
+# favour the short one: the CPU columns are the mean CPU time per query, the
+# index's from the backend's /proc/self/schedstat over passes of the same
+# queries repeated for at least MIN_PASS_MS (default 300; planning included,
+# no answers kept), the scan's from its thread CPU clock, and ratio_cpu their
+# quotient.
 # KEEP_DB=1 leaves database $DB (the last N's table t, queries bq and the
 # timings) for a look afterwards (with TMPC_KEEP=1 when alone: the cluster's
 # directory stays, the server is stopped).
@@ -43,6 +49,7 @@ LIMIT_ROWS=${LIMIT_ROWS:-"$((100000 * SCALE)) $((1000000 * SCALE))"}
 QUERIES=${QUERIES:-100}
 ROUNDS=${ROUNDS:-3}
 RADII=${RADII:-"0 3 6 10 13 16"}
+MIN_PASS_MS=${MIN_PASS_MS:-300}
 LABEL=${LABEL:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 BENCH_RESULTS=${BENCH_RESULTS:-$ROOT/bench/results}
 DB=${DB:-simhash_limit}
@@ -81,7 +88,8 @@ pg <<'SQL'
 CREATE TABLE lat (n bigint, kind text, param int, round int, qid int, ms float8,
                   cnt bigint, dists text, ids text);
 CREATE TABLE scan (n bigint, kernel text, kind text, param int, round int, qid int, ns float8,
-                   cnt bigint, dists text, ids text);
+                   cpu_ns float8, cnt bigint, dists text, ids text);
+CREATE TABLE cpu (n bigint, kind text, param int, qset text, round int, queries bigint, cpu_ns float8);
 CREATE TABLE bufs (n bigint, kind text, param int, qid int, buffers bigint);
 -- every query of bq through the index: KNN-k, or radius k
 CREATE FUNCTION l_time(nrows bigint, kind text, k int, rnd int) RETURNS void LANGUAGE plpgsql AS $$
@@ -106,6 +114,34 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
+-- CPU time of this backend (ns on a CPU, /proc/self/schedstat; exact at each
+-- context switch and scheduler tick)
+CREATE FUNCTION l_cpu_ns() RETURNS float8 LANGUAGE sql AS $$
+  SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::float8 $$;
+-- the queries of one set through the index, over and over for at least
+-- min_ms, no answers kept: the backend's CPU time per query
+CREATE FUNCTION l_cpu(nrows bigint, kind text, k int, qset text, rnd int, min_ms float8) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE qs simhash[]; sql text; ids int[]; ds int[]; c0 float8; t0 timestamptz; reps int := 0;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  sql := CASE kind
+    WHEN 'knn' THEN format('SELECT array_agg(id), array_agg(fp <~> $1) FROM
+                             (SELECT id, fp FROM t ORDER BY fp <~> $1 LIMIT %s) s', k)
+    ELSE format('SELECT array_agg(id), array_agg(fp <~> $1) FROM t WHERE simhash_within(fp, $1, %s)', k) END;
+  SELECT array_agg(q ORDER BY qid) INTO qs FROM bq
+   WHERE qset = 'all' OR (qset = 'near') = (qid <= (SELECT count(*) FROM bq) / 2);
+  t0 := clock_timestamp();
+  c0 := l_cpu_ns();
+  LOOP
+    FOR i IN 1 .. cardinality(qs) LOOP
+      EXECUTE sql INTO ids, ds USING qs[i];
+    END LOOP;
+    reps := reps + 1;
+    EXIT WHEN extract(epoch FROM clock_timestamp() - t0) * 1000 >= min_ms;
+  END LOOP;
+  INSERT INTO cpu VALUES (nrows, kind, k, qset, rnd, reps * cardinality(qs), l_cpu_ns() - c0);
+END $$;
 -- shared buffers (hit + read) one index query touches, from EXPLAIN (ANALYZE, BUFFERS)
 CREATE FUNCTION l_bufs(nrows bigint, kind text, k int, lim int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE r record; p json; sql text;
@@ -124,7 +160,7 @@ SQL
 
 mkdir -p "$BENCH_RESULTS"
 csv=$BENCH_RESULTS/limit.csv
-[ -f "$csv" ] || echo "label,n,query,queries,index_p50_ms,index_p95_ms,scan_p50_ms,scan_ns_row,ratio,scalar_p50_ms,ratio_scalar,rows_avg,buffers_avg,mismatches,tie_id_diffs,load" > "$csv"
+[ -f "$csv" ] || echo "label,n,query,queries,index_p50_ms,index_p95_ms,scan_p50_ms,scan_ns_row,ratio,scalar_p50_ms,ratio_scalar,rows_avg,buffers_avg,mismatches,tie_id_diffs,load,index_cpu_ms,scan_cpu_ms,ratio_cpu" > "$csv"
 kernels=$("$ROOT/bench/packed_scan" /dev/null /dev/null --kernel avx2 2>/dev/null >/dev/null && echo "avx2 scalar" || echo scalar)
 
 for N in $LIMIT_ROWS; do
@@ -151,13 +187,15 @@ for N in $LIMIT_ROWS; do
 		step "N=$N: round $j of $ROUNDS (load $(load1))"
 		args=(-c "SELECT l_time($N, 'knn', 10, $j)")
 		for r in $RADII; do args+=(-c "SELECT l_time($N, 'radius', $r, $j)"); done
+		args+=(-c "SELECT l_cpu($N, 'knn', 10, 'near', $j, $MIN_PASS_MS)" -c "SELECT l_cpu($N, 'knn', 10, 'random', $j, $MIN_PASS_MS)")
+		for r in $RADII; do args+=(-c "SELECT l_cpu($N, 'radius', $r, 'all', $j, $MIN_PASS_MS)"); done
 		pg "${args[@]}" >/dev/null
 		for kern in $kernels; do
 			"$ROOT/bench/packed_scan" "$work/codes" "$work/queries" --knn 10 --radius "$radii_csv" \
 				--kernel "$kern" 2>"$work/scan.err" | sed "s/^\([a-z0-9]*\),\([a-z]*\),\([0-9]*\),1,/\1,\2,\3,$j,/" \
 				> "$work/scan.csv"
 			cat "$work/scan.err" >&2
-			pg -c "CREATE TEMP TABLE s (kernel text, kind text, param int, round int, qid int, ns float8, cnt bigint, dists text, ids text)" \
+			pg -c "CREATE TEMP TABLE s (kernel text, kind text, param int, round int, qid int, ns float8, cpu_ns float8, cnt bigint, dists text, ids text)" \
 			   -c "\\copy s FROM '$work/scan.csv' CSV HEADER" \
 			   -c "INSERT INTO scan SELECT $N, * FROM s"
 		done
@@ -173,8 +211,12 @@ WITH q AS (SELECT qid, CASE WHEN qid <= (SELECT count(*) FROM bq) / 2 THEN 'near
                    percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
                    percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95, avg(cnt) AS rows_avg
               FROM i GROUP BY query),
-     sq AS (SELECT query, kernel, percentile_cont(0.5) WITHIN GROUP (ORDER BY ns) / 1e6 AS p50
+     sq AS (SELECT query, kernel, percentile_cont(0.5) WITHIN GROUP (ORDER BY ns) / 1e6 AS p50,
+                   avg(cpu_ns) / 1e6 AS cpu
               FROM s GROUP BY query, kernel),
+     ic AS (SELECT CASE WHEN kind = 'knn' THEN 'knn' || param || ' ' || qset ELSE 'radius ' || param END AS query,
+                   sum(cpu_ns) / sum(queries) / 1e6 AS cpu
+              FROM cpu WHERE n = $N GROUP BY 1),
      chk AS (SELECT i.query,
                     count(*) FILTER (WHERE i.cnt <> s.cnt OR (i.kind = 'knn' AND i.dists IS DISTINCT FROM s.dists)
                                      OR (i.kind = 'radius' AND i.ids IS DISTINCT FROM s.ids)) AS mismatches,
@@ -187,10 +229,12 @@ SELECT '$LABEL', $N, iq.query, iq.queries, round(iq.p50::numeric, 4), round(iq.p
        (SELECT round(avg(buffers), 1) FROM bufs JOIN q USING (qid)
          WHERE n = $N AND bufs.kind = iq.kind AND bufs.param = iq.param
            AND (iq.kind = 'radius' OR iq.query LIKE '% ' || q.qset)),
-       chk.mismatches, chk.tie_ids, '$load_a-$load_b'
+       chk.mismatches, chk.tie_ids, '$load_a-$load_b',
+       round(ic.cpu::numeric, 4), round(a.cpu::numeric, 4), round((ic.cpu / a.cpu)::numeric, 3)
   FROM iq JOIN sq a ON a.query = iq.query AND a.kernel = '${kernels%% *}'
           JOIN sq b ON b.query = iq.query AND b.kernel = 'scalar'
           JOIN chk ON chk.query = iq.query
+          LEFT JOIN ic ON ic.query = iq.query
  ORDER BY iq.kind, iq.param, iq.query" | tee -a "$csv"
 done
 step "results: $csv"

@@ -406,6 +406,7 @@ def _crossover(pts):
 
 def section_limit(out):
     rows = read("limit.csv")
+    rows = sorted(rows or [], key=lambda r: int(r["n"]))
     out.append("## The limit: the index against a packed linear scan of the codes\n")
     if not rows:
         out.append("No `results/limit.csv`: run `PARTS=limit make bench` (bench/limit.sh).\n")
@@ -417,20 +418,28 @@ def section_limit(out):
                "Ratio = index p50 ÷ packed-scan p50: below 1 the index is faster. "
                "Mismatches: answers differing from the scan (KNN-10 by distances, radius by id set); must be 0. "
                "Buffers: shared buffers one index query touches (EXPLAIN ANALYZE, BUFFERS). "
-               "Load: the 1-minute load average before and after the timed rounds (2 cores, shared).\n")
+               "Load: the 1-minute load average before and after the timed rounds (2 cores, shared). "
+               "CPU: mean CPU time per query (the backend's /proc/self/schedstat over repeated passes; "
+               "the scan's thread CPU clock): on a loaded machine a query of many milliseconds is "
+               "descheduled and a scan of one is not, so the CPU ratio is the fairer one.\n")
     out.append(table([{**r, "n": f"{int(r['n']):,}", "ratio": r["ratio"] + "×",
                        "ratio_scalar": r["ratio_scalar"] + "×"} for r in rows],
                      ["label", "n", "query", "index_p50_ms", "scan_p50_ms", "scan_ns_row", "ratio",
-                      "ratio_scalar", "rows_avg", "buffers_avg", "mismatches", "load"],
+                      "ratio_scalar", "index_cpu_ms", "scan_cpu_ms", "ratio_cpu", "rows_avg", "buffers_avg",
+                      "mismatches", "load"],
                      ["commit", "N", "query", "index p50 ms", "packed scan p50 ms", "scan ns/row",
-                      "index ÷ scan", "÷ scalar scan", "rows", "buffers", "mismatches", "load"]))
+                      "index ÷ scan", "÷ scalar scan", "index CPU ms", "scan CPU ms", "CPU ratio", "rows",
+                      "buffers", "mismatches", "load"]))
     out.append("")
-    by = {}
+    by, byc = {}, {}
     for r in rows:
         by.setdefault(r["query"], {})[int(r["n"])] = float(r["ratio"])
+        if r.get("ratio_cpu"):
+            byc.setdefault(r["query"], {})[int(r["n"])] = float(r["ratio_cpu"])
     out.append("Crossover (the N from which the index is faster than the packed scan, from the rows above):\n")
-    out.append(table([{"query": q, "at": _crossover(sorted(v.items()))} for q, v in by.items()],
-                     ["query", "at"], ["query", "crossover N"]))
+    out.append(table([{"query": q, "at": _crossover(sorted(v.items())),
+                       "cpu": _crossover(sorted(byc.get(q, {}).items()))} for q, v in by.items()],
+                     ["query", "at", "cpu"], ["query", "crossover N (p50 wall)", "crossover N (CPU)"]))
     out.append("")
 
 

@@ -74,8 +74,8 @@ check() {  # check NAME N SEED K RADII
 			if [ $kernel = avx2 ] && grep -q 'built without AVX2' "$tmp/err"; then continue; fi
 			bad "$1, $kernel: packed_scan exits 0 ($(cat "$tmp/err"))"; continue
 		fi
-		for round in 1 2; do  # each round's answers, without the kernel, round and time
-			awk -F, -v r=$round 'NR > 1 && $4 == r' "$tmp/out" | cut -d, -f2,3,5,7- |
+		for round in 1 2; do  # each round's answers, without the kernel, round and times
+			awk -F, -v r=$round 'NR > 1 && $4 == r' "$tmp/out" | cut -d, -f2,3,5,8- |
 				sed '1i kind,param,qid,count,dists,ids' >"$tmp/got"
 			if cmp -s "$tmp/got" "$tmp/want"; then
 				ok "$1, $kernel: round $round equals the brute-force reference ($(($(wc -l <"$tmp/want") - 1)) answers)"
