@@ -400,7 +400,10 @@ def _crossover(pts):
         (n0, r0), (n1, r1) = pts[-2], pts[-1]
         if r1 < r0:
             slope = (math.log(r1) - math.log(r0)) / (math.log(n1) - math.log(n0))
-            return f"~{math.exp(math.log(n1) - math.log(r1) / slope):,.0f} (extrapolated)"
+            at = math.exp(math.log(n1) - math.log(r1) / slope)
+            if at > 10 * n1:
+                return f"beyond 10× the largest N (ratio ∝ N^{slope:.2f} from there)"
+            return f"~{at:,.0f} (extrapolated)"
     return "none (the index slower at every N measured)"
 
 
