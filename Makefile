@@ -176,6 +176,13 @@ bench-core: bench/fingerprint_bench
 .PHONY: bench-core
 EXTRA_CLEAN += bench/fingerprint_bench
 
+# ---- the physical limit: a packed linear scan of the codes (bench/limit.sh) ----
+# A bench tool, not the product: tuned for this machine.
+bench/packed_scan: bench/packed_scan.cpp
+	$(CXX) -std=c++17 -O3 -march=native -Wall -Wextra $(WERROR_FLAG) -o $@ $<
+
+EXTRA_CLEAN += bench/packed_scan
+
 # ---- the server suites once under valgrind memcheck (slow; not part of test) ----
 valgrind:
 	bash test/valgrind.sh

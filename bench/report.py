@@ -7,6 +7,7 @@ scripts (results/index.md, results/batch.md, results/quality.md) are included
 verbatim."""
 import csv
 import glob
+import math
 import os
 import sys
 
@@ -381,6 +382,68 @@ SCALE_BASELINES = {
     "pgvector IVFFlat (probes = sqrt(lists))": "pgvector IVFFlat, probes √lists",
     "pgvector IVFFlat (probes = lists/10)": "pgvector IVFFlat, probes lists/10",
 }
+
+
+def _crossover(pts):
+    """N where index/scan crosses 1, from [(n, ratio)] sorted by n: interpolated in log-log
+    between the two sizes that bracket it, else extrapolated from the last two (marked ~)."""
+    pts = [(n, r) for n, r in pts if n > 0 and r > 0]
+    if not pts:
+        return "n/a"
+    if all(r <= 1 for _, r in pts):
+        return f"≤ {pts[0][0]:,} (faster at every N measured)"
+    for (n0, r0), (n1, r1) in zip(pts, pts[1:]):
+        if r0 > 1 >= r1:
+            t = math.log(r0) / (math.log(r0) - math.log(r1))
+            return f"{math.exp(math.log(n0) + t * (math.log(n1) - math.log(n0))):,.0f}"
+    if len(pts) >= 2 and pts[-1][1] > 1:
+        (n0, r0), (n1, r1) = pts[-2], pts[-1]
+        if r1 < r0:
+            slope = (math.log(r1) - math.log(r0)) / (math.log(n1) - math.log(n0))
+            at = math.exp(math.log(n1) - math.log(r1) / slope)
+            if at > 10 * n1:
+                return f"beyond 10× the largest N (ratio ∝ N^{slope:.2f} from there)"
+            return f"~{at:,.0f} (extrapolated)"
+    return "none (the index slower at every N measured)"
+
+
+def section_limit(out):
+    rows = read("limit.csv")
+    rows = sorted(rows or [], key=lambda r: int(r["n"]))
+    out.append("## The limit: the index against a packed linear scan of the codes\n")
+    if not rows:
+        out.append("No `results/limit.csv`: run `PARTS=limit make bench` (bench/limit.sh).\n")
+        return
+    out.append("`bench/limit.sh` (issue 31): bench/planted.sql (90% random codes, 10% planted near copies), "
+               "the index with default options, warm; the same queries through the index (server-side, "
+               "one backend, planning included) and through `bench/packed_scan` (popcount(x ^ q) over a "
+               "uint64 array in id order, one core; AVX2 and scalar kernels), rounds interleaved. "
+               "Ratio = index p50 ÷ packed-scan p50: below 1 the index is faster. "
+               "Mismatches: answers differing from the scan (KNN-10 by distances, radius by id set); must be 0. "
+               "Buffers: shared buffers one index query touches (EXPLAIN ANALYZE, BUFFERS). "
+               "Load: the 1-minute load average before and after the timed rounds (2 cores, shared). "
+               "CPU: mean CPU time per query (the backend's /proc/self/schedstat over repeated passes; "
+               "the scan's thread CPU clock): on a loaded machine a query of many milliseconds is "
+               "descheduled and a scan of one is not, so the CPU ratio is the fairer one.\n")
+    out.append(table([{**r, "n": f"{int(r['n']):,}", "ratio": r["ratio"] + "×",
+                       "ratio_scalar": r["ratio_scalar"] + "×"} for r in rows],
+                     ["label", "n", "query", "index_p50_ms", "scan_p50_ms", "scan_ns_row", "ratio",
+                      "ratio_scalar", "index_cpu_ms", "scan_cpu_ms", "ratio_cpu", "rows_avg", "buffers_avg",
+                      "mismatches", "load"],
+                     ["commit", "N", "query", "index p50 ms", "packed scan p50 ms", "scan ns/row",
+                      "index ÷ scan", "÷ scalar scan", "index CPU ms", "scan CPU ms", "CPU ratio", "rows",
+                      "buffers", "mismatches", "load"]))
+    out.append("")
+    by, byc = {}, {}
+    for r in rows:
+        by.setdefault(r["query"], {})[int(r["n"])] = float(r["ratio"])
+        if r.get("ratio_cpu"):
+            byc.setdefault(r["query"], {})[int(r["n"])] = float(r["ratio_cpu"])
+    out.append("Crossover (the N from which the index is faster than the packed scan, from the rows above):\n")
+    out.append(table([{"query": q, "at": _crossover(sorted(v.items())),
+                       "cpu": _crossover(sorted(byc.get(q, {}).items()))} for q, v in by.items()],
+                     ["query", "at", "cpu"], ["query", "crossover N (p50 wall)", "crossover N (CPU)"]))
+    out.append("")
 
 
 def _scale_value(v, unit):
@@ -764,7 +827,7 @@ def main():
               lambda o: section_external(o, "batch", "Batch: find_all / find_clusters"),
               section_memory,
               lambda o: section_external(o, "citus", "Scale-out: one node vs Citus coordinator + 2 workers"),
-              section_scale, section_readme_tables, quality]
+              section_scale, section_limit, section_readme_tables, quality]
     new = []
     for make in makers:
         buf = []
