@@ -119,23 +119,22 @@ inline void print_usage(std::FILE *to, const Tool &tool)
                  "and a named hash keeps the name of its first line (the other lines are\n"
                  "counted on standard error).  --exact-copies counts every line: %s\n\n",
                  tool.copies);
-    std::fprintf(
-        to,
-        "  --distance DISTANCE  maximum number of differing bits, 0..64\n"
-        "  --blocks BLOCKS      bit blocks of the permuted tables, DISTANCE+1..16;\n"
-        "                       speed only (default: chosen from the input size)\n"
-        "  --input INPUT        path to read ('-', the default, for stdin)\n"
-        "  --output OUTPUT      path to write ('-', the default, for stdout)\n"
-        "  --threads N          worker threads (default 1; 0: one per core)\n"
-        "  --input-format FORM  auto (the default): the first line that is only one\n"
-        "                       of the two decides for the whole input (16 decimal\n"
-        "                       digits are both); decimal or hex: that form only\n"
-        "  --exact-copies       every line counts: identical hashes are near each other\n"
-        "  --hashes             write hashes even when the lines carry names\n"
-        "  --help               this text\n"
-        "  --version            the version\n\n"
-        "Exit status: 0 done, 1 unreadable or malformed input or write error,\n"
-        "2 bad options.\n");
+    std::fprintf(to,
+                 "  --distance DISTANCE  maximum number of differing bits, 0..64\n"
+                 "  --blocks BLOCKS      bit blocks of the permuted tables, DISTANCE+1..16;\n"
+                 "                       speed only (default: chosen from the input size)\n"
+                 "  --input INPUT        path to read ('-', the default, for stdin)\n"
+                 "  --output OUTPUT      path to write ('-', the default, for stdout)\n"
+                 "  --threads N          worker threads (default 1; 0: one per core)\n"
+                 "  --input-format FORM  auto (the default): the first line that is only one\n"
+                 "                       of the two decides for the whole input (16 decimal\n"
+                 "                       digits are both); decimal or hex: that form only\n"
+                 "  --exact-copies       every line counts: identical hashes are near each other\n"
+                 "  --hashes             write hashes even when the lines carry names\n"
+                 "  --help               this text\n"
+                 "  --version            the version\n\n"
+                 "Exit status: 0 done, 1 unreadable or malformed input or write error,\n"
+                 "2 bad options.\n");
 }
 
 inline int parse_int(const std::string &opt, const char *v, int lo, int hi)
@@ -509,7 +508,8 @@ inline HashLines read_lines(const std::string &path, Format format)
 
 // The distinct hashes of the lines, ascending, and in *copies the values that
 // occur more than once (when copies is given).
-inline std::vector<uint64_t> distinct_hashes(std::vector<uint64_t> &&lines, std::vector<uint64_t> *copies = nullptr)
+inline std::vector<uint64_t> distinct_hashes(std::vector<uint64_t> &&lines,
+                                             std::vector<uint64_t> *copies = nullptr)
 {
     std::vector<uint64_t> h = std::move(lines);
     std::sort(h.begin(), h.end());

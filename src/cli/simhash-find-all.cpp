@@ -100,8 +100,8 @@ void find_all_named(const batch_cli::Options &o, batch_cli::HashLines &lines)
             for (size_t x = g.start[k]; x < g.start[k + 1]; x++)
                 for (size_t y = x + 1; y < g.start[k + 1]; y++)
                     write_named(to, g.lines[x], g.lines[y], 0);
-    check(sh_find_all_each(g.hashes.data(), g.hashes.size(), o.blocks, o.distance, o.threads, nullptr, nullptr,
-                           1 << 16, write_named_pairs, &to));
+    check(sh_find_all_each(g.hashes.data(), g.hashes.size(), o.blocks, o.distance, o.threads, nullptr,
+                           nullptr, 1 << 16, write_named_pairs, &to));
     out.commit();
 }
 
@@ -112,11 +112,11 @@ int main(int argc, char **argv)
 {
     using namespace batch_cli;
     g_prog = "simhash-find-all";
-    const Options o = parse_args(argc, argv,
-                                 Tool{"every pair within DISTANCE bits as [a, b]",
-                                      "\"name_a<TAB>name_b<TAB>distance\" per pair",
-                                      "a repeated hash is also a pair with\n"
-                                      "itself, [a, a] once per hash (named: every two lines holding it, distance 0)."});
+    const Options o = parse_args(
+        argc, argv,
+        Tool{"every pair within DISTANCE bits as [a, b]", "\"name_a<TAB>name_b<TAB>distance\" per pair",
+             "a repeated hash is also a pair with\n"
+             "itself, [a, a] once per hash (named: every two lines holding it, distance 0)."});
     try
     {
         HashLines lines = read_lines(o.input, o.format);

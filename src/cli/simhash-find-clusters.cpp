@@ -23,8 +23,8 @@ std::vector<std::vector<size_t>> clusters_of(const batch_cli::Options &o, const 
     using namespace batch_cli;
     uint32_t *members = nullptr;
     size_t *bounds = nullptr, nc = 0;
-    check(sh_find_clusters(g.hashes.data(), g.hashes.size(), o.blocks, o.distance, o.threads, nullptr, nullptr,
-                           &members, &bounds, &nc));
+    check(sh_find_clusters(g.hashes.data(), g.hashes.size(), o.blocks, o.distance, o.threads, nullptr,
+                           nullptr, &members, &bounds, &nc));
     std::vector<std::vector<size_t>> out(nc);
     std::vector<bool> in_cluster(g.hashes.size());
     for (size_t c = 0; c < nc; c++)
@@ -86,8 +86,8 @@ void find_clusters_named(const batch_cli::Options &o, batch_cli::HashLines &line
         std::vector<uint32_t> members;
         for (size_t k : c)
             members.insert(members.end(), g.lines.begin() + static_cast<std::ptrdiff_t>(g.start[k]),
-                           g.lines.begin() + static_cast<std::ptrdiff_t>(o.exact_copies ? g.start[k + 1]
-                                                                                       : g.start[k] + 1));
+                           g.lines.begin() +
+                               static_cast<std::ptrdiff_t>(o.exact_copies ? g.start[k + 1] : g.start[k] + 1));
         std::sort(members.begin(), members.end());
         clusters.push_back(std::move(members));
     }
