@@ -576,9 +576,10 @@ def section_scale(out):
     out.append("The README's table made from these rows is in [The README's tables](#the-readmes-tables).\n")
 
 
-# ---- the README's two tables of figures, rewritten between their markers ----------------------
+# ---- the README's tables of figures (in docs/performance.md), rewritten between their markers ----
 
-README = os.path.join(HERE, "..", "README.md")
+# The tables live in docs/performance.md (the README links to it).
+README = os.path.join(HERE, "..", "docs", "performance.md")
 
 
 def _ms(x):

@@ -55,3 +55,37 @@ SELECT * FROM simhash_clusters('mc_boom', 'fp', 'k', 1);
 SELECT * FROM simhash_pairs('mc_boom', 'fp', 'k', 1);
 DROP VIEW mc_boom;
 DROP TABLE mc;
+
+-- A text column indexed as it is: an error whose hint names simhash(column)
+-- (before 1.2: "data type text has no default operator class").
+CREATE TABLE mt (id int, body text, v varchar, fp simhash GENERATED ALWAYS AS (simhash(body)) STORED);
+INSERT INTO mt (id, body, v) VALUES (1, 'hello world', 'hello world'), (2, 'hello world', 'x');
+CREATE INDEX ON mt USING simhash (body);
+CREATE INDEX ON mt USING simhash (v);
+CREATE INDEX ON mt USING simhash (lower(body));
+CREATE UNLOGGED TABLE mt_u (body text);
+CREATE INDEX ON mt_u USING simhash (body);
+DROP TABLE mt_u;
+SELECT count(*) AS simhash_indexes_left FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+  JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = 'mt'::regclass AND a.amname = 'simhash';
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'simhash_text_ops';
+-- the fingerprint indexes, and the check says what it checked
+CREATE INDEX mt_fp ON mt USING simhash (fp);
+SELECT simhash_index_check('mt_fp');
+-- simhash(name) fingerprints the text, as varchar and char do
+SELECT simhash('hello world'::name) = simhash(text 'hello world') AS name_is_text,
+       simhash('a b c d'::name, shingle => 1) = simhash(text 'a b c d', shingle => 1) AS name_options,
+       simhash('abc'::name) = simhash(text 'abc') AS hex_looking_name;
+-- argument errors of the PL/pgSQL functions come without CONTEXT lines
+SELECT * FROM simhash_pairs('mt', 'body', 'id', 3);
+SELECT * FROM simhash_pairs('mt', 'fp', 'id', 65);
+SELECT * FROM simhash_pairs('mt', 'fp', 'nosuch', 3);
+SELECT * FROM simhash_clusters('mt', 'nosuch', 'id', 3);
+SELECT simhash_df_build('mt', 'nosuch');
+SELECT simhash_df_build('mt', 'id');
+SELECT simhash_df_build('mt', 'body', min_df => 0);
+-- simhash_raise itself
+SELECT simhash_raise('22023', 'a message', 'a hint');
+SELECT simhash_raise('2202', 'bad code');
+SELECT simhash_raise(NULL, 'no code');
+DROP TABLE mt;

@@ -8,6 +8,7 @@
 
 #include <limits.h>
 
+#include "utils/builtins.h"
 #include "utils/guc.h"
 
 /* simhash.max_distance: the radius of the % and ~% operators. */
@@ -81,4 +82,34 @@ int
 simhash_interrupt_pending(void *arg)
 {
 	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
+/*
+ * simhash_raise(sqlstate text, message text, hint text): the argument errors
+ * of the extension's PL/pgSQL functions.  A RAISE there, or an error of a
+ * function it calls, carries one to four CONTEXT lines naming the
+ * function's internals; this raises the error without them (the context
+ * callbacks are dropped for this one error: every catcher of an ERROR
+ * restores error_context_stack from its own saved copy).
+ */
+PG_FUNCTION_INFO_V1(simhash_raise);
+Datum
+simhash_raise(PG_FUNCTION_ARGS)
+{
+	const char *state;
+	const char *hint = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("simhash_raise: the SQLSTATE and the message must not be NULL")));
+	state = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (strlen(state) != 5 || strspn(state, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 5)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("simhash_raise: invalid SQLSTATE \"%s\"", state),
+						errhint("A SQLSTATE is 5 digits or upper-case letters.")));
+	error_context_stack = NULL;
+	ereport(ERROR, (errcode(MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4])),
+					errmsg_internal("%s", text_to_cstring(PG_GETARG_TEXT_PP(1))),
+					hint ? errhint("%s", hint) : 0));
+	PG_RETURN_VOID();
 }

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # bench_report_test.sh — bench/report.py on a copy of bench/REPORT.md and the
-# README: with no results at all it keeps every section of the report (the
+# README's performance page (docs/performance.md, "the README" below): with no results at all it keeps every section of the report (the
 # hand-written ones included) and leaves the README as it is, twice in a row
 # the same; with the results of bench/scale.sh alone it writes the scale
 # section and the README's scale table and still keeps every other section.
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d /tmp/simhash-report-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/bench" "$tmp/none" "$tmp/scale"
+mkdir -p "$tmp/bench" "$tmp/docs" "$tmp/none" "$tmp/scale"
 cp bench/report.py bench/REPORT.md "$tmp/bench/"
-cp README.md "$tmp/"
+cp docs/performance.md "$tmp/docs/"
 # a scale.csv as bench/scale.sh writes it: every metric row (pgvector's warm
 # KNN and recall rows too), two sizes
 {
@@ -78,10 +78,10 @@ def run(results):
     env = dict(os.environ, BENCH_RESULTS=os.path.join(tmp, results))
     subprocess.run([sys.executable, os.path.join(tmp, "bench", "report.py")], env=env, check=True)
     return (open(os.path.join(tmp, "bench", "REPORT.md"), encoding="utf-8").read(),
-            open(os.path.join(tmp, "README.md"), encoding="utf-8").read())
+            open(os.path.join(tmp, "docs", "performance.md"), encoding="utf-8").read())
 
 report0 = open(os.path.join(tmp, "bench", "REPORT.md"), encoding="utf-8").read()
-readme0 = open(os.path.join(tmp, "README.md"), encoding="utf-8").read()
+readme0 = open(os.path.join(tmp, "docs", "performance.md"), encoding="utf-8").read()
 old = sections(report0)
 check("the report has a hand-written section to keep", any("Written by hand" in t for t in old.values()))
 

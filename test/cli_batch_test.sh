@@ -143,13 +143,54 @@ check fingerprint-pipe "$(python3 -c "
 import itertools
 h = sorted(set(int(l.split('\t')[0], 16) for l in open('$tmp/fp.txt')))
 for a, b in itertools.combinations(h, 2): print('[%d, %d]' % (a, b))" | sort)" \
-	"$($FP "$tmp"/[abcd].txt | $ALL --distance 64 | sort)"
-check fingerprint-decimal-pipe "$($ALL --distance 64 < "$tmp/fp.txt" | sort)" \
-	"$($FP --decimal "$tmp"/[abcd].txt | $ALL --distance 64 | sort)"
+	"$($FP "$tmp"/[abcd].txt | $ALL --distance 64 --hashes | sort)"
+check fingerprint-decimal-pipe "$($ALL --distance 64 --hashes < "$tmp/fp.txt" | sort)" \
+	"$($FP --decimal "$tmp"/[abcd].txt | $ALL --distance 64 --hashes | sort)"
 check fingerprint-pipe-clusters "$($FP --decimal "$tmp"/[abcd].txt | cut -f1 | $CLU --distance 64)" \
-	"$($FP "$tmp"/[abcd].txt | $CLU --distance 64)"
+	"$($FP "$tmp"/[abcd].txt | $CLU --distance 64 --hashes)"
+
+# Named input (the first line has a name): the output names the lines.
+# Reference: Python over fp.txt, a.txt and b.txt being exact copies.
+named_ref() {  # named_ref DISTANCE EVERY_LINE: "name_a<TAB>name_b<TAB>distance", sorted
+	python3 -c "
+import itertools, sys
+rows = [l.rstrip('\n').split('\t') for l in open('$tmp/fp.txt')]
+seen = set(); keep = []
+for h, n in rows:
+    if $2 or h not in seen: keep.append((int(h, 16), n)); seen.add(h)
+for (ha, na), (hb, nb) in itertools.combinations(keep, 2):
+    d = bin(ha ^ hb).count('1')
+    if d <= $1: print('%s\t%s\t%d' % (na, nb, d))" | sort
+}
+check named-pairs "$(named_ref 64 False)" "$($ALL --distance 64 < "$tmp/fp.txt" 2>/dev/null | sort)"
+check named-pairs-copies-said 1 "$($ALL --distance 64 < "$tmp/fp.txt" 2>&1 >/dev/null | grep -c '^simhash-find-all: 1 line repeats the hash of an earlier line: left out as exact copies (--exact-copies lists them)$')"
+check named-pairs-exact-copies "$(named_ref 64 True)" "$($ALL --distance 64 --exact-copies < "$tmp/fp.txt" 2>"$tmp/err" | sort)"
+check named-exact-copies-quiet "" "$(cat "$tmp/err")"
+check named-copies-distance-0 "$(printf '%s\t%s\t0' "$tmp/a.txt" "$tmp/b.txt")" "$($ALL --distance 0 --exact-copies < "$tmp/fp.txt")"
+check named-no-copies-distance-0 "" "$($ALL --distance 0 < "$tmp/fp.txt" 2>/dev/null)"
+check named-clusters "$(printf '%s\t%s\t%s' "$tmp/a.txt" "$tmp/c.txt" "$tmp/d.txt")" "$($CLU --distance 64 < "$tmp/fp.txt" 2>/dev/null)"
+check named-clusters-exact-copies "$(printf '%s\t%s\t%s\t%s' "$tmp/a.txt" "$tmp/b.txt" "$tmp/c.txt" "$tmp/d.txt")" \
+	"$($CLU --distance 64 --exact-copies < "$tmp/fp.txt")"
+check named-clusters-copies-alone "$(printf '%s\t%s' "$tmp/a.txt" "$tmp/b.txt")" "$($CLU --distance 0 --exact-copies < "$tmp/fp.txt")"
+check named-line-without-name "$(printf 'five\tline 2\t1\nfive\tline 3\t1')" "$(printf '5\tfive\n7\n4\n' | $ALL --distance 1 | sort)"
+check named-crlf "$(printf 'a\tb\t1')" "$(printf '1\ta\r\n3\tb\r\n' | $ALL --distance 1)"
+check named-hex-and-order "$(printf 'second\tfirst\t1')" "$(printf '000000000000000b\tsecond\n000000000000000a\tfirst\n' | $ALL --distance 1)"
+# the threads and blocks give the same named pairs as one thread
+awk '{ printf "%s\tdoc%d\n", $1, NR }' "$tmp/planted.txt" > "$tmp/planted_named.txt"
+check named-threads-agree "$($ALL --distance 3 < "$tmp/planted_named.txt" 2>/dev/null | sort | md5sum)" \
+	"$($ALL --distance 3 --threads 2 --blocks 6 < "$tmp/planted_named.txt" 2>/dev/null | sort | md5sum)"
+check named-pairs-brute-force "$(python3 -c "
+import itertools
+rows = [l.split() for l in open('$tmp/planted_named.txt')]
+seen = {}
+for h, n in rows: seen.setdefault(int(h), n)
+for (ha, na), (hb, nb) in itertools.combinations(sorted(seen.items(), key=lambda x: int(x[1][3:])), 2):
+    d = bin(ha ^ hb).count('1')
+    if d <= 3: print('%s\t%s\t%d' % (na, nb, d))" | sort | md5sum)" \
+	"$($ALL --distance 3 < "$tmp/planted_named.txt" 2>/dev/null | sort | md5sum)"
 check hex-upper-case "[17, 18]" "$(printf '0000000000000011\n0000000000000012\t x\n000000000000001A\n' | $ALL --distance 2 | head -1)"
-check long-label "[5, 7]" "$(python3 -c "import sys; sys.stdout.write('5\t' + 'x' * 300000 + '\n7\tb\r\n')" | $ALL --distance 1)"
+check long-label "[5, 7]" "$(python3 -c "import sys; sys.stdout.write('5\t' + 'x' * 300000 + '\n7\tb\r\n')" | $ALL --distance 1 --hashes)"
+check long-label-named "300000 b 1" "$(python3 -c "import sys; sys.stdout.write('5\t' + 'x' * 300000 + '\n7\tb\r\n')" | $ALL --distance 1 | awk -F'\t' '{ print length($1), $2, $3 }')"
 
 # The input's form: 16 decimal digits read either way wait for a line that is
 # only one; an input of nothing else must be told; no mixing.
@@ -175,10 +216,16 @@ check copies-default "$(printf '[4, 5]\n[5, 7]')" "$(printf '5\n5\n5\n7\n7\n4\n'
 check exact-copies "$(printf '[4, 5]\n[5, 5]\n[5, 7]\n[7, 7]')" "$(printf '5\n5\n5\n7\n7\n4\n' | $ALL --distance 1 --exact-copies | sort)"
 check exact-copies-distance-0 "$(printf '[5, 5]\n[7, 7]')" "$(printf '5\n7\n5\n4\n7\n5\n' | $ALL --distance 0 --exact-copies)"
 check exact-copies-fingerprints "[3104390335662440781, 3104390335662440781]" \
-	"$($FP "$tmp"/[ab].txt | $ALL --distance 0 --exact-copies)"
-$CLU --distance 1 --exact-copies </dev/null >/dev/null 2>&1; check clusters-no-exact-copies 2 $?
-check help-says-copies 1 "$($ALL --help | grep -c '^Exact copies (a hash on several lines) are not pairs by default')"
-check help-exact-copies-option 1 "$($ALL --help | grep -c '^  --exact-copies ')"
+	"$($FP "$tmp"/[ab].txt | $ALL --distance 0 --exact-copies --hashes)"
+# find-clusters: --exact-copies writes a hash once per line; a repeated hash alone is a cluster
+check clusters-copies-default "[4, 5, 7]" "$(printf '5\n5\n7\n4\n9\n9\n' | $CLU --distance 1)"
+check clusters-exact-copies "$(printf '[4, 5, 5, 7]\n[9, 9]')" "$(printf '5\n5\n7\n4\n9\n9\n' | $CLU --distance 1 --exact-copies)"
+check clusters-exact-copies-distance-0 "$(printf '[5, 5, 5]\n[9, 9]')" "$(printf '5\n9\n5\n4\n9\n5\n' | $CLU --distance 0 --exact-copies)"
+for t in "$ALL" "$CLU"; do
+	check "help-says-copies-${t##*-}" 1 "$($t --help | grep -c '^Exact copies (a hash on several lines) count once by default')"
+	check "help-exact-copies-option-${t##*-}" 1 "$($t --help | grep -c '^  --exact-copies ')"
+	check "help-hashes-option-${t##*-}" 1 "$($t --help | grep -c '^  --hashes ')"
+done
 
 # Every tool: --help (exit 0, on stdout) and --version (the Makefile's EXTVERSION).
 version=$(sed -n 's/^EXTVERSION *= *//p' Makefile)

@@ -51,5 +51,14 @@ $BIN --max-bytes 0 </dev/null >/dev/null 2>&1; check max-bytes-zero-exit 2 $?
 check stdin-skip-big "$(printf '2b1502900150c14d\t1\n2b1502900150c14d\t3')" \
 	"$(printf 'hello world\0%s\0hello world' "$(head -c 100 "$tmp/1000.txt")" | $BIN --max-bytes 50 2>"$tmp/err")"
 check stdin-skip-big-message 1 "$(grep -c 'document 2: larger than --max-bytes (50 bytes)' "$tmp/err")"
+# Names are written as COPY's text format writes a field, so that every
+# document is one line and \copy reads the name back: backslash, tab, newline.
+mkdir "$tmp/odd"; printf 'hello world' > "$tmp/odd/back\\slash"; printf 'hello world' > "$tmp/odd/tab	name"
+printf 'hello world' > "$tmp/odd/new
+line"
+check escaped-names "$(printf '2b1502900150c14d\t%s/odd/back\\\\slash\n2b1502900150c14d\t%s/odd/new\\nline\n2b1502900150c14d\t%s/odd/tab\\tname' "$tmp" "$tmp" "$tmp")" \
+	"$($BIN "$tmp/odd/back\\slash" "$tmp/odd/new
+line" "$tmp/odd/tab	name")"
+check escaped-one-line-each 3 "$($BIN "$tmp"/odd/* | wc -l)"
 echo "cli-fingerprint: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

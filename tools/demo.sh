@@ -2,6 +2,7 @@
 # demo.sh — the README's first command: install dependencies, build and
 # install the extension, start a throwaway PostgreSQL cluster, fingerprint
 # the HTML pages of the PostgreSQL documentation and show near-duplicates.
+# DEMO_KEEP=1 leaves the cluster running and prints how to connect to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -25,3 +26,13 @@ tmpc_start -c max_wal_size=2GB
 
 step "loading HTML pages from $CORPUS and /usr/share/doc/*/copyright"
 tmpc_psql -v corpus="$CORPUS" -f tools/demo.sql
+
+if [ "${DEMO_KEEP:-0}" = 1 ]; then
+	trap - EXIT   # keep the cluster: no cleanup
+	step "the cluster keeps running (DEMO_KEEP=1)"
+	echo "connect:  $TMPC_BIN/psql -h $TMPC_DIR -p 5432 -U postgres postgres"
+	echo "stop it:  ${SUDO:+sudo }runuser -u postgres -- $TMPC_BIN/pg_ctl -D $TMPC_DIR/data stop && ${SUDO:+sudo }rm -rf $TMPC_DIR"
+else
+	echo
+	echo "(DEMO_KEEP=1 make demo keeps the cluster running to explore the table pages.)"
+fi

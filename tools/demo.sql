@@ -5,7 +5,9 @@ CREATE EXTENSION simhash;
 CREATE TABLE pages (url text PRIMARY KEY, html text NOT NULL, fp simhash);
 
 SET demo.corpus = :'corpus';  -- psql variables do not reach inside $$ quotes
--- Load the files one by one, with a progress line every 10 %.
+-- Load the files one by one, with a progress line every 10 %, and say what
+-- was skipped and why: a package directory without a copyright file, or a
+-- file that is not valid UTF-8.
 DO $$
 DECLARE
   files text[];
@@ -13,6 +15,9 @@ DECLARE
   t text;
   total int;
   i int := 0;
+  loaded int := 0;
+  missing int := 0;
+  not_utf8 int := 0;
   bytes bigint := 0;
   started timestamptz := clock_timestamp();
 BEGIN
@@ -26,20 +31,25 @@ BEGIN
     i := i + 1;
     BEGIN
       t := pg_read_file(f, 0, 10000000, true);   -- NULL when the file is missing
-      IF t IS NOT NULL THEN
+      IF t IS NULL THEN
+        missing := missing + 1;
+      ELSE
         INSERT INTO pages (url, html) VALUES (
           CASE WHEN f LIKE '%/copyright' THEN 'copyright/' || split_part(f, '/', 5)
                ELSE 'pgdoc/' || regexp_replace(f, '^.*/', '') END, t);
         bytes := bytes + octet_length(t);
+        loaded := loaded + 1;
       END IF;
     EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
-      NULL;  -- not valid UTF-8: skipped
+      not_utf8 := not_utf8 + 1;
     END;
     IF i % greatest(total / 10, 1) = 0 OR i = total THEN
-      RAISE NOTICE 'loaded % / % files (% MB, % s)', i, total, round(bytes / 1e6, 1),
+      RAISE NOTICE 'read % / % files (% MB, % s)', i, total, round(bytes / 1e6, 1),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 1);
     END IF;
   END LOOP;
+  RAISE NOTICE 'loaded % of % files; skipped %: % package directories without a copyright file, % files not valid UTF-8',
+    loaded, total, missing + not_utf8, missing, not_utf8;
 END $$;
 
 SELECT count(*) FILTER (WHERE url LIKE 'pgdoc/%') AS html_pages,

@@ -24,6 +24,8 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/smgr.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "storage/buffile.h"
@@ -257,6 +259,39 @@ check_exclusion(Relation index, IndexInfo *indexInfo)
 }
 
 /*
+ * Text is indexed through its fingerprint, never as itself: the operator
+ * class simhash_text_ops (default for text, and so for varchar and citext)
+ * exists only so that CREATE INDEX ... USING simhash (body) reaches this
+ * error and its hint, instead of PostgreSQL's "no default operator class".
+ */
+static void
+check_indexed_type(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	AttrNumber	col = indexInfo->ii_IndexAttrNumbers[0];
+	Oid			heapoid = RelationGetRelid(heap);
+	const char *name;
+
+	if (index->rd_opcintype[0] != TEXTOID)
+		return;
+	if (col == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("a simhash index cannot index an expression of type text"),
+				 errdetail("A simhash index holds 64-bit fingerprints (simhash or bigint)."),
+				 errhint("Index the fingerprint of the text: USING simhash (simhash(...)).")));
+	name = quote_identifier(get_attname(heapoid, col, false));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("a simhash index cannot index column %s of type %s", name,
+					format_type_be(get_atttype(heapoid, col))),
+			 errdetail("A simhash index holds 64-bit fingerprints (simhash or bigint)."),
+			 errhint("Index the fingerprint: USING simhash (simhash(%s)), or better a column "
+					 "fp simhash GENERATED ALWAYS AS (simhash(%s)) STORED, indexed USING "
+					 "simhash (fp).",
+					 name, name)));
+}
+
+/*
  * The serial build: one scan of the heap, then each table sorted in memory
  * and written as the run's table; or, once the pairs outgrow
  * maintenance_work_mem, written as sorted chunks during the scan (as a
@@ -321,6 +356,7 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	check_indexed_type(heap, index, indexInfo);
 	check_exclusion(index, indexInfo);
 	simhash_options_resolve(index, &bits, &blocks);
 	tables = simhash_layout(blocks, bits, &ntables);

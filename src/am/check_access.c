@@ -22,6 +22,7 @@
 #include "commands/defrem.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -79,9 +80,33 @@ checkable_heap(Oid indexoid)
 }
 
 /*
+ * What a check that found nothing wrong saw: the entries of every table, in
+ * how many runs and pending, the NULLs, the pages.
+ */
+static char *
+check_summary(Relation index)
+{
+	SimhashMetaPageData meta;
+	uint64				entries;
+	int					r;
+
+	simhash_read_meta(index, &meta);
+	entries = meta.npending + meta.nsealed;
+	for (r = 0; r < meta.list.nruns; r++)
+		entries += meta.list.runs[r].count;
+	return psprintf("simhash index \"%s\" is consistent: " UINT64_FORMAT " entries in each of %d "
+					"tables (%d sorted run%s, " UINT64_FORMAT " pending), " UINT64_FORMAT
+					" NULL%s, %u pages",
+					RelationGetRelationName(index), entries, meta.ntables, meta.list.nruns,
+					meta.list.nruns == 1 ? "" : "s", meta.npending + meta.nsealed, meta.nnulls,
+					meta.nnulls == 1 ? "" : "s", RelationGetNumberOfBlocks(index));
+}
+
+/*
  * simhash_index_check(regclass): the structural check of a simhash index,
  * as the table's owner under a restricted security context, both relations
  * ShareLocked (the permission was checked before any lock was taken).
+ * Returns a line saying what it checked; damage is an ERROR.
  */
 PG_FUNCTION_INFO_V1(simhash_index_check);
 Datum
@@ -94,6 +119,7 @@ simhash_index_check(PG_FUNCTION_ARGS)
 	Oid		 save_userid;
 	int		 save_sec_context;
 	int		 save_nestlevel;
+	char	*summary;
 
 	/* the table first, as every writer locks it before its indexes */
 	heap = table_open(heapoid, ShareLock);
@@ -122,10 +148,11 @@ simhash_index_check(PG_FUNCTION_ARGS)
 					 "A failed CREATE INDEX CONCURRENTLY leaves an invalid index; REINDEX it.")));
 
 	simhash_check_index(heap, index);
+	summary = check_summary(index);
 
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	index_close(index, ShareLock);
 	table_close(heap, ShareLock);
-	PG_RETURN_VOID();
+	PG_RETURN_TEXT_P(cstring_to_text(summary));
 }

@@ -28,7 +28,10 @@ simhash_am_handler(PG_FUNCTION_ARGS)
 	am->amoptionalkey = true; /* ORDER BY without WHERE; NULLs are indexed */
 	am->amsearcharray = false;
 	am->amsearchnulls = false;
-	am->amstorage = false;
+	/* true only for simhash_text_ops (text, STORAGE simhash), which exists to
+	 * refuse a text column at build with a hint (build.c); every other class
+	 * stores its input type */
+	am->amstorage = true;
 	am->amclusterable = false;
 	am->ampredlocks = false;
 	am->amcanparallel = false;

@@ -1,12 +1,15 @@
 // batch_cli.hpp — what simhash-find-all and simhash-find-clusters share:
 // seomoz-compatible options, strict input parsing, atomic output.
 //
-// Input: one unsigned decimal 64-bit hash per line (a trailing '\r' is
-// allowed).  Like seomoz simhash-cpp, which reads the input into a set, the
+// Input: one 64-bit hash per line (an unsigned decimal or 16 hex digits, a
+// trailing '\r' allowed), optionally a tab and a name (simhash-fingerprint's
+// file name).  Like seomoz simhash-cpp, which reads the input into a set, the
 // tools work on the distinct hashes: a repeated hash is the same hash, never a
-// pair with itself.  Output: one JSON array per line, unsigned decimals joined
-// by ", ", written to a temporary file renamed over --output only on success
-// (when --output is a regular file or new; other paths are written in place).
+// pair with itself, unless --exact-copies is given.  Output: for hashes alone,
+// one JSON array per line, unsigned decimals joined by ", "; for named hashes,
+// the names (tab-separated lines, names as the input wrote them).  Written to
+// a temporary file renamed over --output only on success (when --output is a
+// regular file or new; other paths are written in place).
 #ifndef SIMHASH_BATCH_CLI_HPP
 #define SIMHASH_BATCH_CLI_HPP
 
@@ -48,7 +51,8 @@ struct Options
     int distance = -1;
     int threads = 1;
     Format format = Format::kAuto;
-    bool exact_copies = false;  // simhash-find-all only
+    bool exact_copies = false;  // every line counts: copies are pairs, clusters
+    bool hashes = false;        // hashes out even when the lines carry names
 };
 
 inline const char *g_prog = "simhash-batch";
@@ -87,48 +91,50 @@ inline std::string shown_bytes(const char *b, size_t n)
 // What a tool does, for --help: a line for the usage, and its own paragraph.
 struct Tool
 {
-    const char *what;       // e.g. "every pair within DISTANCE bits as [a, b]"
-    bool has_exact_copies;  // takes --exact-copies (simhash-find-all)
+    const char *what;    // e.g. "every pair within DISTANCE bits as [a, b]"
+    const char *named;   // what it writes for named input
+    const char *copies;  // what --exact-copies adds
 };
 
 inline void print_usage(std::FILE *to, const Tool &tool)
 {
     std::fprintf(to,
                  "usage: %s --distance DISTANCE [--blocks BLOCKS] [--input INPUT]\n"
-                 "       [--output OUTPUT] [--threads N] [--input-format auto|decimal|hex]%s\n\n"
+                 "       [--output OUTPUT] [--threads N] [--input-format auto|decimal|hex]\n"
+                 "       [--exact-copies] [--hashes]\n\n"
                  "Reads 64-bit hashes, one per line, and writes\n"
                  "%s, one JSON array of unsigned\n"
                  "decimal hashes per line (the format of seomoz simhash-cpp).  A line holds\n"
                  "an unsigned decimal (as seomoz writes hashes) or 16 hex digits (as\n"
                  "simhash-fingerprint prints them), optionally followed by a tab and anything\n"
-                 "(simhash-fingerprint's file name), so\n"
+                 "(a name, such as simhash-fingerprint's file name).  When the first line has\n"
+                 "a name, the output names the lines instead: %s\n"
+                 "(a line without a name is named \"line N\"; --hashes writes hashes anyway), so\n"
                  "  simhash-fingerprint docs/*.txt | %s --distance 3\n"
-                 "works.  A malformed line stops the tool with its line number.\n\n",
-                 g_prog, tool.has_exact_copies ? "\n       [--exact-copies]" : "", tool.what, g_prog);
-    if (tool.has_exact_copies)
-        std::fprintf(to,
-                     "Exact copies (a hash on several lines) are not pairs by default: like seomoz,\n"
-                     "which reads the hashes into a set, the tool works on the distinct hashes.\n"
-                     "--exact-copies also writes [a, a], once, for each hash that repeats.\n\n");
-    else
-        std::fprintf(to, "A hash on several lines counts once, as in seomoz (which reads a set).\n\n");
-    std::fprintf(
-        to,
-        "  --distance DISTANCE  maximum number of differing bits, 0..64\n"
-        "  --blocks BLOCKS      bit blocks of the permuted tables, DISTANCE+1..16;\n"
-        "                       speed only (default: chosen from the input size)\n"
-        "  --input INPUT        path to read ('-', the default, for stdin)\n"
-        "  --output OUTPUT      path to write ('-', the default, for stdout)\n"
-        "  --threads N          worker threads (default 1; 0: one per core)\n"
-        "  --input-format FORM  auto (the default): the first line that is only one\n"
-        "                       of the two decides for the whole input (16 decimal\n"
-        "                       digits are both); decimal or hex: that form only\n"
-        "%s"
-        "  --help               this text\n"
-        "  --version            the version\n\n"
-        "Exit status: 0 done, 1 unreadable or malformed input or write error,\n"
-        "2 bad options.\n",
-        tool.has_exact_copies ? "  --exact-copies       also write [a, a] for each hash that repeats\n" : "");
+                 "lists file names.  A malformed line stops the tool with its line number.\n\n",
+                 g_prog, tool.what, tool.named, g_prog);
+    std::fprintf(to,
+                 "Exact copies (a hash on several lines) count once by default: like seomoz,\n"
+                 "which reads the hashes into a set, the tool works on the distinct hashes,\n"
+                 "and a named hash keeps the name of its first line (the other lines are\n"
+                 "counted on standard error).  --exact-copies counts every line: %s\n\n",
+                 tool.copies);
+    std::fprintf(to,
+                 "  --distance DISTANCE  maximum number of differing bits, 0..64\n"
+                 "  --blocks BLOCKS      bit blocks of the permuted tables, DISTANCE+1..16;\n"
+                 "                       speed only (default: chosen from the input size)\n"
+                 "  --input INPUT        path to read ('-', the default, for stdin)\n"
+                 "  --output OUTPUT      path to write ('-', the default, for stdout)\n"
+                 "  --threads N          worker threads (default 1; 0: one per core)\n"
+                 "  --input-format FORM  auto (the default): the first line that is only one\n"
+                 "                       of the two decides for the whole input (16 decimal\n"
+                 "                       digits are both); decimal or hex: that form only\n"
+                 "  --exact-copies       every line counts: identical hashes are near each other\n"
+                 "  --hashes             write hashes even when the lines carry names\n"
+                 "  --help               this text\n"
+                 "  --version            the version\n\n"
+                 "Exit status: 0 done, 1 unreadable or malformed input or write error,\n"
+                 "2 bad options.\n");
 }
 
 inline int parse_int(const std::string &opt, const char *v, int lo, int hi)
@@ -175,8 +181,10 @@ inline Options parse_args(int argc, char **argv, const Tool &tool)
             std::printf("%s (simhash) %s\n", g_prog, SIMHASH_VERSION);
             std::exit(0);
         }
-        else if (name == "--exact-copies" && tool.has_exact_copies && !has_inline)
+        else if (name == "--exact-copies" && !has_inline)
             o.exact_copies = true;
+        else if (name == "--hashes" && !has_inline)
+            o.hashes = true;
         else if (name == "--input-format")
         {
             std::string v = value();
@@ -341,6 +349,18 @@ public:
         return h_;
     }
 
+    // Whether the first line has a name (after a tab); then names() holds
+    // one per line, "line N" for a line without one.
+    bool named() const
+    {
+        return named_;
+    }
+
+    std::vector<std::string> &names()
+    {
+        return names_;
+    }
+
 private:
     // Adds the bytes [b, e) of the current line.
     void part(const char *b, const char *e)
@@ -349,12 +369,18 @@ private:
         if (text_.size() < 40)
             text_.append(b, std::min(e, b + (40 - text_.size())));
         if (in_label_)
+        {
+            label(b, e);
             return;
+        }
         for (const char *k = b; k < e; k++)
         {
             if (*k == '\t')
             {
                 in_label_ = true;
+                if (line_ == 0)
+                    named_ = true;
+                label(k + 1, e);
                 return;
             }
             if (*k == '0' && rest_.empty())
@@ -364,12 +390,28 @@ private:
         }
     }
 
+    // Bytes of the current line's name, kept when the input is named.
+    void label(const char *b, const char *e)
+    {
+        if (named_)
+            label_.append(b, e);
+    }
+
     // The current line is complete.
     void take()
     {
         line_++;
         if (!in_label_ && !rest_.empty() && rest_.back() == '\r')
             rest_.pop_back();
+        if (named_)
+        {
+            if (!in_label_)
+                label_ = "line " + std::to_string(line_);
+            else if (!label_.empty() && label_.back() == '\r')
+                label_.pop_back();
+            names_.push_back(std::move(label_));
+            label_.clear();
+        }
         uint64_t dec = 0, hex = 0;
         Field f = classify(zeros_, rest_, &dec, &hex);
         if (f == Field::kBad || (f == Field::kHex && format_ == Format::kDecimal) ||
@@ -425,16 +467,17 @@ private:
     Format format_;
     bool explicit_;  // the form was given, not read from the input
     size_t zeros_ = 0, line_ = 0, first_decided_ = 0, bad_ = 0;
-    bool in_label_ = false, started_ = false;
+    bool in_label_ = false, started_ = false, named_ = false;
+    std::string label_;
+    std::vector<std::string> names_;
     std::vector<uint64_t> h_;
     std::vector<std::pair<size_t, uint64_t>> waiting_;  // index in h_, hex reading
 };
 
-// The hashes of the input, ascending, and in *copies the values that occur
-// more than once (when copies is given).  The input is read in blocks, never
-// whole: memory is the 8 bytes per hash of the result.
-inline std::vector<uint64_t> read_hashes(const std::string &path, Format format,
-                                         std::vector<uint64_t> *copies = nullptr)
+// Every line of the input: its hash and, if the input is named, its name.
+// The input is read in blocks, never whole: memory is 8 bytes per line, and
+// the names.
+inline HashLines read_lines(const std::string &path, Format format)
 {
     int fd = path == "-" ? 0 : open(path.c_str(), O_RDONLY);
     if (fd < 0)
@@ -460,7 +503,15 @@ inline std::vector<uint64_t> read_hashes(const std::string &path, Format format,
         die(1, lines.error());
     if (fd != 0)
         close(fd);
-    std::vector<uint64_t> h = std::move(lines.hashes());
+    return lines;
+}
+
+// The distinct hashes of the lines, ascending, and in *copies the values that
+// occur more than once (when copies is given).
+inline std::vector<uint64_t> distinct_hashes(std::vector<uint64_t> &&lines,
+                                             std::vector<uint64_t> *copies = nullptr)
+{
+    std::vector<uint64_t> h = std::move(lines);
     std::sort(h.begin(), h.end());
     if (copies)
         for (size_t i = 1; i < h.size(); i++)
@@ -470,6 +521,51 @@ inline std::vector<uint64_t> read_hashes(const std::string &path, Format format,
     if (h.capacity() > h.size() + h.size() / 4)
         h.shrink_to_fit();
     return h;
+}
+
+// The lines grouped by hash: the distinct hashes ascending, and for each the
+// numbers (0-based) of the lines that hold it, ascending.
+struct Groups
+{
+    std::vector<uint64_t> hashes;
+    std::vector<uint32_t> lines;  // group g: lines[start[g] .. start[g + 1])
+    std::vector<size_t> start;
+
+    size_t size(size_t g) const
+    {
+        return start[g + 1] - start[g];
+    }
+};
+
+inline Groups group_lines(const std::vector<uint64_t> &h)
+{
+    if (h.size() > UINT32_MAX)
+        die(1, "more than 4294967295 lines");
+    Groups g;
+    g.lines.resize(h.size());
+    for (size_t i = 0; i < h.size(); i++)
+        g.lines[i] = static_cast<uint32_t>(i);
+    std::stable_sort(g.lines.begin(), g.lines.end(), [&](uint32_t a, uint32_t b) { return h[a] < h[b]; });
+    for (size_t i = 0; i < g.lines.size(); i++)
+        if (i == 0 || h[g.lines[i]] != h[g.lines[i - 1]])
+        {
+            g.hashes.push_back(h[g.lines[i]]);
+            g.start.push_back(i);
+        }
+    g.start.push_back(g.lines.size());
+    return g;
+}
+
+// Named input without --exact-copies: the lines left out as copies, said on
+// standard error (the output keeps each hash's first line).
+inline void report_copies(const Groups &g)
+{
+    size_t left_out = g.lines.size() - g.hashes.size();
+    if (left_out > 0)
+        std::fprintf(stderr,
+                     "%s: %zu line%s repeat%s the hash of an earlier line: left out as exact "
+                     "copies (--exact-copies lists them)\n",
+                     g_prog, left_out, left_out == 1 ? "" : "s", left_out == 1 ? "s" : "");
 }
 
 // Buffered writer of "[a, b, ...]" lines into a temporary file next to the
@@ -533,6 +629,15 @@ public:
             number(v[i]);
         }
         buf_ += "]\n";
+        if (buf_.size() >= (1 << 20))
+            flush();
+    }
+
+    // One line of text (names joined by tabs).
+    void line(const std::string &text)
+    {
+        buf_ += text;
+        buf_ += '\n';
         if (buf_.size() >= (1 << 20))
             flush();
     }

@@ -5,7 +5,10 @@
 //
 // Each output line is the fingerprint (16 hex digits, or an unsigned decimal
 // with --decimal as simhash-find-all reads), then a tab and the file name or
-// the document's 1-based position on stdin.  Options match SQL simhash(text);
+// the document's 1-based position on stdin, escaped as in COPY's text format
+// (backslash, tab, newline and carriage return as \\, \t, \n, \r), so that
+// the lines load with \copy into a (fp simhash, name text) table.  Options
+// match SQL simhash(text);
 // --html fingerprints the visible text of HTML pages as SQL simhash_html, and
 // --seomoz computes SQL simhash_seomoz (the seomoz simhash-cpp fingerprint).
 //
@@ -52,7 +55,9 @@ const char kUsage[] =
     "  --help           this text\n"
     "  --version        the version\n"
     "Each output line is the fingerprint, a tab and the file name (or the document's\n"
-    "number on stdin); simhash-find-all and simhash-find-clusters read it as is.\n"
+    "number on stdin), escaped as COPY's text format does (\\\\ \\t \\n \\r);\n"
+    "simhash-find-all and simhash-find-clusters read it as is, and psql loads it:\n"
+    "  \\copy docs (fp, name) FROM PROGRAM 'simhash-fingerprint *.txt'\n"
     "Exit status: 0 done, 1 a document could not be read or fingerprinted, or the\n"
     "output could not be written, 2 bad options.\n";
 
@@ -178,6 +183,27 @@ void complain(const std::string &msg)
     std::exit(1);
 }
 
+// A label as a field of COPY's text format: one line, no raw tab.
+std::string copy_escaped(const std::string &label)
+{
+    std::string out;
+    out.reserve(label.size());
+    for (char c : label)
+    {
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\n')
+            out += "\\n";
+        else if (c == '\r')
+            out += "\\r";
+        else
+            out += c;
+    }
+    return out;
+}
+
 // Fingerprints one document and prints "fingerprint<TAB>label"; false (after
 // a message) when the document cannot be fingerprinted.
 bool emit(const Options &o, const std::string &doc, const std::string &label)
@@ -200,7 +226,7 @@ bool emit(const Options &o, const std::string &doc, const std::string &label)
         std::snprintf(buf, sizeof buf, "%" PRIu64, fp);
     else
         sh_format_hex(fp, buf);
-    if (std::printf("%s\t%s\n", buf, label.c_str()) < 0)
+    if (std::printf("%s\t%s\n", buf, copy_escaped(label).c_str()) < 0)
         write_failed();
     return true;
 }

@@ -25,6 +25,15 @@ CREATE FUNCTION simhash(doc bpchar, shingle int DEFAULT 3, tokens text DEFAULT '
 COMMENT ON FUNCTION simhash(bpchar, int, text, bool) IS
     'SimHash of a char(n): simhash(doc::text, shingle, tokens, casefold), so trailing blanks do not count';
 
+-- name is a string type without an overload: simhash(x::name) would be the
+-- cast to simhash (hex digits), as for any string type lacking one.
+CREATE FUNCTION simhash(doc name, shingle int DEFAULT 3, tokens text DEFAULT 'words',
+                        casefold bool DEFAULT true) RETURNS simhash
+    AS 'SELECT @extschema@.simhash($1::pg_catalog.text, $2, $3, $4)'
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(name, int, text, bool) IS
+    'SimHash of a name: simhash(doc::text, shingle, tokens, casefold)';
+
 CREATE FUNCTION simhash(doc tsvector) RETURNS simhash
     AS 'MODULE_PATHNAME', 'simhash_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash(tsvector) IS

@@ -125,10 +125,21 @@ COMMENT ON OPERATOR CLASS simhash_bigint_ops USING simhash IS
 COMMENT ON OPERATOR FAMILY simhash_bigint_ops USING simhash IS
     'simhash index operators of 64-bit hashes stored as bigint';
 
-CREATE FUNCTION simhash_index_check(index regclass) RETURNS void
+-- Text is indexed through its fingerprint.  This class (default for text,
+-- varchar and citext) has no operators: it lets CREATE INDEX ... USING
+-- simhash (body) reach the build, which refuses it with a hint naming
+-- simhash(body), instead of "no default operator class".
+CREATE OPERATOR CLASS simhash_text_ops
+    DEFAULT FOR TYPE text USING simhash AS STORAGE simhash;
+COMMENT ON OPERATOR CLASS simhash_text_ops USING simhash IS
+    'none: CREATE INDEX on a text column fails with a hint to index simhash(column) instead';
+COMMENT ON OPERATOR FAMILY simhash_text_ops USING simhash IS
+    'none: a text column is indexed through simhash(column)';
+
+CREATE FUNCTION simhash_index_check(index regclass) RETURNS text
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION simhash_index_check(regclass) IS
-    'verifies a simhash index: pages, sort order, per-table counts, every live heap row once per table; raises index_corrupted otherwise';
+    'verifies a simhash index: pages, sort order, per-table counts, every live heap row once per table; raises index_corrupted otherwise, and returns a line of what it checked';
 -- The check runs the index's expressions as the table's owner; only owners
 -- (and superusers) may check a table, and only roles granted EXECUTE at all.
 REVOKE EXECUTE ON FUNCTION simhash_index_check(regclass) FROM PUBLIC;

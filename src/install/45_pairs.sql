@@ -9,6 +9,12 @@ CREATE FUNCTION simhash_prefix_masks(radius int, nrows bigint) RETURNS bigint[]
 COMMENT ON FUNCTION simhash_prefix_masks(int, bigint) IS
     'prefix masks (fingerprint bit space), in table order, of the permuted tables simhash_pairs joins on for nrows rows and this radius: {-1} for radius 0, {0} when one group of all pairs is cheapest';
 
+-- The argument errors of the PL/pgSQL functions, without CONTEXT lines.
+CREATE FUNCTION simhash_raise(sqlstate text, message text, hint text DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION simhash_raise(text, text, text) IS
+    'raises ERROR sqlstate with message and hint (if not NULL), without CONTEXT lines: the argument errors of the extension''s PL/pgSQL functions';
+
 -- The checked source of simhash_pairs: "SELECT k, h FROM rel" as SQL text.
 CREATE FUNCTION simhash_pairs_source(rel regclass, fp name, key name, radius int) RETURNS text
     LANGUAGE plpgsql STABLE STRICT
@@ -18,28 +24,25 @@ DECLARE
     fptype oid;
 BEGIN
     IF radius < 0 OR radius > 64 THEN
-        RAISE EXCEPTION 'radius % is out of range 0..64', radius
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'A radius is a number of differing bits, 0 to 64.';
+        PERFORM @extschema@.simhash_raise('22023', format('radius %s is out of range 0..64', radius),
+                                          'A radius is a number of differing bits, 0 to 64.');
     END IF;
     SELECT atttypid INTO fptype FROM pg_attribute
      WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', fp, rel
-            USING ERRCODE = 'undefined_column';
+        PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', fp, rel));
     END IF;
     IF fptype NOT IN ('@extschema@.simhash'::regtype, 'bigint'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of relation % is of type %, not simhash or bigint', fp, rel, fptype::regtype
-            USING ERRCODE = 'datatype_mismatch';
+        PERFORM @extschema@.simhash_raise('42804', format('column "%s" of relation %s is of type %s, not simhash or bigint',
+                                                          fp, rel, fptype::regtype));
     END IF;
     IF NOT EXISTS (SELECT FROM pg_attribute
                     WHERE attrelid = rel AND attname = key AND attnum > 0 AND NOT attisdropped) THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', key, rel
-            USING ERRCODE = 'undefined_column';
+        PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', key, rel));
     END IF;
     IF NOT (has_column_privilege(rel, fp::text, 'SELECT') AND has_column_privilege(rel, key::text, 'SELECT')) THEN
-        RAISE EXCEPTION 'permission denied for relation %', rel
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('simhash_pairs reads columns %I and %I with the caller''s rights.', fp, key);
+        PERFORM @extschema@.simhash_raise('42501', format('permission denied for relation %s', rel),
+                                          format('simhash_pairs reads columns %I and %I with the caller''s rights.', fp, key));
     END IF;
     RETURN format('SELECT (%1$I)::text COLLATE "C" AS k, (%2$I)::bigint AS h FROM %3$s WHERE %1$I IS NOT NULL AND %2$I IS NOT NULL',
                   key, fp, rel);
@@ -121,9 +124,8 @@ BEGIN
         masks := @extschema@.simhash_prefix_masks(radius, n);
         SELECT n.oid, n.nspname INTO nspid, nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = rel;
         IF NOT has_schema_privilege(nspid, 'CREATE') THEN
-            RAISE EXCEPTION 'permission denied for schema %', nsp
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = 'simhash_pairs on a distributed table creates a scratch distributed table in the table''s schema for the length of the call.';
+            PERFORM @extschema@.simhash_raise('42501', format('permission denied for schema %s', nsp),
+                                              'simhash_pairs on a distributed table creates a scratch distributed table in the table''s schema for the length of the call.');
         END IF;
         work := format('%I.%I', nsp, 'simhash_pairs_' || pg_backend_pid() || '_' || substr(md5(random()::text), 1, 8));
         EXECUTE format('CREATE TABLE %s (p bigint, t int, k text COLLATE "C", h bigint)', work);

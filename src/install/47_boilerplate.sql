@@ -25,29 +25,24 @@ DECLARE
     started timestamptz := clock_timestamp();
 BEGIN
     IF rel IS NULL OR body IS NULL OR min_df IS NULL THEN
-        RAISE EXCEPTION 'simhash_df_build: rel, body and min_df must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed';
+        PERFORM @extschema@.simhash_raise('22004', 'simhash_df_build: rel, body and min_df must not be NULL');
     END IF;
     IF min_df < 1 THEN
-        RAISE EXCEPTION 'min_df % is out of range', min_df
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'min_df is the fewest documents a shingle is kept for, 1 or more.';
+        PERFORM @extschema@.simhash_raise('22023', format('min_df %s is out of range', min_df),
+                                          'min_df is the fewest documents a shingle is kept for, 1 or more.');
     END IF;
     SELECT atttypid INTO bodytype FROM pg_attribute
      WHERE attrelid = rel AND attname = body AND attnum > 0 AND NOT attisdropped;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', body, rel
-            USING ERRCODE = 'undefined_column';
+        PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', body, rel));
     END IF;
     IF bodytype NOT IN ('text'::regtype, 'varchar'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of relation % is of type %, not text', body, rel, bodytype::regtype
-            USING ERRCODE = 'datatype_mismatch',
-                  HINT = 'For HTML, build on a view of html_text(page) and fingerprint with simhash_weighted(html_text(page), ...).';
+        PERFORM @extschema@.simhash_raise('42804', format('column "%s" of relation %s is of type %s, not text', body, rel, bodytype::regtype),
+                                          'For HTML, build on a view of html_text(page) and fingerprint with simhash_weighted(html_text(page), ...).');
     END IF;
     IF NOT has_column_privilege(rel, body::text, 'SELECT') THEN
-        RAISE EXCEPTION 'permission denied for relation %', rel
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('simhash_df_build reads column %I with the caller''s rights.', body);
+        PERFORM @extschema@.simhash_raise('42501', format('permission denied for relation %s', rel),
+                                          format('simhash_df_build reads column %I with the caller''s rights.', body));
     END IF;
     -- The side table: beside rel unless weights names a schema.
     SELECT n.nspname, c.relname || '_simhash_df' INTO nsp, tab
@@ -60,14 +55,13 @@ BEGIN
             nsp := parts[1];
             tab := parts[2];
         ELSE
-            RAISE EXCEPTION 'improper table name "%"', weights
-                USING ERRCODE = 'invalid_name', HINT = 'Name the table as table or schema.table.';
+            PERFORM @extschema@.simhash_raise('42602', format('improper table name "%s"', weights),
+                                              'Name the table as table or schema.table.');
         END IF;
     END IF;
     IF to_regclass(format('%I.%I', nsp, tab)) IS NOT NULL THEN
-        RAISE EXCEPTION 'relation %.% already exists', quote_ident(nsp), quote_ident(tab)
-            USING ERRCODE = 'duplicate_table',
-                  HINT = 'Drop it first to rebuild it, or name another table with weights.';
+        PERFORM @extschema@.simhash_raise('42P07', format('relation %s.%s already exists', quote_ident(nsp), quote_ident(tab)),
+                                          'Drop it first to rebuild it, or name another table with weights.');
     END IF;
     -- Counting is a build: it may use maintenance_work_mem, as CREATE INDEX
     -- does (the function's SET clause restores work_mem on exit).

@@ -104,8 +104,8 @@ SELECT count(*) FROM (
  WHERE back}),
 		'0',
 		"$label: tuples_done never goes back over the tables");
-	is($node->safe_psql('postgres', q{SELECT simhash_index_check('t_fp')}),
-		'', "$label: the index built while watched is sound");
+	like($node->safe_psql('postgres', q{SELECT simhash_index_check('t_fp')}),
+		qr/^simhash index "t_fp" is consistent: /, "$label: the index built while watched is sound");
 }
 
 watched_build('serial', 'CREATE INDEX t_fp ON t USING simhash (fp) WITH (bits = 3)');

@@ -88,6 +88,12 @@ COMMENT ON FUNCTION simhash_query(text, int4) IS
 -- simhash_pairs_source: the radius message of every other radius check;
 -- simhash_clusters: arguments checked before its scratch tables exist, errors
 -- of its work on them raised again without CONTEXT lines naming them ----------
+-- The argument errors of the PL/pgSQL functions, without CONTEXT lines.
+CREATE FUNCTION simhash_raise(sqlstate text, message text, hint text DEFAULT NULL) RETURNS void
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION simhash_raise(text, text, text) IS
+    'raises ERROR sqlstate with message and hint (if not NULL), without CONTEXT lines: the argument errors of the extension''s PL/pgSQL functions';
+
 CREATE OR REPLACE FUNCTION simhash_pairs_source(rel regclass, fp name, key name, radius int) RETURNS text
     LANGUAGE plpgsql STABLE STRICT
     SET search_path = pg_catalog, pg_temp
@@ -96,28 +102,25 @@ DECLARE
     fptype oid;
 BEGIN
     IF radius < 0 OR radius > 64 THEN
-        RAISE EXCEPTION 'radius % is out of range 0..64', radius
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'A radius is a number of differing bits, 0 to 64.';
+        PERFORM @extschema@.simhash_raise('22023', format('radius %s is out of range 0..64', radius),
+                                          'A radius is a number of differing bits, 0 to 64.');
     END IF;
     SELECT atttypid INTO fptype FROM pg_attribute
      WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', fp, rel
-            USING ERRCODE = 'undefined_column';
+        PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', fp, rel));
     END IF;
     IF fptype NOT IN ('@extschema@.simhash'::regtype, 'bigint'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of relation % is of type %, not simhash or bigint', fp, rel, fptype::regtype
-            USING ERRCODE = 'datatype_mismatch';
+        PERFORM @extschema@.simhash_raise('42804', format('column "%s" of relation %s is of type %s, not simhash or bigint',
+                                                          fp, rel, fptype::regtype));
     END IF;
     IF NOT EXISTS (SELECT FROM pg_attribute
                     WHERE attrelid = rel AND attname = key AND attnum > 0 AND NOT attisdropped) THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', key, rel
-            USING ERRCODE = 'undefined_column';
+        PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', key, rel));
     END IF;
     IF NOT (has_column_privilege(rel, fp::text, 'SELECT') AND has_column_privilege(rel, key::text, 'SELECT')) THEN
-        RAISE EXCEPTION 'permission denied for relation %', rel
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('simhash_pairs reads columns %I and %I with the caller''s rights.', fp, key);
+        PERFORM @extschema@.simhash_raise('42501', format('permission denied for relation %s', rel),
+                                          format('simhash_pairs reads columns %I and %I with the caller''s rights.', fp, key));
     END IF;
     RETURN format('SELECT (%1$I)::text COLLATE "C" AS k, (%2$I)::bigint AS h FROM %3$s WHERE %1$I IS NOT NULL AND %2$I IS NOT NULL',
                   key, fp, rel);
@@ -414,29 +417,24 @@ DECLARE
     started timestamptz := clock_timestamp();
 BEGIN
     IF rel IS NULL OR body IS NULL OR min_df IS NULL THEN
-        RAISE EXCEPTION 'simhash_df_build: rel, body and min_df must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed';
+        PERFORM @extschema@.simhash_raise('22004', 'simhash_df_build: rel, body and min_df must not be NULL');
     END IF;
     IF min_df < 1 THEN
-        RAISE EXCEPTION 'min_df % is out of range', min_df
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'min_df is the fewest documents a shingle is kept for, 1 or more.';
+        PERFORM @extschema@.simhash_raise('22023', format('min_df %s is out of range', min_df),
+                                          'min_df is the fewest documents a shingle is kept for, 1 or more.');
     END IF;
     SELECT atttypid INTO bodytype FROM pg_attribute
      WHERE attrelid = rel AND attname = body AND attnum > 0 AND NOT attisdropped;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', body, rel
-            USING ERRCODE = 'undefined_column';
+        PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', body, rel));
     END IF;
     IF bodytype NOT IN ('text'::regtype, 'varchar'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of relation % is of type %, not text', body, rel, bodytype::regtype
-            USING ERRCODE = 'datatype_mismatch',
-                  HINT = 'For HTML, build on a view of html_text(page) and fingerprint with simhash_weighted(html_text(page), ...).';
+        PERFORM @extschema@.simhash_raise('42804', format('column "%s" of relation %s is of type %s, not text', body, rel, bodytype::regtype),
+                                          'For HTML, build on a view of html_text(page) and fingerprint with simhash_weighted(html_text(page), ...).');
     END IF;
     IF NOT has_column_privilege(rel, body::text, 'SELECT') THEN
-        RAISE EXCEPTION 'permission denied for relation %', rel
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('simhash_df_build reads column %I with the caller''s rights.', body);
+        PERFORM @extschema@.simhash_raise('42501', format('permission denied for relation %s', rel),
+                                          format('simhash_df_build reads column %I with the caller''s rights.', body));
     END IF;
     -- The side table: beside rel unless weights names a schema.
     SELECT n.nspname, c.relname || '_simhash_df' INTO nsp, tab
@@ -449,14 +447,13 @@ BEGIN
             nsp := parts[1];
             tab := parts[2];
         ELSE
-            RAISE EXCEPTION 'improper table name "%"', weights
-                USING ERRCODE = 'invalid_name', HINT = 'Name the table as table or schema.table.';
+            PERFORM @extschema@.simhash_raise('42602', format('improper table name "%s"', weights),
+                                              'Name the table as table or schema.table.');
         END IF;
     END IF;
     IF to_regclass(format('%I.%I', nsp, tab)) IS NOT NULL THEN
-        RAISE EXCEPTION 'relation %.% already exists', quote_ident(nsp), quote_ident(tab)
-            USING ERRCODE = 'duplicate_table',
-                  HINT = 'Drop it first to rebuild it, or name another table with weights.';
+        PERFORM @extschema@.simhash_raise('42P07', format('relation %s.%s already exists', quote_ident(nsp), quote_ident(tab)),
+                                          'Drop it first to rebuild it, or name another table with weights.');
     END IF;
     -- Counting is a build: it may use maintenance_work_mem, as CREATE INDEX
     -- does (the function's SET clause restores work_mem on exit).
@@ -544,9 +541,8 @@ BEGIN
         masks := @extschema@.simhash_prefix_masks(radius, n);
         SELECT n.oid, n.nspname INTO nspid, nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = rel;
         IF NOT has_schema_privilege(nspid, 'CREATE') THEN
-            RAISE EXCEPTION 'permission denied for schema %', nsp
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = 'simhash_pairs on a distributed table creates a scratch distributed table in the table''s schema for the length of the call.';
+            PERFORM @extschema@.simhash_raise('42501', format('permission denied for schema %s', nsp),
+                                              'simhash_pairs on a distributed table creates a scratch distributed table in the table''s schema for the length of the call.');
         END IF;
         work := format('%I.%I', nsp, 'simhash_pairs_' || pg_backend_pid() || '_' || substr(md5(random()::text), 1, 8));
         EXECUTE format('CREATE TABLE %s (p bigint, t int, k text COLLATE "C", h bigint)', work);
@@ -609,3 +605,30 @@ END
 $$;
 COMMENT ON FUNCTION simhash_pairs(regclass, name, name, int) IS
     'every pair of rows of rel whose fingerprints (column fp, simhash or bigint) differ in at most radius bits, once, as (key_a, key_b) with key_a < key_b in "C" collation; keys are column key as text; NULL fp or key rows are skipped, equal keys never paired; reads a simhash index on fp when simhash_pairs_index_for names one; works on distributed Citus tables';
+
+-- simhash(name) fingerprints the text, as simhash(varchar) and simhash(bpchar) do.
+-- name is a string type without an overload: simhash(x::name) would be the
+-- cast to simhash (hex digits), as for any string type lacking one.
+CREATE FUNCTION simhash(doc name, shingle int DEFAULT 3, tokens text DEFAULT 'words',
+                        casefold bool DEFAULT true) RETURNS simhash
+    AS 'SELECT @extschema@.simhash($1::pg_catalog.text, $2, $3, $4)'
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(name, int, text, bool) IS
+    'SimHash of a name: simhash(doc::text, shingle, tokens, casefold)';
+
+-- CREATE INDEX ... USING simhash on a text column: an error with a hint.
+CREATE OPERATOR CLASS simhash_text_ops
+    DEFAULT FOR TYPE text USING simhash AS STORAGE simhash;
+COMMENT ON OPERATOR CLASS simhash_text_ops USING simhash IS
+    'none: CREATE INDEX on a text column fails with a hint to index simhash(column) instead';
+COMMENT ON OPERATOR FAMILY simhash_text_ops USING simhash IS
+    'none: a text column is indexed through simhash(column)';
+
+-- simhash_index_check returns a line of what it checked (1.1: void).  A
+-- changed result type needs DROP and CREATE: EXECUTE granted on it is lost.
+DROP FUNCTION simhash_index_check(regclass);
+CREATE FUNCTION simhash_index_check(index regclass) RETURNS text
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION simhash_index_check(regclass) IS
+    'verifies a simhash index: pages, sort order, per-table counts, every live heap row once per table; raises index_corrupted otherwise, and returns a line of what it checked';
+REVOKE EXECUTE ON FUNCTION simhash_index_check(regclass) FROM PUBLIC;
