@@ -4,6 +4,7 @@
  * them, and they use nothing of the access method's but its page layout.
  */
 #include "simhash_am.h"
+#include "page.h"
 
 /*
  * Reports index_corrupted unless blkno, a link read from block `from` of the

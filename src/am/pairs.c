@@ -14,6 +14,7 @@
  * with 53200 before any row is returned, and simhash_pairs then joins.
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"

@@ -5,6 +5,7 @@
  * the keys near a query, and the scan's array of hits.
  */
 #include "simhash_am.h"
+#include "page.h"
 #include "scan_int.h"
 #include "probe.h"
 #include "dirstore.h"
@@ -38,7 +39,7 @@ page_trailer(Relation index, Buffer buf)
 {
 	Page page = BufferGetPage(buf);
 
-	if (((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)))
+	if (((PageHeader) page)->pd_special != SIMHASH_SPECIAL_OFFSET)
 		corrupt_block(index, BufferGetBlockNumber(buf),
 					  psprintf("The page's special space starts at %u.",
 							   ((PageHeader) page)->pd_special));
@@ -132,7 +133,7 @@ run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber
 /*
  * A page was not the one the metapage copy points to.  If the metapage still
  * names the same runs and chains, no flush or merge can have recycled it
- * (see simhash_am.h): the page itself is wrong.
+ * (see src/am/README): the page itself is wrong.
  */
 static void
 check_stale(IndexScanDesc scan)

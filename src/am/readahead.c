@@ -8,6 +8,7 @@
  * pinned, unlocked buffers in the order its callback named their blocks.
  */
 #include "simhash_am.h"
+#include "page.h"
 
 #ifdef SIMHASH_HAVE_READ_STREAM
 #include "storage/read_stream.h"

@@ -3,9 +3,10 @@
  * merges; the flush of the pending buffer into a run; streaming k-way
  * merges; the tier policy of INSERT and the compaction of VACUUM.
  *
- * See "Runs and merges" in simhash_am.h for the design.
+ * See "Runs and merges" in src/am/README for the design.
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "commands/progress.h"
 #include "commands/vacuum.h"
@@ -16,7 +17,7 @@
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
-/* simhash.debug_pause_merge: see simhash_am.h. */
+/* simhash.debug_pause_merge: see runs.h. */
 bool simhash_debug_pause_merge = false;
 
 #define ST_SORT			simhash_sort_items
@@ -303,7 +304,7 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 
 /* ---- reading runs ------------------------------------------------------ */
 
-/* RunCursor (simhash_am.h): one (run, table) read page by page, in key order. */
+/* RunCursor (runs.h): one (run, table) read page by page, in key order. */
 typedef SimhashRunCursor RunCursor;
 
 /* A private copy of block blkno, read through the strategy. */

@@ -5,6 +5,7 @@
  * through the FSM, cut free pages off the end of the file).
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "access/table.h"
 #include "commands/vacuum.h"
@@ -311,7 +312,7 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	clean_runs(info, heap, &ds, stats);
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
 
-	/* no index-only scan may still return a TID removed here (simhash_am.h) */
+	/* no index-only scan may still return a TID removed here (src/am/README) */
 	if (stats->tuples_removed > removed_before)
 		simhash_vacuum_wait_for_scans(index);
 
