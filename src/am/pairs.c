@@ -15,6 +15,7 @@
  */
 #include "simhash_am.h"
 #include "runs.h"
+#include "popcount.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -315,53 +316,20 @@ emit_pair(PairsState *s, const GroupRow *a, const GroupRow *b, int distance)
 
 /*
  * The first row of g from j on (of n) whose key is within radius of key; n
- * if none.  The loop every pair of a group goes through: popcount inline,
- * compiled with and without the POPCNT instruction as probe.c's KNN loop.
+ * if none.  The loop every pair of a group goes through (popcount.h).
  */
 static pg_attribute_always_inline int64
 next_near_body(const GroupRow *g, int64 j, int64 n, uint64 key, int radius, bool hw)
 {
 	for (; j < n; j++)
-	{
-		uint64 x = g[j].key ^ key;
-		int	   d;
-
-#if defined(__GNUC__) || defined(__clang__)
-		if (hw)
-			d = __builtin_popcountll(x);
-		else
-#endif
-			d = simhash_popcount_swar(x);
-		if (d <= radius)
+		if (simhash_popcount_as(g[j].key ^ key, hw) <= radius)
 			return j;
-	}
 	return n;
 }
 
-#ifdef SIMHASH_POPCNT_DISPATCH
-__attribute__((target("popcnt"))) static int64
-next_near_popcnt(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
-{
-	return next_near_body(g, j, n, key, radius, true);
-}
-
-static int64
-next_near(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
-{
-	return simhash_cpu_has_popcnt() ? next_near_popcnt(g, j, n, key, radius)
-									: next_near_body(g, j, n, key, radius, false);
-}
-#else
-static inline int64
-next_near(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
-{
-#if defined(__GNUC__) || defined(__clang__)
-	return next_near_body(g, j, n, key, radius, true);
-#else
-	return next_near_body(g, j, n, key, radius, false);
-#endif
-}
-#endif
+SIMHASH_POPCOUNT_LOOP(int64, next_near,
+					  (const GroupRow *g, int64 j, int64 n, uint64 key, int radius),
+					  (g, j, n, key, radius))
 
 /*
  * Every pair of the group within the radius whose first table agreeing on
@@ -560,7 +528,6 @@ pair_table(PairsState *s, const SimhashMetaPageData *meta, const SimhashItemArra
 	pfree(srcs);
 	pfree(pend);
 }
-
 
 /* The index can serve: the table is plain, no row-level security, the index fits. */
 static void

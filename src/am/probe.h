@@ -8,15 +8,9 @@
 
 extern void
 simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit);
-extern void simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
-									  SimhashVisit visit);
 extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_nulls(IndexScanDesc scan, SimhashVisit visit, int64 limit);
-extern void
-simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull);
-extern void simhash_sort_hits(SimhashScanOpaque so);
-extern void simhash_dir_cache_reset(SimhashScanOpaque so);
 extern void simhash_check_stale(IndexScanDesc scan);
 extern void simhash_corrupt_block(Relation index, BlockNumber blkno, const char *detail);
 

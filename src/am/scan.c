@@ -13,6 +13,8 @@
 #include "scan_int.h"
 #include "probe.h"
 #include "knn.h"
+#include "hits.h"
+#include "dirstore.h"
 
 #include "access/relscan.h"
 #include "miscadmin.h"

@@ -178,25 +178,6 @@ extern int	  simhash_query_radius(Datum query, uint64 *fp);
 extern double simhash_random_within(int radius);
 extern int	  simhash_clause_radius(Node *rightop, bool is_query);
 
-/*
- * Counting bits in a hot loop without pg_popcount64's function pointer
- * (probe.c, pairs.c): the bit-parallel count, and on x86-64 built without
- * POPCNT (SIMHASH_POPCNT_DISPATCH) whether the CPU has the instruction, so
- * that such a loop is compiled twice and one copy chosen once.
- */
-static inline int
-simhash_popcount_swar(uint64 x)
-{
-	x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
-	x = (x & UINT64CONST(0x3333333333333333)) + ((x >> 2) & UINT64CONST(0x3333333333333333));
-	x = (x + (x >> 4)) & UINT64CONST(0x0f0f0f0f0f0f0f0f);
-	return (int) ((x * UINT64CONST(0x0101010101010101)) >> 56);
-}
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(__POPCNT__)
-#define SIMHASH_POPCNT_DISPATCH 1
-extern bool simhash_cpu_has_popcnt(void);
-#endif
-
 /* Progress phases of CREATE INDEX */
 #define SIMHASH_PHASE_SCAN	2
 #define SIMHASH_PHASE_SORT	3
