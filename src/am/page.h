@@ -157,7 +157,11 @@ extern void simhash_dir_walk_init(SimhashDirWalk *w, Relation index, BufferAcces
 								  const SimhashMetaPageData *meta, int r, int t);
 extern BlockNumber simhash_dir_walk_next(void *arg);
 
-/* Page identity, checked before a page is used (runs.c). */
+/* A private copy of block blkno, read under a share lock through the strategy. */
+extern void
+simhash_read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page copy);
+
+/* Page identity, checked before a page is used (pagecheck.c). */
 extern void simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags,
 								uint32 gen, int table);
 extern void simhash_expect_readable(Relation index, Page page, BlockNumber blkno, uint16 flags,

@@ -612,3 +612,14 @@ simhash_page_nentries(Relation index, BlockNumber blkno, Page page, Size size)
 				 errhint("REINDEX the index; simhash_index_check() describes the damage.")));
 	return (int) ((ph->pd_lower - first) / size);
 }
+
+/* A private copy of block blkno, read through the strategy. */
+void
+simhash_read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page copy)
+{
+	Buffer buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(copy, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
+}

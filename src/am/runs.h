@@ -1,7 +1,7 @@
 /*
  * runs.h — sorted runs: rows to place, reading a run in key order, writing
- * one, and the flushes and merges that make them (runs.c).  README: "Runs
- * and merges".
+ * one (runs.c), and the flushes and merges that make them (merge.c).
+ * README: "Runs and merges".
  */
 #ifndef SIMHASH_RUNS_H
 #define SIMHASH_RUNS_H
@@ -34,7 +34,7 @@ extern void simhash_sort_items(SimhashItem *items, size_t n);
 typedef bool (*SimhashDeadCallback)(ItemPointer tid, void *state);
 
 /*
- * simhash.debug_pause_merge (runs.c; defined in options.c): a testing aid,
+ * simhash.debug_pause_merge (merge.c; the setting is defined in options.c): a testing aid,
  * superuser only.  A merge of a session that sets it waits after switching
  * its first table over, until the backend is cancelled or terminated.
  */
@@ -59,8 +59,25 @@ typedef struct SimhashRunCursor
 extern void
 simhash_run_cursor_open(SimhashRunCursor *c, Relation index, BufferAccessStrategy strategy,
 						const SimhashMetaPageData *meta, int r, int t);
-extern bool simhash_run_cursor_peek(SimhashRunCursor *c, uint64 *key, ItemPointer tid);
+extern void
+simhash_run_cursor_init(SimhashRunCursor *c, Relation index, BufferAccessStrategy strategy,
+						const SimhashMetaPageData *meta, int r, int t);
+extern bool simhash_run_cursor_next_page(SimhashRunCursor *c);
 extern void simhash_run_cursor_close(SimhashRunCursor *c);
+
+/* The current entry, or false at the end. */
+static inline bool
+simhash_run_cursor_peek(SimhashRunCursor *c, uint64 *key, ItemPointer tid)
+{
+	const char *e;
+
+	if (c->i >= c->n && !simhash_run_cursor_next_page(c))
+		return false;
+	e = SimhashPageEntry(c->page.data, c->i);
+	*key = simhash_entry_key(e);
+	simhash_entry_tid(e, tid);
+	return true;
+}
 
 /* Writing one table's run, page by page (runs.c): build, flush, merge. */
 typedef struct SimhashRunWriter
@@ -91,7 +108,7 @@ simhash_write_sorted_runs(Relation index, Relation heap, SimhashItem *items, int
 						  const sh_table *tables, int ntables, bool concurrent, uint32 gen,
 						  BlockNumber *dir, BlockNumber *npages, bool progress);
 
-/* Flushes and merges (runs.c) */
+/* Flushes and merges (merge.c) */
 extern bool simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dead_state,
 						  IndexBulkDeleteResult *stats);
 extern void simhash_insert_merges(Relation index, Relation heap);
