@@ -372,18 +372,7 @@ knn_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, Simh
 		return false;
 	if (so->meta.list.nruns == 0)
 		return true;
-	memset(&c, 0, sizeof(c));
-	c.scan = scan;
-	c.tab = tab;
-	c.t = t;
-	c.q = q;
-	c.qkey = sh_table_permute(tab, q);
-	c.radius = radius;
-	c.flips = flips;
-	c.exact = true;
-	c.visit = visit;
-	c.buf = InvalidBuffer;
-	c.blkno = InvalidBlockNumber;
+	simhash_probe_ctx_init(&c, scan, t, q, radius, flips, true, visit, NULL);
 	prefixes = palloc(sizeof(uint64) * Max(sh_binomial(tab->prefix_bits, flips), 1));
 	list_exact_prefixes(tab, c.qkey, 0, flips, 0, prefixes, &nprefixes);
 	/*

@@ -318,7 +318,7 @@ retire_table(Relation index, const SimhashMetaPageData *meta, int r, int t,
 
 		simhash_check_link(index, SIMHASH_RUNLIST_BLKNO, dir + d, 0, &nblocks);
 		simhash_read_copy(index, dir + d, strategy, dirpage.data);
-		simhash_expect_page(index, dirpage.data, dir + d, SIMHASH_DIR, meta->list.runs[r].gen, t);
+		simhash_page_check(index, dirpage.data, dir + d, SIMHASH_DIR, gen, t, SIMHASH_PAGE_LIVE);
 		n = SimhashDirEntries(index, dir + d, dirpage.data);
 		for (i = 0; i < n; i++)
 		{
@@ -369,8 +369,8 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 	SimhashItemArray	a = {0};
 	BlockNumber		   *chain;
 	int					nchain = 0, chaincap = 16, ntables, i;
-	BlockNumber			nblocks = 0;
-	BlockNumber			blkno;
+	SimhashChain		walk;
+	Page				page;
 	BlockNumber			dir[SIMHASH_MAX_TABLES];
 	sh_table		   *tables;
 	FullTransactionId	safexid;
@@ -386,18 +386,15 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 		return false;
 	}
 	chain = palloc(sizeof(BlockNumber) * chaincap);
-	for (blkno = meta.sealed_head; BlockNumberIsValid(blkno);)
+	simhash_chain_begin(&walk, index, NULL, meta.sealed_head, BUFFER_LOCK_SHARE, SIMHASH_PENDING,
+						meta.sealed_chain, SIMHASH_PAGE_LIVE);
+	while ((page = simhash_chain_next(&walk)) != NULL)
 	{
-		PGAlignedBlock copy;
-		int			   n;
+		int n = SimhashPageEntries(index, walk.blkno, page);
 
-		CHECK_FOR_INTERRUPTS();
-		simhash_read_copy(index, blkno, NULL, copy.data);
-		simhash_expect_page(index, copy.data, blkno, SIMHASH_PENDING, meta.sealed_chain, 0);
-		n = SimhashPageEntries(index, blkno, copy.data);
 		for (i = 0; i < n; i++)
 		{
-			const char	   *e = SimhashPageEntry(copy.data, i);
+			const char	   *e = SimhashPageEntry(page, i);
 			ItemPointerData tid;
 
 			simhash_entry_tid(e, &tid);
@@ -414,11 +411,7 @@ simhash_flush(Relation index, Relation heap, SimhashDeadCallback dead, void *dea
 			chaincap *= 2;
 			chain = repalloc(chain, sizeof(BlockNumber) * chaincap);
 		}
-		chain[nchain++] = blkno;
-		if (BlockNumberIsValid(SimhashPageGetOpaque(copy.data)->next))
-			simhash_check_link(index, blkno, SimhashPageGetOpaque(copy.data)->next, nchain,
-							   &nblocks);
-		blkno = SimhashPageGetOpaque(copy.data)->next;
+		chain[nchain++] = walk.blkno;
 	}
 
 	tables = simhash_layout(meta.blocks, meta.bits, &ntables);

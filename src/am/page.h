@@ -161,10 +161,48 @@ extern BlockNumber simhash_dir_walk_next(void *arg);
 extern void
 simhash_read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page copy);
 
-/* Page identity, checked before a page is used (pagecheck.c). */
-extern void simhash_expect_page(Relation index, Page page, BlockNumber blkno, uint16 flags,
-								uint32 gen, int table);
-extern void simhash_expect_readable(Relation index, Page page, BlockNumber blkno, uint16 flags,
-									uint32 gen, int table);
+/*
+ * The checked reads of the page layer (pagecheck.c): a page's identity
+ * (kinds: a mask of page flags; gen, table: < 0 for any), what a reader
+ * does with a page that is not what it expects (mode), and a chain's walk.
+ */
+typedef enum SimhashPageMode
+{
+	SIMHASH_PAGE_LIVE,	   /* a live page, else index_corrupted */
+	SIMHASH_PAGE_READABLE, /* or retired by a merge; reused: 40001 */
+	SIMHASH_PAGE_RETRY,	   /* live or retired, else 40001 */
+	SIMHASH_PAGE_TRY	   /* live or retired, else false */
+} SimhashPageMode;
+
+extern void simhash_corrupt_block(Relation index, BlockNumber blkno, const char *detail);
+extern bool simhash_page_check(Relation index, Page page, BlockNumber blkno, uint16 kinds,
+							   int64 gen, int table, SimhashPageMode mode);
+extern Buffer
+simhash_read_page(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, int lockmode,
+				  uint16 kinds, int64 gen, int table, SimhashPageMode mode);
+
+typedef struct SimhashChain
+{
+	Relation			 index;
+	BufferAccessStrategy strategy;
+	int					 lockmode;
+	uint16				 kinds;
+	int64				 gen;
+	SimhashPageMode		 mode;
+	bool				 vacuum; /* a vacuum delay point before each page */
+	BlockNumber			 next;	 /* the next page to read */
+	BlockNumber			 prev;	 /* the page that links to it */
+	BlockNumber			 steps;	 /* pages read: the loop check */
+	BlockNumber			 nblocks;
+	BlockNumber			 blkno; /* the page returned last */
+	Buffer				 buf;	/* and its buffer, locked */
+	bool				 lost;	/* TRY: a page that is no longer the chain's */
+} SimhashChain;
+
+extern void
+			simhash_chain_begin(SimhashChain *c, Relation index, BufferAccessStrategy strategy,
+								BlockNumber head, int lockmode, uint16 kinds, int64 gen, SimhashPageMode mode);
+extern Page simhash_chain_next(SimhashChain *c);
+extern void simhash_chain_end(SimhashChain *c);
 
 #endif /* SIMHASH_PAGE_H */

@@ -403,33 +403,15 @@ static void
 read_chain(Relation index, BufferAccessStrategy strategy, BlockNumber blkno, uint32 chain,
 		   SimhashItemArray *out)
 {
-	BlockNumber prev = SIMHASH_METAPAGE_BLKNO, nblocks = 0, steps = 0;
+	SimhashChain walk;
+	Page		 page;
 
-	while (BlockNumberIsValid(blkno))
+	simhash_chain_begin(&walk, index, strategy, blkno, BUFFER_LOCK_SHARE, SIMHASH_PENDING, chain,
+						SIMHASH_PAGE_RETRY);
+	while ((page = simhash_chain_next(&walk)) != NULL)
 	{
-		Buffer			  buf;
-		Page			  page;
-		SimhashPageOpaque o;
-		int				  n;
+		int n = SimhashPageEntries(index, walk.blkno, page);
 
-		simhash_check_link(index, prev, blkno, ++steps, &nblocks);
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		o = SimhashPageGetOpaque(page);
-		if (PageIsNew(page) || o->page_id != SIMHASH_PAGE_ID ||
-			(o->flags != SIMHASH_PENDING && o->flags != SIMHASH_DELETED) || o->gen != chain)
-		{
-			UnlockReleaseBuffer(buf);
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("simhash index \"%s\": block %u is no longer a page of pending chain "
-							"%u",
-							RelationGetRelationName(index), blkno, chain),
-					 errhint("Run the statement again; if it fails again, simhash_index_check() "
-							 "describes the damage.")));
-		}
-		n = SimhashPageEntries(index, blkno, page);
 		for (int i = 0; i < n; i++)
 		{
 			const char	   *e = SimhashPageEntry(page, i);
@@ -438,10 +420,6 @@ read_chain(Relation index, BufferAccessStrategy strategy, BlockNumber blkno, uin
 			simhash_entry_tid(e, &tid);
 			simhash_items_push(out, simhash_entry_key(e), &tid);
 		}
-		prev = blkno;
-		blkno = o->next;
-		UnlockReleaseBuffer(buf);
-		CHECK_FOR_INTERRUPTS();
 	}
 }
 

@@ -16,154 +16,10 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-/* ---- reading pages ------------------------------------------------------ */
-
-/* ---- corruption: an error naming the block, never wrong rows ------------- */
-
-void
-simhash_corrupt_block(Relation index, BlockNumber blkno, const char *detail)
-{
-	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-					errmsg("simhash index \"%s\" is corrupted at block %u",
-						   RelationGetRelationName(index), blkno),
-					errdetail_internal("%s", detail),
-					errhint("REINDEX the index; simhash_index_check() describes the damage.")));
-}
-
-/*
- * The trailer (opaque area) of a page that is not new: only once pd_special
- * says where this access method puts it, so that no read goes past the page.
- */
-static SimhashPageOpaque
-page_trailer(Relation index, Buffer buf)
-{
-	Page page = BufferGetPage(buf);
-
-	if (((PageHeader) page)->pd_special != SIMHASH_SPECIAL_OFFSET)
-		simhash_corrupt_block(index, BufferGetBlockNumber(buf),
-							  psprintf("The page's special space starts at %u.",
-									   ((PageHeader) page)->pd_special));
-	return SimhashPageGetOpaque(page);
-}
-
-/*
- * A block number read from page `from` (the run list, a directory page)
- * must lie inside the index before it is read: InvalidBlockNumber is P_NEW,
- * which would extend the file.
- */
-void
-simhash_scan_check_link(IndexScanDesc scan, BlockNumber from, BlockNumber blkno)
-{
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-
-	simhash_check_link(scan->indexRelation, from, blkno, 0, &so->nblocks);
-}
-
-/* The directory pages of run r, table t (contiguous), inside the index. */
-void
-simhash_scan_check_dir_link(IndexScanDesc scan, int r, BlockNumber dstart)
-{
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	BlockNumber		  ndir = SimhashDirPages(so->meta.list.runs[r].npages);
-
-	simhash_scan_check_link(scan, SIMHASH_RUNLIST_BLKNO, dstart);
-	if (ndir > 1)
-		simhash_scan_check_link(scan, SIMHASH_RUNLIST_BLKNO,
-								dstart + ndir - 1 < dstart ? InvalidBlockNumber
-														   : dstart + ndir - 1);
-}
-
 static inline int
 so_nruns(IndexScanDesc scan)
 {
 	return ((SimhashScanOpaque) scan->opaque)->meta.list.nruns;
-}
-
-/*
- * Is this still the page the copied metapage points to?  A page keeps its
- * kind's flag or DELETED, and its generation, until it is recycled.
- */
-bool
-simhash_scan_page_current(IndexScanDesc scan, Buffer buf, uint16 kind, uint32 gen, int table)
-{
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	Page			  page = BufferGetPage(buf);
-	SimhashPageOpaque o;
-
-	if (!PageIsNew(page))
-	{
-		o = page_trailer(scan->indexRelation, buf);
-		if (o->page_id == SIMHASH_PAGE_ID && (o->flags & (kind | SIMHASH_DELETED)) != 0 &&
-			o->gen == gen && (table < 0 || o->table == table))
-			return true;
-	}
-	so->stale = true;
-	so->stale_blkno = BufferGetBlockNumber(buf);
-	return false;
-}
-
-/*
- * The entries of page p of a run: every page but the last was written full,
- * and VACUUM counts on the page the entries it removed in place, so a
- * damaged page cannot hide rows.
- */
-int
-simhash_run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p)
-{
-	int n = simhash_buf_nentries(index, buf, SIMHASH_ENTRY_SIZE);
-	int written = n + SimhashPageGetOpaque(BufferGetPage(buf))->removed;
-
-	if (p + 1 < run->npages ? written != SIMHASH_PAGE_CAPACITY
-							: written < 1 || written > SIMHASH_PAGE_CAPACITY)
-		simhash_corrupt_block(index, BufferGetBlockNumber(buf),
-							  "The run page holds fewer or more entries than the run list accounts "
-							  "for.");
-	return n;
-}
-
-/*
- * A page was not the one the metapage copy points to.  If the metapage still
- * names the same runs and chains, no flush or merge can have recycled it
- * (see src/am/README): the page itself is wrong.
- */
-void
-simhash_check_stale(IndexScanDesc scan)
-{
-	SimhashScanOpaque	so = (SimhashScanOpaque) scan->opaque;
-	SimhashMetaPageData now;
-	int					r;
-
-	simhash_read_meta(scan->indexRelation, &now);
-	if (now.pending_chain != so->meta.pending_chain || now.sealed_chain != so->meta.sealed_chain ||
-		now.list.nruns != so->meta.list.nruns)
-		return;
-	for (r = 0; r < now.list.nruns; r++)
-		if (now.list.runs[r].gen != so->meta.list.runs[r].gen)
-			return;
-	/* a merge switches its tables over one by one, keeping the same runs */
-	if (memcmp(now.list.run_dir, so->meta.list.run_dir,
-			   sizeof(BlockNumber) * now.list.nruns * now.ntables) != 0)
-		return;
-	simhash_corrupt_block(scan->indexRelation, so->stale_blkno,
-						  "The page is not the run, directory or pending page the metapage points "
-						  "to.");
-}
-
-/*
- * A chain page: a NULLs page (chain 0; never recycled) must say so, and no
- * chain is longer than the index, so a damaged link cannot loop forever.
- */
-static void
-check_chain_page(Relation index, Buffer buf, uint32 chain, BlockNumber steps, BlockNumber nblocks)
-{
-	Page page = BufferGetPage(buf);
-
-	if (chain == 0 && (PageIsNew(page) || page_trailer(index, buf)->page_id != SIMHASH_PAGE_ID ||
-					   page_trailer(index, buf)->flags != SIMHASH_NULLS))
-		simhash_corrupt_block(index, BufferGetBlockNumber(buf),
-							  "The page is not the NULLs page its chain points to.");
-	if (steps > nblocks)
-		simhash_corrupt_block(index, BufferGetBlockNumber(buf), "The chain of pages loops.");
 }
 
 /* The last hikey of directory page d of a run (for the binary search). */
@@ -520,6 +376,28 @@ probe_exact_sorted(ProbeCtx *c, int b, int left, uint64 lo)
 	}
 }
 
+/* A table's probe context, no page read yet, from the first run on. */
+void
+simhash_probe_ctx_init(ProbeCtx *c, IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+					   bool exact, SimhashVisit visit, void *arg)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+
+	memset(c, 0, sizeof(*c));
+	c->scan = scan;
+	c->tab = &so->tables[t];
+	c->t = t;
+	c->q = q;
+	c->qkey = sh_table_permute(c->tab, q);
+	c->radius = radius;
+	c->flips = flips;
+	c->exact = exact;
+	c->visit = visit;
+	c->arg = arg;
+	c->buf = InvalidBuffer;
+	c->blkno = InvalidBlockNumber;
+}
+
 /*
  * Table t's matches within radius in every run: every key whose prefix
  * differs from the query's in at most `flips` bits (0 when radius <= bits),
@@ -534,21 +412,7 @@ simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, 
 
 	if (so->meta.list.nruns == 0)
 		return;
-	c.scan = scan;
-	c.tab = &so->tables[t];
-	c.t = t;
-	c.r = 0;
-	c.q = q;
-	c.qkey = sh_table_permute(c.tab, q);
-	c.radius = radius;
-	c.flips = flips;
-	c.exact = exact;
-	c.visit = visit;
-	c.arg = arg;
-	c.buf = InvalidBuffer;
-	c.blkno = InvalidBlockNumber;
-	c.dir_hint = 0;
-	c.v = c.cur_v = 0;
+	simhash_probe_ctx_init(&c, scan, t, q, radius, flips, exact, visit, arg);
 	c.resuming = !exact && so->resume && so->pos.t == t;
 	c.after = false;
 	if (exact)
@@ -578,31 +442,23 @@ scan_chain_from(IndexScanDesc scan, SimhashChainPos *pos, uint32 chain, uint64 q
 				SimhashVisit visit, void *arg, int64 limit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	BlockNumber		  nblocks = 0;
+	SimhashChain	  walk;
+	Page			  page;
 
-	while (BlockNumberIsValid(pos->next))
+	/* NULLs pages (chain 0) are compacted in place, never recycled */
+	if (chain == 0)
+		simhash_chain_begin(&walk, scan->indexRelation, NULL, pos->next, BUFFER_LOCK_SHARE,
+							SIMHASH_NULLS, -1, SIMHASH_PAGE_LIVE);
+	else
+		simhash_chain_begin(&walk, scan->indexRelation, NULL, pos->next, BUFFER_LOCK_SHARE,
+							SIMHASH_PENDING, chain, SIMHASH_PAGE_TRY);
+	walk.prev = pos->prev;
+	walk.steps = pos->steps;
+	while ((page = simhash_chain_next(&walk)) != NULL)
 	{
-		BlockNumber blkno = pos->next;
-		Buffer		buf;
-		Page		page;
-		int			n, i;
+		int n = simhash_buf_nentries(scan->indexRelation, walk.buf, SIMHASH_ENTRY_SIZE);
 
-		simhash_check_link(scan->indexRelation, pos->prev, blkno, 0, &nblocks);
-		buf = ReadBuffer(scan->indexRelation, blkno);
-
-		CHECK_FOR_INTERRUPTS();
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		/* NULLs pages (chain 0) are compacted in place, never recycled */
-		if (chain != 0 && !simhash_scan_page_current(scan, buf, SIMHASH_PENDING, chain, -1))
-		{
-			UnlockReleaseBuffer(buf);
-			pos->next = InvalidBlockNumber;
-			break;
-		}
-		check_chain_page(scan->indexRelation, buf, chain, ++pos->steps, nblocks);
-		n = simhash_buf_nentries(scan->indexRelation, buf, SIMHASH_ENTRY_SIZE);
-		for (i = 0; i < n; i++)
+		for (int i = 0; i < n; i++)
 		{
 			const char	   *ent = SimhashPageEntry(page, i);
 			uint64			fp = simhash_entry_key(ent);
@@ -613,11 +469,18 @@ scan_chain_from(IndexScanDesc scan, SimhashChainPos *pos, uint32 chain, uint64 q
 			simhash_entry_tid(ent, &tid);
 			visit(so, fp, &tid, arg);
 		}
-		pos->prev = blkno;
+		pos->prev = walk.blkno;
 		pos->next = SimhashPageGetOpaque(page)->next;
-		UnlockReleaseBuffer(buf);
+		pos->steps = walk.steps;
 		if (limit >= 0 && so->nhits >= limit)
 			break;
+	}
+	simhash_chain_end(&walk);
+	if (walk.lost)
+	{
+		so->stale = true;
+		so->stale_blkno = walk.blkno;
+		pos->next = InvalidBlockNumber;
 	}
 }
 

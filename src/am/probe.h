@@ -12,6 +12,5 @@ extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_nulls(IndexScanDesc scan, SimhashVisit visit, int64 limit);
 extern void simhash_check_stale(IndexScanDesc scan);
-extern void simhash_corrupt_block(Relation index, BlockNumber blkno, const char *detail);
 
 #endif /* SIMHASH_PROBE_H */

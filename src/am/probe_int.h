@@ -72,7 +72,7 @@ simhash_owned_at(SimhashScanOpaque so, int t, uint64 diff, int flips)
 	return true;
 }
 
-/* Checked reads of a scan's pages (probe.c) */
+/* Checked reads of a scan's pages (scanpage.c) */
 extern bool
 simhash_scan_page_current(IndexScanDesc scan, Buffer buf, uint16 kind, uint32 gen, int table);
 extern void simhash_scan_check_link(IndexScanDesc scan, BlockNumber from, BlockNumber blkno);
@@ -81,6 +81,8 @@ extern int
 simhash_run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p);
 
 /* Probes (probe.c) */
+extern void simhash_probe_ctx_init(ProbeCtx *c, IndexScanDesc scan, int t, uint64 q, int radius,
+								   int flips, bool exact, SimhashVisit visit, void *arg);
 extern int	simhash_first_at_least(Page page, int n, uint64 lo, int guess);
 extern void simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi);
 extern void simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,

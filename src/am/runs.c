@@ -350,12 +350,8 @@ simhash_run_cursor_next_page(SimhashRunCursor *c)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(c->page.data, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
-		if (c->retired_ok)
-			simhash_expect_readable(c->index, c->page.data, blkno, SIMHASH_RUN, c->walk.gen,
-									c->walk.table);
-		else
-			simhash_expect_page(c->index, c->page.data, blkno, SIMHASH_RUN, c->walk.gen,
-								c->walk.table);
+		simhash_page_check(c->index, c->page.data, blkno, SIMHASH_RUN, c->walk.gen, c->walk.table,
+						   c->retired_ok ? SIMHASH_PAGE_READABLE : SIMHASH_PAGE_LIVE);
 		c->i = 0;
 		c->n = SimhashPageEntries(c->index, blkno, c->page.data);
 		simhash_vacuum_delay_point();

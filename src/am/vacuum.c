@@ -46,32 +46,20 @@ is_dead(ItemPointer tid, void *arg)
 static uint64
 vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkDeleteResult *stats)
 {
-	uint64		removed = 0;
-	BlockNumber steps = 0;
-	BlockNumber nblocks = 0;
+	uint64		 removed = 0;
+	SimhashChain walk;
+	Page		 page;
 
-	while (BlockNumberIsValid(blkno))
+	simhash_chain_begin(&walk, info->index, info->strategy, blkno, BUFFER_LOCK_EXCLUSIVE,
+						SIMHASH_PENDING | SIMHASH_NULLS, -1, SIMHASH_PAGE_LIVE);
+	walk.vacuum = true;
+	while ((page = simhash_chain_next(&walk)) != NULL)
 	{
-		Buffer buf =
-			ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-		GenericXLogState *state;
-		Page			  page;
+		GenericXLogState *state = GenericXLogStart(info->index);
 		int				  n, i, kept = 0;
 
-		simhash_vacuum_delay_point();
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		if (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
-			(SimhashPageGetOpaque(page)->flags != SIMHASH_PENDING &&
-			 SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
-			ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-							errmsg("simhash index \"%s\": block %u of a chain is not a pending or "
-								   "NULLs page",
-								   RelationGetRelationName(info->index), blkno),
-							errhint("REINDEX the index.")));
-		state = GenericXLogStart(info->index);
-		page = GenericXLogRegisterBuffer(state, buf, 0);
-		n = SimhashPageEntries(info->index, blkno, page);
+		page = GenericXLogRegisterBuffer(state, walk.buf, 0);
+		n = SimhashPageEntries(info->index, walk.blkno, page);
 		for (i = 0; i < n; i++)
 		{
 			char		   *ent = SimhashPageEntry(page, i);
@@ -88,10 +76,6 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 				memmove(SimhashPageEntry(page, kept), ent, SIMHASH_ENTRY_SIZE);
 			kept++;
 		}
-		if (BlockNumberIsValid(SimhashPageGetOpaque(page)->next))
-			simhash_check_link(info->index, blkno, SimhashPageGetOpaque(page)->next, ++steps,
-							   &nblocks);
-		blkno = SimhashPageGetOpaque(page)->next;
 		if (kept != n)
 		{
 			((PageHeader) page)->pd_lower =
@@ -100,7 +84,6 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 		}
 		else
 			GenericXLogAbort(state);
-		UnlockReleaseBuffer(buf);
 	}
 	return removed;
 }
@@ -138,7 +121,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 		simhash_vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
-		simhash_expect_page(info->index, page, blkno, SIMHASH_RUN, run->gen, t);
+		simhash_page_check(info->index, page, blkno, SIMHASH_RUN, run->gen, t, SIMHASH_PAGE_LIVE);
 		n = SimhashPageEntries(info->index, blkno, page);
 		for (i = 0; i < n && first_dead < 0; i++)
 		{
