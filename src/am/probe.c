@@ -1,10 +1,9 @@
 /*
  * probe.c — the radius probes of index scans (scan.c), which KNN's exact
- * steps (knn.c) build on: reading run, directory and chain pages checked
- * against the scan's copy of the metapage (generation, links, bounds),
- * probing the permuted tables for the keys near a query, and the scan's
- * array of hits.  The directory cache is dirstore.c's, the prefix filters
- * filter.c's.
+ * steps (knn.c) build on: probing the permuted tables of every run for the
+ * keys near a query, and reading whole runs and chains.  Pages are read
+ * through the scan's checked reads (scanpage.c); the directory cache is
+ * dirstore.c's, the prefix filters filter.c's, the hits hits.c's.
  */
 #include "simhash_am.h"
 #include "page.h"

@@ -1,5 +1,6 @@
 /*
- * probe.h — the read step of index scans (probe.c), used by scan.c and knn.c.
+ * probe.h — the read step of index scans (probe.c; scanpage.c's stale check),
+ * used by scan.c and knn.c.
  */
 #ifndef SIMHASH_PROBE_H
 #define SIMHASH_PROBE_H
