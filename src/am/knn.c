@@ -283,7 +283,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 			int	 e;
 			bool done = false;
 
-			if (p != bpage)
+			if (p != bpage || page == NULL) /* page: NULL before the first */
 			{
 				if (BufferIsValid(buf))
 					UnlockReleaseBuffer(buf);

@@ -48,17 +48,16 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 {
 	uint64		 removed = 0;
 	SimhashChain walk;
-	Page		 page;
 
 	simhash_chain_begin(&walk, info->index, info->strategy, blkno, BUFFER_LOCK_EXCLUSIVE,
 						SIMHASH_PENDING | SIMHASH_NULLS, -1, SIMHASH_PAGE_LIVE);
 	walk.vacuum = true;
-	while ((page = simhash_chain_next(&walk)) != NULL)
+	while (simhash_chain_next(&walk) != NULL)
 	{
 		GenericXLogState *state = GenericXLogStart(info->index);
+		Page			  page = GenericXLogRegisterBuffer(state, walk.buf, 0);
 		int				  n, i, kept = 0;
 
-		page = GenericXLogRegisterBuffer(state, walk.buf, 0);
 		n = SimhashPageEntries(info->index, walk.blkno, page);
 		for (i = 0; i < n; i++)
 		{
