@@ -39,7 +39,9 @@ PROVE_TESTS ?= $(sort $(wildcard test/t/*.pl))
 
 CORE_LIBS   = -lxxhash -licuuc -licudata -lgumbo
 SHLIB_LINK += $(CORE_LIBS) -lstdc++
-PG_CPPFLAGS = -Isrc $(CORE_INC) -DSIMHASH_EXTVERSION='"$(EXTVERSION)"'
+# -MMD -MP: the compiler writes each object's header dependencies beside it
+# (src/am/scan.d), included below, so a header edit rebuilds its includers only.
+PG_CPPFLAGS = -Isrc $(CORE_INC) -DSIMHASH_EXTVERSION='"$(EXTVERSION)"' -MMD -MP
 # Warnings are errors only when developing or in CI (make WERROR=1; make test
 # and .ci/run set it): a newer compiler's new warning must not break a user's
 # make install.
@@ -52,7 +54,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra $(WERROR_FLAG) -fPIC
 override with_llvm = no
 
 TOOLS       = $(patsubst %.cpp,%,$(wildcard src/cli/simhash-*.cpp))
-EXTRA_CLEAN = .pg-build $(DATA_built) $(TOOLS) test/unit/unit_tests test/unit/unit_tests_asan src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
+EXTRA_CLEAN = .pg-build $(DATA_built) $(OBJS:.o=.d) $(TOOLS) test/unit/unit_tests test/unit/unit_tests_asan src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -73,8 +75,8 @@ PG_BUILD_ID := $(shell $(PG_CONFIG) --version) $(shell $(PG_CONFIG) --includedir
 $(shell test "`cat .pg-build 2>/dev/null`" = "$(PG_BUILD_ID)" || echo "$(PG_BUILD_ID)" > .pg-build)
 $(OBJS): .pg-build
 
-# The core depends on its headers; keep rebuilds honest.
-$(CORE_OBJS) $(C_SRCS:.c=.o): $(wildcard src/*.h src/am/*.h) $(CORE_HDRS)
+# The headers each object was built from, as the compiler listed them.
+-include $(OBJS:.o=.d)
 
 # ---- CLI tools (pure core, no PostgreSQL) ----------------------------------
 TOOL_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra $(WERROR_FLAG) $(CORE_INC) -pthread

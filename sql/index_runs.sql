@@ -153,7 +153,7 @@ RESET enable_seqscan;
 DROP TABLE re, rr, rr_q, rr_gen, rr_big;
 DROP FUNCTION rr_compare(text), rr_fp(int);
 
--- Prefix filters of small runs (probe.c): a backend that meets a run of a
+-- Prefix filters of small runs (filter.c): a backend that meets a run of a
 -- few pages in a second scan keeps, per table, a bitmap of its keys' first
 -- bits, and skips the run for a query whose prefix is not in it.  Here one
 -- bulk-built run and one flushed run of 581 rows: the third scan for a

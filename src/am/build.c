@@ -13,6 +13,7 @@
  * (build_parallel.c); the leader writes the same pages.
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "build_parallel.h"
 #include "build_sort.h"

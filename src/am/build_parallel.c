@@ -26,6 +26,7 @@
  * (amcanbuildparallel), older ones are asked here (compat.h).
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "build_parallel.h"
 #include "build_sort.h"

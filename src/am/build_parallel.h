@@ -6,6 +6,7 @@
 #define SIMHASH_BUILD_PARALLEL_H
 
 #include "simhash_am.h"
+#include "runs.h"
 
 struct IndexInfo;
 

@@ -5,6 +5,7 @@
  * by the serial build when it spills and by the parallel build's merges.
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "build_sort.h"
 

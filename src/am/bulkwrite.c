@@ -14,6 +14,7 @@
  * WAL from after their records.
  */
 #include "simhash_am.h"
+#include "page.h"
 
 #include "access/xloginsert.h"
 #include "storage/smgr.h"

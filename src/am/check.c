@@ -9,6 +9,7 @@
  * who may run it, and as whom, is decided in check_access.c.
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "access/table.h"
 #include "access/tableam.h"
@@ -49,7 +50,7 @@ read_page(Relation index, BlockNumber blkno, PGAlignedBlock *copy, BlockNumber n
 	ph = (PageHeader) copy->data;
 	if (PageIsNew(copy->data))
 		CORRUPT(index, "block %u is an uninitialised page where data was expected", blkno);
-	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)))
+	if (ph->pd_special != SIMHASH_SPECIAL_OFFSET)
 		CORRUPT(index, "block %u has special space at %u, not a simhash page", blkno,
 				ph->pd_special);
 	opaque = SimhashPageGetOpaque(copy->data);

@@ -19,6 +19,7 @@
  * probes then touch most pages: a probe is charged 0.18 of a linear page.
  */
 #include "simhash_am.h"
+#include "page.h"
 
 #include <math.h>
 

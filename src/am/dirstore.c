@@ -30,6 +30,7 @@
 #include "simhash_am.h"
 #include "scan_int.h"
 #include "dirstore.h"
+#include "probe_int.h"
 
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -189,4 +190,138 @@ simhash_dirstore_put(Relation index, const SimhashMetaPageData *meta, uint32 gen
 	stored[nstored++] = s;
 	store_bytes += bytes;
 	return &s->dir;
+}
+
+/* ---- a scan's directories: its own copies, or the backend's ------------- */
+
+/*
+ * The first directory entry at or after a whose hikey is >= lo (cache->n when
+ * none is): hikeys ascend and every entry before a is known to be below lo.
+ * Searched from a by doubling steps, then by halving the bracket, so a probe
+ * a few pages after the previous one costs a few comparisons.
+ */
+int
+simhash_dir_first_from(const SimhashDirCache *cache, int a, uint64 lo)
+{
+	int b = a;
+
+	for (int step = 1; b < cache->n && cache->hikeys[b] < lo; step *= 2)
+	{
+		a = b + 1;
+		b = Min(b + step, cache->n);
+	}
+	while (a < b)
+	{
+		int mid = a + (b - a) / 2;
+
+		if (cache->hikeys[mid] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/*
+ * The directory of run c->r, table c->t: the backend's copy (dirstore.c) if
+ * it has one; else copied into scan memory by its second probe (a scan that
+ * probes it once, as a radius query up to `bits` does, reads the pages it
+ * needs), and handed to the backend's store, or kept by the scan when the
+ * store has no room for it.  NULL before the second probe, when it does not
+ * fit in what is left of the scan's budget (a quarter of work_mem) or a page
+ * of it was recycled (then so->stale is set: the scan starts over from a
+ * fresh metapage with an empty cache, or fails).  The copy stays good: a run
+ * page is only read after checking its generation and table, as the pages
+ * of the directory were.
+ */
+SimhashDirCache *
+simhash_dir_cache_get(ProbeCtx *c)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Relation		  index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+	BlockNumber		  ndir = SimhashDirPages(run->npages);
+	SimhashDirCache	 *d, *kept;
+	Size			  bytes = (Size) run->npages * (sizeof(uint64) + sizeof(BlockNumber));
+	BlockNumber		  p;
+	int				  n = 0;
+
+	if (so->dirs == NULL)
+		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) * so->meta.list.nruns *
+													   so->ntables);
+	d = &so->dirs[c->r * so->ntables + c->t];
+	if (d->loaded && d->stored && d->epoch != simhash_dirstore_epoch())
+		d->loaded = d->stored = false; /* the store removed something: look again */
+	if (d->loaded)
+		return d->n >= 0 ? d : NULL;
+	kept = simhash_dirstore_get(index, run->gen, c->t, dstart, run->npages);
+	if (kept != NULL)
+	{
+		*d = *kept;
+		d->stored = true;
+		d->epoch = simhash_dirstore_epoch();
+		return d;
+	}
+	if (d->probes++ == 0)
+		return NULL;
+	d->loaded = true;
+	d->n = -1;
+	if (bytes > so->dir_budget)
+		return NULL;
+	d->hikeys = MemoryContextAlloc(so->cxt, sizeof(uint64) * Max(run->npages, 1));
+	d->blocks = MemoryContextAlloc(so->cxt, sizeof(BlockNumber) * Max(run->npages, 1));
+	d->recent = NULL;
+	for (p = 0; p < ndir; p++)
+	{
+		Buffer buf = ReadBuffer(index, dstart + p);
+		Page   page;
+		int	   k, e;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!simhash_scan_page_current(c->scan, buf, SIMHASH_DIR, run->gen, c->t))
+		{
+			UnlockReleaseBuffer(buf);
+			pfree(d->hikeys);
+			pfree(d->blocks);
+			return NULL;
+		}
+		k = Min(simhash_buf_nentries(index, buf, SIMHASH_DIR_ENTRY_SIZE), (int) run->npages - n);
+		for (e = 0; e < k; e++)
+		{
+			const char *ent = SimhashDirEntry(page, e);
+
+			d->hikeys[n] = simhash_entry_key(ent);
+			d->blocks[n] = simhash_dir_block(ent);
+			n++;
+		}
+		UnlockReleaseBuffer(buf);
+		for (e = n - k; e < n; e++)
+			simhash_scan_check_link(c->scan, dstart + p, d->blocks[e]);
+	}
+	d->n = n;
+	/* a directory that lists fewer pages than its run (damaged) is not kept */
+	kept = n == (int) run->npages
+			   ? simhash_dirstore_put(index, &so->meta, run->gen, c->t, dstart, d)
+			   : NULL;
+	if (kept != NULL)
+	{
+		pfree(d->hikeys);
+		pfree(d->blocks);
+		*d = *kept;
+		d->stored = true;
+		d->epoch = simhash_dirstore_epoch();
+		return d;
+	}
+	so->dir_budget -= bytes;
+	return d;
+}
+
+/* Forget the cached directories (they belong to the metapage copy). */
+void
+simhash_dir_cache_reset(SimhashScanOpaque so)
+{
+	so->dirs = NULL;
+	so->dir_budget = (Size) work_mem * 1024 / 4;
 }

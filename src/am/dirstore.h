@@ -13,4 +13,7 @@ extern SimhashDirCache *
 simhash_dirstore_put(Relation index, const SimhashMetaPageData *meta, uint32 gen, int table,
 					 BlockNumber dstart, const SimhashDirCache *dir);
 
+/* Forget a scan's directories (they belong to its metapage copy). */
+extern void simhash_dir_cache_reset(SimhashScanOpaque so);
+
 #endif /* SIMHASH_DIRSTORE_H */

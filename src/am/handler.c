@@ -108,7 +108,7 @@ simhash_index_value(Relation index, Datum value, uint64 *fp)
 /*
  * The index holds the fingerprint only: it can return a simhash or bigint.
  * Not on a hot standby: an index-only scan relies on the scan/VACUUM
- * interlock (see simhash_am.h), and replay of the primary's VACUUM waits for
+ * interlock (see src/am/README), and replay of the primary's VACUUM waits for
  * no scan of the standby, so such a scan could return a row the primary
  * removed once the heap page became all-visible.  The standby plans plain
  * index scans instead, whose heap visit decides.  (The planner asks at plan

@@ -3,6 +3,7 @@
  * read from its metapage (for monitoring, tuning pending_pages, and tests).
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"

@@ -4,6 +4,7 @@
  * merges that follow.
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "nodes/execnodes.h"
 #include "storage/lmgr.h"
@@ -15,7 +16,7 @@
  * wait (from the FSM, or the relation extension lock free at once); else the
  * metapage lock is let go, the page allocated, and the metapage locked again
  * (the page, which nothing links to yet, held meanwhile: see the lock order
- * in simhash_am.h).  A page the chain no longer needs then goes back to the
+ * in src/am/README).  A page the chain no longer needs then goes back to the
  * FSM.
  */
 static void
@@ -114,7 +115,7 @@ append_entry(Relation index, Relation heap, bool nulls, uint64 fp, ItemPointer t
 
 /*
  * aminsert: append to the pending buffer; the INSERT that fills it flushes
- * it into a run and may merge runs of one level (see simhash_am.h).
+ * it into a run and may merge runs of one level (see src/am/README).
  */
 bool
 simhash_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid, Relation heapRel,

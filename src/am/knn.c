@@ -4,7 +4,7 @@
  * "Fast Exact Search in Hamming Space with Multi-Index Hashing", 2014).
  *
  * Level f probes the prefixes exactly f bits away from the query's, one table
- * at a time: a step.  Each row is met at one step only (probe.c, owned_at):
+ * at a time: a step.  Each row is met at one step only (probe_int.h, simhash_owned_at):
  * the first table of the level of its fewest flipped prefix bits.  Once the
  * steps up to table t of level f are probed, every row within
  * sh_table_covered_radius_partial(f, t + 1) of the query has been met (with
@@ -35,21 +35,424 @@
 #include "simhash_am.h"
 #include "scan_int.h"
 #include "probe.h"
+#include "probe_int.h"
 #include "knn.h"
+#include "hits.h"
+#include "popcount.h"
 
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
+#include "storage/buf_internals.h"
 
 #define KNN_FIRST_BATCH 1000
 #define KNN_CARRY_ROWS	100
 
 #define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
 
-static void		   keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d);
-static inline bool hit_after(int d, ItemPointer tid, int e, ItemPointer etid);
-static void		   keep_after(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d, int64 limit);
-static void		   sift_down(SimhashHit *h, int64 n, int64 i);
-static void		   band_release(SimhashScanOpaque so);
+/* ---- KNN's exact steps: one table's prefixes at one level, page by page -- */
+
+/*
+ * The first entry from e on (of the n on a run page) whose key is > hi
+ * (*done set) or within radius of qkey; n if none.  The loop every entry of
+ * a KNN step goes through (popcount.h).
+ */
+static pg_attribute_always_inline int
+next_candidate_body(Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done,
+					bool hw)
+{
+	for (; e < n; e++)
+	{
+		uint64 key = simhash_entry_key(SimhashPageEntry(page, e));
+
+		if (key > hi)
+		{
+			*done = true;
+			return e;
+		}
+		if (simhash_popcount_as(key ^ qkey, hw) <= radius)
+			return e;
+	}
+	return n;
+}
+
+SIMHASH_POPCOUNT_LOOP(int, next_candidate,
+					  (Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done),
+					  (page, e, n, hi, qkey, radius, done))
+
+/* At most this many prefixes of a step are listed (else: probe_exact_sorted). */
+#define KNN_MAX_PREFIXES 65536
+
+/*
+ * The prefixes (key bits above the table's prefix mask) exactly `left` bits
+ * away from qkey's in bits b on, the bits before b being lo's, appended to
+ * out[] in increasing order (the order of probe_exact_sorted).
+ */
+static void
+list_exact_prefixes(const sh_table *tab, uint64 qkey, int b, int left, uint64 lo, uint64 *out,
+					int *n)
+{
+	uint64 bit;
+
+	if (left == 0)
+	{
+		out[(*n)++] = lo | (qkey & tab->prefix_key_mask & (PG_UINT64_MAX >> b));
+		return;
+	}
+	if (left > tab->prefix_bits - b)
+		return;
+	bit = UINT64CONST(1) << (63 - b);
+	if (qkey & bit)
+	{
+		list_exact_prefixes(tab, qkey, b + 1, left - 1, lo, out, n);
+		list_exact_prefixes(tab, qkey, b + 1, left, lo | bit, out, n);
+	}
+	else
+	{
+		list_exact_prefixes(tab, qkey, b + 1, left, lo, out, n);
+		list_exact_prefixes(tab, qkey, b + 1, left - 1, lo | bit, out, n);
+	}
+}
+
+/*
+ * Run pages a KNN step pins ahead of the one it reads (see knn_probe_run).
+ * With the page it reads and the heap page the executor holds, at most 8
+ * pins: a backend tracks its first 8 pins in an array and any more in a hash
+ * table, whose lookups cost every pin and unpin a hash probe.
+ */
+#define KNN_AHEAD 6
+/* Ranges ahead whose page is prefetched through its remembered buffer. */
+#define KNN_HINT_AHEAD 16
+
+/* Where range lo is expected on run page p of a cached directory, in [0, 1]. */
+static inline double
+dir_where(const SimhashDirCache *cache, int p, uint64 lo)
+{
+	uint64 below = p > 0 ? cache->hikeys[p - 1] : 0;
+
+	if (lo > below && cache->hikeys[p] > below)
+		return Min((double) (lo - below) / (double) (cache->hikeys[p] - below), 1.0);
+	return 0;
+}
+
+/*
+ * Run page p of a cached directory, pinned: through the buffer it was last
+ * found in when the directory is the backend's (ReadRecentBuffer: no lookup
+ * in the buffer mapping table, which cost a quarter of a KNN query), else by
+ * ReadBuffer, remembering the buffer.  The page is checked by the caller as
+ * any other (simhash_scan_page_current), whichever way it came.
+ */
+static Buffer
+read_listed_page(Relation index, SimhashDirCache *cache, int p)
+{
+	Buffer buf;
+
+	if (cache->recent == NULL)
+		return ReadBuffer(index, cache->blocks[p]);
+	buf = cache->recent[p];
+	if (BufferIsValid(buf) &&
+		ReadRecentBuffer(SimhashRelationFile(index), MAIN_FORKNUM, cache->blocks[p], buf))
+		return buf;
+	buf = ReadBuffer(index, cache->blocks[p]);
+	cache->recent[p] = buf;
+	return buf;
+}
+
+/*
+ * Prefetch into the CPU cache, with no pin, what reading run page p will
+ * touch first: its buffer's descriptor (the pin's), header, trailer and the
+ * cache lines where `where` expects the range, when the directory remembers
+ * the shared buffer it was last found in.  A buffer that since holds another
+ * page costs a wasted prefetch, nothing else: the page is pinned and checked
+ * when read.
+ */
+static inline void
+prefetch_listed_page(const SimhashDirCache *cache, int p, double where, int lines)
+{
+	Buffer buf;
+	Page   page;
+	char  *guess;
+
+	if (cache->recent == NULL || cache->recent[p] <= 0) /* none, or a local buffer */
+		return;
+	buf = cache->recent[p];
+	__builtin_prefetch(GetBufferDescriptor(buf - 1));
+	page = BufferGetPage(buf);
+	__builtin_prefetch(page);
+	__builtin_prefetch((char *) SimhashPageGetOpaque(page));
+	guess = (char *) PageGetContents(page) +
+			(Size) (where * (SIMHASH_PAGE_CAPACITY - 1)) * SIMHASH_ENTRY_SIZE;
+	for (int l = 0; l < lines; l++)
+		__builtin_prefetch(guess + (Size) l * 64);
+}
+
+/*
+ * One run's ranges [los[i], his[i]], disjoint and in increasing order,
+ * through its cached directory: the run page of each range is found in
+ * memory first; then the pages are read in order, each locked once for all
+ * the ranges on it, and the next KNN_AHEAD of them pinned ahead with their
+ * header, trailer and expected entries prefetched into the CPU cache (a step
+ * reads a few hundred pages scattered over the run, and each first touch
+ * would otherwise wait for memory).  The entries of a range are filtered by
+ * distance in a tight loop; the rare entries within c->radius are then
+ * checked for their owner (simhash_owned_at) and visited.  Returns false when the
+ * directory is not cached (the caller probes range by range).
+ */
+static bool
+knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	Relation		  index = c->scan->indexRelation;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	SimhashDirCache	 *cache;
+	uint64			  qkey = c->qkey;
+	int				  radius = c->radius;
+	Buffer			  buf = InvalidBuffer;
+	Page			  page = NULL;
+	int				  bpage = -1, n = 0, a = 0;
+	int				 *first;
+	Buffer			  ahead[KNN_AHEAD];
+	int				  ahead_p[KNN_AHEAD];
+	int				  ahead_h = 0, ahead_n = 0, next_i = 0, last_pinned = -1;
+	bool			  stale = false;
+	int				  prefetch_lines;
+
+	/* the cache lines a range is expected to span (its rows per prefix), 2 to 8 */
+	prefetch_lines =
+		c->tab->prefix_bits >= 63
+			? 2
+			: (int) Min(Max((run->count >> c->tab->prefix_bits) * SIMHASH_ENTRY_SIZE / 64 + 1, 2),
+						8);
+	cache = simhash_dir_cache_get(c);
+	/*
+	 * A directory is cached at its second probe: KNN's steps probe each
+	 * (run, table) at every level, so it is cached at the first.
+	 */
+	if (cache == NULL && !so->stale)
+		cache = simhash_dir_cache_get(c);
+	if (cache == NULL)
+		return false;
+	/* the first run page whose hikey is >= lo, for each range in turn */
+	first = palloc(sizeof(int) * Max(nlos, 1));
+	for (int i = 0; i < nlos; i++)
+	{
+		a = simhash_dir_first_from(cache, a, los[i]);
+		first[i] = a;
+	}
+	for (int i = 0; i < nlos && first[i] < cache->n && !stale; i++)
+	{
+		uint64 lo = los[i], hi = his[i];
+
+		/* prefetch further ahead through the remembered buffers */
+		if (i + KNN_HINT_AHEAD < nlos && first[i + KNN_HINT_AHEAD] < cache->n)
+			prefetch_listed_page(cache, first[i + KNN_HINT_AHEAD],
+								 dir_where(cache, first[i + KNN_HINT_AHEAD],
+										   los[i + KNN_HINT_AHEAD]),
+								 prefetch_lines);
+		/* pin the next pages ahead, and prefetch what will be read first */
+		if (next_i <= i)
+			next_i = i + 1;
+		while (ahead_n < KNN_AHEAD && next_i < nlos && first[next_i] < cache->n)
+		{
+			int	  p = first[next_i];
+			Page  pp;
+			int	  k;
+			char *guess;
+
+			if (p == last_pinned || p == bpage)
+			{
+				next_i++;
+				continue;
+			}
+			k = (ahead_h + ahead_n) % KNN_AHEAD;
+			ahead[k] = read_listed_page(index, cache, p);
+			ahead_p[k] = p;
+			ahead_n++;
+			last_pinned = p;
+			pp = BufferGetPage(ahead[k]);
+			guess = (char *) PageGetContents(pp) +
+					(Size) (dir_where(cache, p, los[next_i]) * (SIMHASH_PAGE_CAPACITY - 1)) *
+						SIMHASH_ENTRY_SIZE;
+			__builtin_prefetch(pp);
+			__builtin_prefetch((char *) SimhashPageGetOpaque(pp));
+			for (int l = 0; l < prefetch_lines; l++)
+				__builtin_prefetch(guess + (Size) l * 64);
+			next_i++;
+		}
+		for (int p = first[i]; p < cache->n; p++)
+		{
+			int	 e;
+			bool done = false;
+
+			if (p != bpage || page == NULL) /* page: NULL before the first */
+			{
+				if (BufferIsValid(buf))
+					UnlockReleaseBuffer(buf);
+				CHECK_FOR_INTERRUPTS();
+				/* a page pinned ahead: the ring holds increasing pages */
+				while (ahead_n > 0 && ahead_p[ahead_h] < p)
+				{
+					ReleaseBuffer(ahead[ahead_h]);
+					ahead_h = (ahead_h + 1) % KNN_AHEAD;
+					ahead_n--;
+				}
+				if (ahead_n > 0 && ahead_p[ahead_h] == p)
+				{
+					buf = ahead[ahead_h];
+					ahead_h = (ahead_h + 1) % KNN_AHEAD;
+					ahead_n--;
+				}
+				else
+					buf = read_listed_page(index, cache, p);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				bpage = p;
+				if (!simhash_scan_page_current(c->scan, buf, SIMHASH_RUN, run->gen, c->t))
+				{
+					stale = true; /* so->stale: the scan starts over */
+					break;
+				}
+				page = BufferGetPage(buf);
+				n = simhash_run_page_nentries(index, buf, run, p);
+			}
+			e = p == first[i] ? simhash_first_at_least(page, n, lo,
+													   Min((int) (dir_where(cache, p, lo) * n), n))
+							  : 0;
+			for (;;)
+			{
+				const char *ent;
+				uint64		fp;
+
+				e = next_candidate(page, e, n, hi, qkey, radius, &done);
+				if (e >= n || done)
+					break;
+				ent = SimhashPageEntry(page, e);
+				fp = sh_table_unpermute(c->tab, simhash_entry_key(ent));
+				if (simhash_owned_at(so, c->t, fp ^ c->q, c->flips))
+				{
+					ItemPointerData tid;
+
+					simhash_entry_tid(ent, &tid);
+					c->visit(so, fp, &tid, c->arg);
+				}
+				e++;
+			}
+			/* the page's hikey: its last key when written, an upper bound */
+			if (done || SimhashPageGetOpaque(page)->hikey > hi)
+				break;
+		}
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	while (ahead_n > 0)
+	{
+		ReleaseBuffer(ahead[ahead_h]);
+		ahead_h = (ahead_h + 1) % KNN_AHEAD;
+		ahead_n--;
+	}
+	pfree(first);
+	return true;
+}
+
+/*
+ * KNN's step of table t at level `flips` (see simhash_probe_table_exact):
+ * the prefixes listed once, then each run read page by page.  Returns false
+ * (nothing visited) when the level has too many prefixes to list; a run
+ * whose directory is not cached is probed range by range.
+ */
+static bool
+knn_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	const sh_table	 *tab = &so->tables[t];
+	ProbeCtx		  c;
+	uint64			 *los, *his, *prefixes;
+	int				  nprefixes = 0, nlos = 0;
+	uint64			  own0, rest;
+
+	if (flips > tab->prefix_bits || sh_binomial(tab->prefix_bits, flips) > KNN_MAX_PREFIXES)
+		return false;
+	if (so->meta.list.nruns == 0)
+		return true;
+	simhash_probe_ctx_init(&c, scan, t, q, radius, flips, true, visit, NULL);
+	prefixes = palloc(sizeof(uint64) * Max(sh_binomial(tab->prefix_bits, flips), 1));
+	list_exact_prefixes(tab, c.qkey, 0, flips, 0, prefixes, &nprefixes);
+	/*
+	 * Rows whose table-0 prefix equals the query's belong to table 0 at every
+	 * level (simhash_owned_at).  When that prefix follows table t's in its key, they
+	 * are one sub-range of each range, skipped: a band of thousands of equal
+	 * fingerprints is then read in table 0 only.
+	 */
+	own0 = t > 0 ? sh_table_permute(tab, so->tables[0].prefix_orig_mask) : 0;
+	rest = ~(tab->prefix_key_mask | own0);
+	if ((own0 & tab->prefix_key_mask) != 0 || own0 == 0 || (rest & (rest + 1)) != 0 ||
+		((tab->prefix_key_mask | own0) & rest) != 0)
+		own0 = 0; /* not right after the prefix: nothing skipped */
+	los = palloc(sizeof(uint64) * 2 * Max(nprefixes, 1));
+	his = palloc(sizeof(uint64) * 2 * Max(nprefixes, 1));
+	for (int i = 0; i < nprefixes; i++)
+	{
+		uint64 lo = prefixes[i], hi = lo | ~tab->prefix_key_mask;
+
+		if (own0 != 0)
+		{
+			uint64 skip_lo = lo | (c.qkey & own0), skip_hi = skip_lo | rest;
+
+			if (skip_lo > lo)
+			{
+				los[nlos] = lo;
+				his[nlos++] = skip_lo - 1;
+			}
+			if (skip_hi < hi)
+			{
+				los[nlos] = skip_hi + 1;
+				his[nlos++] = hi;
+			}
+			continue;
+		}
+		los[nlos] = lo;
+		his[nlos++] = hi;
+	}
+	for (c.r = 0; c.r < so->meta.list.nruns && !so->stale; c.r++)
+	{
+		BlockNumber dstart = simhash_meta_dir(&so->meta, c.r, t);
+
+		/* a run that does not hold this table (a merge is switching tables over) */
+		if (!BlockNumberIsValid(dstart))
+			continue;
+		simhash_scan_check_dir_link(scan, c.r, dstart);
+		c.dir_hint = 0;
+		if (!knn_probe_run(&c, los, his, nlos))
+		{
+			for (int i = 0; i < nlos && !so->stale; i++)
+			{
+				CHECK_FOR_INTERRUPTS();
+				simhash_range_scan(&c, los[i], his[i]);
+			}
+		}
+	}
+	if (BufferIsValid(c.buf))
+		ReleaseBuffer(c.buf);
+	pfree(prefixes);
+	pfree(los);
+	pfree(his);
+	return true;
+}
+
+/*
+ * A step of KNN's levels: the rows of table t's runs within radius whose
+ * fewest flipped prefix bits over the tables is exactly `flips`, table t
+ * being the first with that few (see owned_at: each row is met at one step).
+ */
+static void
+simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
+						  SimhashVisit visit)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (!knn_probe_table(scan, t, q, radius, flips, visit))
+		simhash_probe_table(scan, t, q, radius, flips, true, visit, NULL);
+}
+
+static void keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d);
+static void band_release(SimhashScanOpaque so);
 
 /*
  * Rows of the current band [band_lo, band_hi] (once the carry was lost):
@@ -127,10 +530,10 @@ band_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 	if (!so->band_heap)
 	{
 		for (int64 i = so->nhits / 2 - 1; i >= 0; i--)
-			sift_down(so->hits, so->nhits, i);
+			simhash_hits_sift_down(so->hits, so->nhits, i);
 		so->band_heap = true;
 	}
-	keep_after(so, fp, tid, d, so->band_cap);
+	simhash_keep_after(so, fp, tid, d, so->band_cap);
 }
 
 /* Rows met once over the steps: this band's, or carried for a later band. */
@@ -211,7 +614,7 @@ probe_step(IndexScanDesc scan)
 	{
 		so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
 		simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
-		/* the hits are a max-heap (keep_after): its root is the last row */
+		/* the hits are a max-heap (simhash_keep_after): its root is the last row */
 		if (so->nhits == so->band_cap)
 		{
 			/* the band's next rows: the same level again, after these */
@@ -232,148 +635,11 @@ probe_step(IndexScanDesc scan)
 		so->phase = SIMHASH_PHASE_NULLS;
 }
 
-/* (d, tid) after (e, etid) in the order returned? */
-static inline bool
-hit_after(int d, ItemPointer tid, int e, ItemPointer etid)
-{
-	return d != e ? d > e : ItemPointerCompare(tid, etid) > 0;
-}
-
-/* Restore the heap order (the worst hit at the root) below position i. */
-static void
-sift_down(SimhashHit *h, int64 n, int64 i)
-{
-	for (;;)
-	{
-		int64	   l = 2 * i + 1, worst = i;
-		SimhashHit tmp;
-
-		if (l < n && hit_after(h[l].dist, &h[l].tid, h[worst].dist, &h[worst].tid))
-			worst = l;
-		if (l + 1 < n && hit_after(h[l + 1].dist, &h[l + 1].tid, h[worst].dist, &h[worst].tid))
-			worst = l + 1;
-		if (worst == i)
-			return;
-		tmp = h[i];
-		h[i] = h[worst];
-		h[worst] = tmp;
-		i = worst;
-	}
-}
-
-/* Restore the heap order above position i, after an append. */
-static void
-sift_up(SimhashHit *h, int64 i)
-{
-	while (i > 0)
-	{
-		int64	   p = (i - 1) / 2;
-		SimhashHit tmp;
-
-		if (!hit_after(h[i].dist, &h[i].tid, h[p].dist, &h[p].tid))
-			return;
-		tmp = h[i];
-		h[i] = h[p];
-		h[p] = tmp;
-		i = p;
-	}
-}
-
-/* Keep the `limit` nearest rows after (after_dist, after_tid) in a max-heap. */
-static void
-keep_after(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d, int64 limit)
-{
-	SimhashHit *root;
-
-	if (!hit_after(d, tid, so->after_dist, &so->after_tid))
-		return;
-	if (so->nhits < limit)
-	{
-		simhash_add_hit(so, fp, tid, d, false);
-		sift_up(so->hits, so->nhits - 1);
-		return;
-	}
-	root = &so->hits[0];
-	if (!hit_after(root->dist, &root->tid, d, tid))
-		return;
-	root->tid = *tid;
-	root->fp = fp;
-	root->dist = (int16) d;
-	sift_down(so->hits, so->nhits, 0);
-}
-
 /* A band pass (carry lost): the band's next band_cap rows. */
 static void
 keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 {
-	keep_after(so, fp, tid, d, so->band_cap);
-}
-
-/* hit_after for two hits. */
-static inline bool
-hit_gt(const SimhashHit *a, const SimhashHit *b)
-{
-	return hit_after(a->dist, (ItemPointer) &a->tid, b->dist, (ItemPointer) &b->tid);
-}
-
-/*
- * Reorder h[0 .. n) so that its k first rows (k < n) are the k first in
- * (distance, TID) order, in no particular order (quickselect, Hoare's
- * partition around a median of three).
- */
-static void
-select_first(SimhashHit *h, int64 n, int64 k)
-{
-	int64 l = 0, r = n - 1;
-
-	while (r > l)
-	{
-		int64	   m = l + (r - l) / 2, i = l, j = r;
-		SimhashHit pivot, tmp;
-
-		/* the median of h[l], h[m], h[r] as pivot */
-		if (hit_gt(&h[l], &h[m]))
-		{
-			tmp = h[l];
-			h[l] = h[m];
-			h[m] = tmp;
-		}
-		if (hit_gt(&h[m], &h[r]))
-		{
-			tmp = h[m];
-			h[m] = h[r];
-			h[r] = tmp;
-			if (hit_gt(&h[l], &h[m]))
-			{
-				tmp = h[l];
-				h[l] = h[m];
-				h[m] = tmp;
-			}
-		}
-		pivot = h[m];
-		while (i <= j)
-		{
-			while (hit_gt(&pivot, &h[i]))
-				i++;
-			while (hit_gt(&h[j], &pivot))
-				j--;
-			if (i <= j)
-			{
-				tmp = h[i];
-				h[i] = h[j];
-				h[j] = tmp;
-				i++;
-				j--;
-			}
-		}
-		/* h[l .. j] <= pivot <= h[i .. r], and j < i */
-		if (k - 1 <= j)
-			r = j;
-		else if (k - 1 >= i)
-			l = i;
-		else
-			return;
-	}
+	simhash_keep_after(so, fp, tid, d, so->band_cap);
 }
 
 /*
@@ -388,7 +654,7 @@ pool_next(SimhashScanOpaque so)
 	int64		b = Min(so->pool_batch, left);
 
 	if (b < left)
-		select_first(base, left, b);
+		simhash_select_first(base, left, b);
 	so->nhits = 0;
 	for (int64 i = 0; i < b; i++)
 		simhash_add_hit(so, base[i].fp, &base[i].tid, base[i].dist, false);
@@ -435,7 +701,7 @@ band_release(SimhashScanOpaque so)
 static void
 visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	keep_after(so, fp, tid, simhash_hamming(fp, so->order_q), so->batch);
+	simhash_keep_after(so, fp, tid, simhash_hamming(fp, so->order_q), so->batch);
 }
 
 /*
@@ -542,7 +808,7 @@ simhash_knn_ordered_begin(IndexScanDesc scan)
 void
 simhash_knn_ordered_add(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d)
 {
-	if (hit_after(d, tid, so->after_dist, &so->after_tid))
+	if (simhash_hit_after(d, tid, so->after_dist, &so->after_tid))
 		band_add(so, fp, tid, d);
 }
 

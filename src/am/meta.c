@@ -4,6 +4,7 @@
  * needs REINDEX).
  */
 #include "simhash_am.h"
+#include "page.h"
 
 #include "utils/builtins.h"
 
@@ -43,8 +44,7 @@ read_runlist(Relation index, SimhashMetaPageData *copy)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	/* its trailer where this access method puts it, before its flags are read */
-	ok = !PageIsNew(page) &&
-		 ((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) &&
+	ok = !PageIsNew(page) && ((PageHeader) page)->pd_special == SIMHASH_SPECIAL_OFFSET &&
 		 SimhashPageGetOpaque(page)->page_id == SIMHASH_PAGE_ID &&
 		 (SimhashPageGetOpaque(page)->flags & SIMHASH_RUNLIST);
 	if (ok)
@@ -116,7 +116,7 @@ read_meta(Relation index, SimhashMetaPageData *copy, bool old_ok)
 		simhash_check_meta(index, copy); /* 55000, REINDEX */
 	}
 	if (!PageIsNew(page) && copy->magic == SIMHASH_MAGIC &&
-		(((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
+		(((PageHeader) page)->pd_special != SIMHASH_SPECIAL_OFFSET ||
 		 SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
 		 SimhashPageGetOpaque(page)->flags != SIMHASH_META))
 		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),

@@ -4,6 +4,7 @@
  * for tests (simhash.debug_pause_merge).
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "access/reloptions.h"
 #include "utils/guc.h"

@@ -12,9 +12,10 @@
  * SimhashPagePool.  The allocator re-checks every page the FSM offers and
  * puts back one that must still wait.  VACUUM's sweep records every
  * recyclable page and cuts free pages off the end of the file.  See the
- * locking protocol in simhash_am.h.
+ * locking protocol in src/am/README.
  */
 #include "simhash_am.h"
+#include "page.h"
 
 #include "access/xact.h"
 #include "access/table.h"
@@ -600,8 +601,8 @@ simhash_page_nentries(Relation index, BlockNumber blkno, Page page, Size size)
 	PageHeader ph = (PageHeader) page;
 	Size	   first = MAXALIGN(SizeOfPageHeaderData);
 
-	if (ph->pd_special != BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaqueData)) ||
-		ph->pd_lower < first || ph->pd_lower > ph->pd_special || (ph->pd_lower - first) % size != 0)
+	if (ph->pd_special != SIMHASH_SPECIAL_OFFSET || ph->pd_lower < first ||
+		ph->pd_lower > ph->pd_special || (ph->pd_lower - first) % size != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("simhash index \"%s\" is corrupted at block %u",
@@ -610,4 +611,15 @@ simhash_page_nentries(Relation index, BlockNumber blkno, Page page, Size size)
 									ph->pd_lower, ph->pd_special),
 				 errhint("REINDEX the index; simhash_index_check() describes the damage.")));
 	return (int) ((ph->pd_lower - first) / size);
+}
+
+/* A private copy of block blkno, read through the strategy. */
+void
+simhash_read_copy(Relation index, BlockNumber blkno, BufferAccessStrategy strategy, Page copy)
+{
+	Buffer buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(copy, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
 }

@@ -14,6 +14,8 @@
  * with 53200 before any row is returned, and simhash_pairs then joins.
  */
 #include "simhash_am.h"
+#include "runs.h"
+#include "popcount.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -314,53 +316,20 @@ emit_pair(PairsState *s, const GroupRow *a, const GroupRow *b, int distance)
 
 /*
  * The first row of g from j on (of n) whose key is within radius of key; n
- * if none.  The loop every pair of a group goes through: popcount inline,
- * compiled with and without the POPCNT instruction as probe.c's KNN loop.
+ * if none.  The loop every pair of a group goes through (popcount.h).
  */
 static pg_attribute_always_inline int64
 next_near_body(const GroupRow *g, int64 j, int64 n, uint64 key, int radius, bool hw)
 {
 	for (; j < n; j++)
-	{
-		uint64 x = g[j].key ^ key;
-		int	   d;
-
-#if defined(__GNUC__) || defined(__clang__)
-		if (hw)
-			d = __builtin_popcountll(x);
-		else
-#endif
-			d = simhash_popcount_swar(x);
-		if (d <= radius)
+		if (simhash_popcount_as(g[j].key ^ key, hw) <= radius)
 			return j;
-	}
 	return n;
 }
 
-#ifdef SIMHASH_POPCNT_DISPATCH
-__attribute__((target("popcnt"))) static int64
-next_near_popcnt(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
-{
-	return next_near_body(g, j, n, key, radius, true);
-}
-
-static int64
-next_near(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
-{
-	return simhash_cpu_has_popcnt() ? next_near_popcnt(g, j, n, key, radius)
-									: next_near_body(g, j, n, key, radius, false);
-}
-#else
-static inline int64
-next_near(const GroupRow *g, int64 j, int64 n, uint64 key, int radius)
-{
-#if defined(__GNUC__) || defined(__clang__)
-	return next_near_body(g, j, n, key, radius, true);
-#else
-	return next_near_body(g, j, n, key, radius, false);
-#endif
-}
-#endif
+SIMHASH_POPCOUNT_LOOP(int64, next_near,
+					  (const GroupRow *g, int64 j, int64 n, uint64 key, int radius),
+					  (g, j, n, key, radius))
 
 /*
  * Every pair of the group within the radius whose first table agreeing on
@@ -434,33 +403,15 @@ static void
 read_chain(Relation index, BufferAccessStrategy strategy, BlockNumber blkno, uint32 chain,
 		   SimhashItemArray *out)
 {
-	BlockNumber prev = SIMHASH_METAPAGE_BLKNO, nblocks = 0, steps = 0;
+	SimhashChain walk;
+	Page		 page;
 
-	while (BlockNumberIsValid(blkno))
+	simhash_chain_begin(&walk, index, strategy, blkno, BUFFER_LOCK_SHARE, SIMHASH_PENDING, chain,
+						SIMHASH_PAGE_RETRY);
+	while ((page = simhash_chain_next(&walk)) != NULL)
 	{
-		Buffer			  buf;
-		Page			  page;
-		SimhashPageOpaque o;
-		int				  n;
+		int n = SimhashPageEntries(index, walk.blkno, page);
 
-		simhash_check_link(index, prev, blkno, ++steps, &nblocks);
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		o = SimhashPageGetOpaque(page);
-		if (PageIsNew(page) || o->page_id != SIMHASH_PAGE_ID ||
-			(o->flags != SIMHASH_PENDING && o->flags != SIMHASH_DELETED) || o->gen != chain)
-		{
-			UnlockReleaseBuffer(buf);
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("simhash index \"%s\": block %u is no longer a page of pending chain "
-							"%u",
-							RelationGetRelationName(index), blkno, chain),
-					 errhint("Run the statement again; if it fails again, simhash_index_check() "
-							 "describes the damage.")));
-		}
-		n = SimhashPageEntries(index, blkno, page);
 		for (int i = 0; i < n; i++)
 		{
 			const char	   *e = SimhashPageEntry(page, i);
@@ -469,10 +420,6 @@ read_chain(Relation index, BufferAccessStrategy strategy, BlockNumber blkno, uin
 			simhash_entry_tid(e, &tid);
 			simhash_items_push(out, simhash_entry_key(e), &tid);
 		}
-		prev = blkno;
-		blkno = o->next;
-		UnlockReleaseBuffer(buf);
-		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -559,7 +506,6 @@ pair_table(PairsState *s, const SimhashMetaPageData *meta, const SimhashItemArra
 	pfree(srcs);
 	pfree(pend);
 }
-
 
 /* The index can serve: the table is plain, no row-level security, the index fits. */
 static void

@@ -1,5 +1,6 @@
 /*
- * probe.h — the read step of index scans (probe.c), used by scan.c and knn.c.
+ * probe.h — the read step of index scans (probe.c; scanpage.c's stale check),
+ * used by scan.c and knn.c.
  */
 #ifndef SIMHASH_PROBE_H
 #define SIMHASH_PROBE_H
@@ -8,16 +9,9 @@
 
 extern void
 simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit);
-extern void simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
-									  SimhashVisit visit);
 extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_nulls(IndexScanDesc scan, SimhashVisit visit, int64 limit);
-extern void
-simhash_add_hit(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int dist, bool isnull);
-extern void simhash_sort_hits(SimhashScanOpaque so);
-extern void simhash_dir_cache_reset(SimhashScanOpaque so);
 extern void simhash_check_stale(IndexScanDesc scan);
-extern void simhash_corrupt_block(Relation index, BlockNumber blkno, const char *detail);
 
 #endif /* SIMHASH_PROBE_H */

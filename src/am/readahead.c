@@ -8,6 +8,7 @@
  * pinned, unlocked buffers in the order its callback named their blocks.
  */
 #include "simhash_am.h"
+#include "page.h"
 
 #ifdef SIMHASH_HAVE_READ_STREAM
 #include "storage/read_stream.h"
@@ -145,11 +146,8 @@ simhash_dir_walk_next(void *arg)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(w->dirpage.data, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
-		if (w->retired_ok)
-			simhash_expect_readable(w->index, w->dirpage.data, dirblk, SIMHASH_DIR, w->gen,
-									w->table);
-		else
-			simhash_expect_page(w->index, w->dirpage.data, dirblk, SIMHASH_DIR, w->gen, w->table);
+		simhash_page_check(w->index, w->dirpage.data, dirblk, SIMHASH_DIR, w->gen, w->table,
+						   w->retired_ok ? SIMHASH_PAGE_READABLE : SIMHASH_PAGE_LIVE);
 		w->next_dir++;
 		w->dir_i = 0;
 		w->dir_n = SimhashDirEntries(w->index, dirblk, w->dirpage.data);

@@ -3,15 +3,18 @@
  * linear passes above `bits`, exact k-nearest-neighbour ordering.
  *
  * A scan copies the metapage once (see the locking protocol in
- * simhash_am.h), collects its answers by the probes of probe.c into an
+ * src/am/README), collects its answers by the probes of probe.c into an
  * array, a batch at a time (or straight into a bitmap), and returns them.
  * KNN's order is knn.c's, and so is a radius scan's with ORDER BY (bounded
  * passes over its probes).
  */
 #include "simhash_am.h"
+#include "page.h"
 #include "scan_int.h"
 #include "probe.h"
 #include "knn.h"
+#include "hits.h"
+#include "dirstore.h"
 
 #include "access/relscan.h"
 #include "miscadmin.h"
@@ -21,7 +24,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-/* ---- the scan/VACUUM interlock (simhash_am.h) ---------------------------- */
+/* ---- the scan/VACUUM interlock (src/am/README) ---------------------------- */
 
 /*
  * Does the scan return TIDs that VACUUM could have removed and the heap
@@ -335,7 +338,7 @@ nulls_batch(IndexScanDesc scan)
 
 /*
  * Collect the first answers from a fresh copy of the metapage; start over if
- * a page turned out recycled (possible on a hot standby, see simhash_am.h).
+ * a page turned out recycled (possible on a hot standby, see src/am/README).
  */
 static void
 start_scan(IndexScanDesc scan)

@@ -115,7 +115,7 @@ typedef struct SimhashScanOpaqueData
 	/* amgetbitmap: hits go straight into the bitmap */
 	TIDBitmap *tbm;
 	int64	   ntbm;
-	/* the scan/VACUUM interlock (simhash_am.h): held now */
+	/* the scan/VACUUM interlock (src/am/README): held now */
 	bool interlocked;
 	/* results */
 	bool			 started;

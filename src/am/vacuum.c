@@ -5,6 +5,7 @@
  * through the FSM, cut free pages off the end of the file).
  */
 #include "simhash_am.h"
+#include "runs.h"
 
 #include "access/table.h"
 #include "commands/vacuum.h"
@@ -45,32 +46,19 @@ is_dead(ItemPointer tid, void *arg)
 static uint64
 vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkDeleteResult *stats)
 {
-	uint64		removed = 0;
-	BlockNumber steps = 0;
-	BlockNumber nblocks = 0;
+	uint64		 removed = 0;
+	SimhashChain walk;
 
-	while (BlockNumberIsValid(blkno))
+	simhash_chain_begin(&walk, info->index, info->strategy, blkno, BUFFER_LOCK_EXCLUSIVE,
+						SIMHASH_PENDING | SIMHASH_NULLS, -1, SIMHASH_PAGE_LIVE);
+	walk.vacuum = true;
+	while (simhash_chain_next(&walk) != NULL)
 	{
-		Buffer buf =
-			ReadBufferExtended(info->index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
-		GenericXLogState *state;
-		Page			  page;
+		GenericXLogState *state = GenericXLogStart(info->index);
+		Page			  page = GenericXLogRegisterBuffer(state, walk.buf, 0);
 		int				  n, i, kept = 0;
 
-		simhash_vacuum_delay_point();
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		if (PageIsNew(page) || SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID ||
-			(SimhashPageGetOpaque(page)->flags != SIMHASH_PENDING &&
-			 SimhashPageGetOpaque(page)->flags != SIMHASH_NULLS))
-			ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-							errmsg("simhash index \"%s\": block %u of a chain is not a pending or "
-								   "NULLs page",
-								   RelationGetRelationName(info->index), blkno),
-							errhint("REINDEX the index.")));
-		state = GenericXLogStart(info->index);
-		page = GenericXLogRegisterBuffer(state, buf, 0);
-		n = SimhashPageEntries(info->index, blkno, page);
+		n = SimhashPageEntries(info->index, walk.blkno, page);
 		for (i = 0; i < n; i++)
 		{
 			char		   *ent = SimhashPageEntry(page, i);
@@ -87,10 +75,6 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 				memmove(SimhashPageEntry(page, kept), ent, SIMHASH_ENTRY_SIZE);
 			kept++;
 		}
-		if (BlockNumberIsValid(SimhashPageGetOpaque(page)->next))
-			simhash_check_link(info->index, blkno, SimhashPageGetOpaque(page)->next, ++steps,
-							   &nblocks);
-		blkno = SimhashPageGetOpaque(page)->next;
 		if (kept != n)
 		{
 			((PageHeader) page)->pd_lower =
@@ -99,7 +83,6 @@ vacuum_chain(IndexVacuumInfo *info, BlockNumber blkno, DeadState *ds, IndexBulkD
 		}
 		else
 			GenericXLogAbort(state);
-		UnlockReleaseBuffer(buf);
 	}
 	return removed;
 }
@@ -137,7 +120,7 @@ clean_run_table(IndexVacuumInfo *info, const SimhashMetaPageData *meta, int r, i
 		simhash_vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
-		simhash_expect_page(info->index, page, blkno, SIMHASH_RUN, run->gen, t);
+		simhash_page_check(info->index, page, blkno, SIMHASH_RUN, run->gen, t, SIMHASH_PAGE_LIVE);
 		n = SimhashPageEntries(info->index, blkno, page);
 		for (i = 0; i < n && first_dead < 0; i++)
 		{
@@ -311,7 +294,7 @@ simhash_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	clean_runs(info, heap, &ds, stats);
 	UnlockPage(index, SIMHASH_MERGE_LOCK, ExclusiveLock);
 
-	/* no index-only scan may still return a TID removed here (simhash_am.h) */
+	/* no index-only scan may still return a TID removed here (src/am/README) */
 	if (stats->tuples_removed > removed_before)
 		simhash_vacuum_wait_for_scans(index);
 

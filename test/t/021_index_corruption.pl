@@ -16,7 +16,7 @@ use constant BLCKSZ => 8192;
 
 # ---------------------------------------------------------------------------
 # The pages of a simhash index file: a list of { blkno, kind, table, next }.
-# This is the only place that knows the page format (src/am/simhash_am.h):
+# This is the only place that knows the page format (src/am/format.h):
 # every page ends with SimhashPageOpaqueData, 32 bytes at BLCKSZ - 32:
 #   uint64 hikey, uint64 safexid, uint32 next, uint32 gen, uint16 table,
 #   uint16 flags, uint16 unused, uint16 page_id (0xFF53)     (little-endian)

@@ -1,0 +1,73 @@
+/*
+ * popcount.h — counting bits in a hot loop without pg_popcount64's function
+ * pointer: the loops over a KNN step's entries (knn.c) and a pairs group's
+ * rows (pairs.c).  On x86-64 built without POPCNT such a loop is compiled
+ * twice, with the instruction and with a bit-parallel count, and one copy is
+ * chosen at each call by whether the CPU has it (asked once); elsewhere the
+ * compiler's own count is used.
+ */
+#ifndef SIMHASH_POPCOUNT_H
+#define SIMHASH_POPCOUNT_H
+
+#include "postgres.h"
+
+/* The bit-parallel count. */
+static inline int
+simhash_popcount_swar(uint64 x)
+{
+	x = x - ((x >> 1) & UINT64CONST(0x5555555555555555));
+	x = (x & UINT64CONST(0x3333333333333333)) + ((x >> 2) & UINT64CONST(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64CONST(0x0f0f0f0f0f0f0f0f);
+	return (int) ((x * UINT64CONST(0x0101010101010101)) >> 56);
+}
+
+/* The count inside a loop body compiled with (hw) or without the instruction. */
+static pg_attribute_always_inline int
+simhash_popcount_as(uint64 x, bool hw)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	if (hw)
+		return __builtin_popcountll(x);
+#endif
+	return simhash_popcount_swar(x);
+}
+
+#define SIMHASH_ARGS_(...) __VA_ARGS__
+
+/*
+ * SIMHASH_POPCOUNT_LOOP(ret, name, params, args) defines `static ret
+ * name params`, which runs name##_body(args, hw): a function the caller
+ * defines pg_attribute_always_inline, whose last parameter says whether
+ * simhash_popcount_as may use the instruction.  params and args are
+ * parenthesised lists: (const T *a, int n) and (a, n).
+ */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(__POPCNT__)
+#define SIMHASH_POPCNT_DISPATCH 1
+extern bool simhash_cpu_has_popcnt(void);
+
+#define SIMHASH_POPCOUNT_LOOP(ret, name, params, args) \
+	__attribute__((target("popcnt"))) static ret name##_popcnt params \
+	{ \
+		return name##_body(SIMHASH_ARGS_ args, true); \
+	} \
+	static ret name params \
+	{ \
+		return simhash_cpu_has_popcnt() ? name##_popcnt args \
+										: name##_body(SIMHASH_ARGS_ args, false); \
+	}
+#elif defined(__GNUC__) || defined(__clang__)
+/* POPCNT allowed by the compiler's flags, or not x86 (a native count) */
+#define SIMHASH_POPCOUNT_LOOP(ret, name, params, args) \
+	static inline ret name params \
+	{ \
+		return name##_body(SIMHASH_ARGS_ args, true); \
+	}
+#else
+#define SIMHASH_POPCOUNT_LOOP(ret, name, params, args) \
+	static inline ret name params \
+	{ \
+		return name##_body(SIMHASH_ARGS_ args, false); \
+	}
+#endif
+
+#endif /* SIMHASH_POPCOUNT_H */
