@@ -828,6 +828,7 @@ def main():
               lambda o: section_external(o, "batch", "Batch: find_all / find_clusters"),
               section_memory,
               lambda o: section_external(o, "citus", "Scale-out: one node vs Citus coordinator + 2 workers"),
+              lambda o: section_external(o, "neardup_online", "Online lookup: simhash_near_duplicates_of"),
               section_scale, section_limit, section_readme_tables, quality]
     new = []
     for make in makers:

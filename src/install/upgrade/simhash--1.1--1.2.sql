@@ -632,3 +632,105 @@ CREATE FUNCTION simhash_index_check(index regclass) RETURNS text
 COMMENT ON FUNCTION simhash_index_check(regclass) IS
     'verifies a simhash index: pages, sort order, per-table counts, every live heap row once per table; raises index_corrupted otherwise, and returns a line of what it checked';
 REVOKE EXECUTE ON FUNCTION simhash_index_check(regclass) FROM PUBLIC;
+
+-- Online lookup (src/sql/48_near_duplicates_of.sql) ------------------------
+CREATE FUNCTION simhash_prefix_tokens(doc text, threshold float8, frequent bigint[] DEFAULT '{}') RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'simhash_prefix_tokens' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_prefix_tokens(text, float8, bigint[]) IS
+    'the tokens a GIN index stores for simhash_near_duplicates_of lookups at thresholds >= threshold: the first |x| - ceil(threshold |x|) + 1 shingles of the distinct shingle set x of doc (simhash(text)''s default options) in a fixed global order (by a 64-bit mix of the hash, the shingle hashes listed in frequent after all others, the first listed last), each tagged with the size class of x; index with CREATE INDEX ON rel USING gin (simhash_prefix_tokens(body, 0.8))';
+
+CREATE FUNCTION simhash_prefix_probe(doc text, threshold float8, frequent bigint[] DEFAULT '{}') RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'simhash_prefix_probe' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_prefix_probe(text, float8, bigint[]) IS
+    'the tokens a simhash_near_duplicates_of lookup of doc at threshold probes a simhash_prefix_tokens index (with the same frequent list) with, by &&: its prefix at threshold in every size class a set with Jaccard similarity >= threshold may have; fails with 53200 when doc could need more than work_mem';
+
+CREATE FUNCTION simhash_prefix_index_for(rel regclass, body name, threshold float8, prefix_fn regprocedure,
+                                         OUT index_threshold float8, OUT frequent bigint[], OUT thresholds float8[])
+    AS 'MODULE_PATHNAME', 'simhash_prefix_index_for' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION simhash_prefix_index_for(regclass, name, float8, regprocedure) IS
+    'of the valid, non-partial GIN indexes (array_ops) on exactly prefix_fn(body, t0, frequent) of rel, the one with the largest t0 <= threshold (its t0 and frequent list; NULLs when none) and the t0 of them all; NULL when rel has no column body';
+
+-- The lookup; simhash_near_duplicates_of names its result columns.
+CREATE FUNCTION simhash_near_duplicates_of_rows(rel regclass, body name, key name, doc text, threshold float8)
+    RETURNS TABLE (row_key text, row_similarity float8)
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+    SET enable_seqscan = off
+AS $$
+DECLARE
+    p_rel regclass := rel;
+    p_body name := body;
+    p_key name := key;
+    p_doc text := doc;
+    p_t float8 := threshold;
+    bodytype oid;
+    ix record;
+    detail text;
+BEGIN
+    IF p_rel IS NULL OR p_body IS NULL OR p_key IS NULL THEN
+        RETURN;
+    END IF;
+    IF p_t IS NULL OR NOT (p_t > 0 AND p_t <= 1) THEN
+        RAISE EXCEPTION 'threshold % is out of range', coalesce(p_t::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'threshold is a Jaccard similarity above 0 and at most 1.';
+    END IF;
+    SELECT atttypid INTO bodytype FROM pg_attribute
+     WHERE attrelid = p_rel AND attname = p_body AND attnum > 0 AND NOT attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', p_body, p_rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF bodytype <> 'text'::regtype THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not text', p_body, p_rel, bodytype::regtype
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'body is the column of the documents'' text, indexed with simhash_prefix_tokens.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_attribute
+                    WHERE attrelid = p_rel AND attname = p_key AND attnum > 0 AND NOT attisdropped) THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', p_key, p_rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF NOT (has_column_privilege(p_rel, p_body::text, 'SELECT') AND has_column_privilege(p_rel, p_key::text, 'SELECT')) THEN
+        RAISE EXCEPTION 'permission denied for relation %', p_rel
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('simhash_near_duplicates_of reads columns %I and %I with the caller''s rights.', p_body, p_key);
+    END IF;
+    -- the index with the largest t0 <= t: the shortest stored prefixes
+    ix := @extschema@.simhash_prefix_index_for(p_rel, p_body, p_t,
+              '@extschema@.simhash_prefix_tokens(text, float8, bigint[])'::regprocedure);
+    IF ix.index_threshold IS NULL THEN
+        detail := format('It has no GIN index on simhash_prefix_tokens(%I, threshold).', p_body);
+        IF cardinality(ix.thresholds) > 0 THEN
+            detail := format('Its simhash_prefix_tokens indexes serve thresholds from %s up.',
+                             (SELECT string_agg(x::text, ', ' ORDER BY x) FROM unnest(ix.thresholds) x));
+        END IF;
+        RAISE EXCEPTION 'relation % has no index for near-duplicate lookups on column "%" at threshold %', p_rel, p_body, p_t
+            USING ERRCODE = 'object_not_in_prerequisite_state', DETAIL = detail,
+                  HINT = format('CREATE INDEX ON %s USING gin (%I.simhash_prefix_tokens(%I, %s));',
+                                p_rel, '@extschema@', p_body, p_t);
+    END IF;
+    IF p_doc IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT c.k, c.j FROM (SELECT (r.%1$I)::text AS k,'
+        ' @extschema@.simhash_similarity(@extschema@.simhash_shingles(r.%2$I), $1) AS j FROM %3$s r'
+        ' WHERE @extschema@.simhash_prefix_tokens(r.%2$I, $2, $5) OPERATOR(pg_catalog.&&) $3) c'
+        ' WHERE c.j OPERATOR(pg_catalog.>=) $4',
+        p_key, p_body, p_rel)
+        USING @extschema@.simhash_shingles(p_doc), ix.index_threshold,
+              @extschema@.simhash_prefix_probe(p_doc, p_t, ix.frequent), p_t, ix.frequent;
+END
+$$;
+COMMENT ON FUNCTION simhash_near_duplicates_of_rows(regclass, name, name, text, float8) IS
+    'the rows of simhash_near_duplicates_of (which see), as (row_key, row_similarity)';
+
+CREATE FUNCTION simhash_near_duplicates_of(rel regclass, body name, key name, doc text, threshold float8 DEFAULT 0.8)
+    RETURNS TABLE (key text, similarity float8)
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT * FROM @extschema@.simhash_near_duplicates_of_rows($1, $2, $3, $4, $5)
+$$;
+COMMENT ON FUNCTION simhash_near_duplicates_of(regclass, name, name, text, float8) IS
+    'every row of rel whose exact shingle similarity simhash_similarity(body, doc) is at least threshold, as (key as text, similarity), through a GIN index on simhash_prefix_tokens(body, t0[, frequent]) with t0 <= threshold (none missed; 55000 with the CREATE INDEX to run when rel has none); no rows for a NULL doc; runs with the caller''s rights';

@@ -1,0 +1,209 @@
+// prefix.cpp — prefix tokens of shingle sets in one fixed global order (see
+// prefix.h).
+#include "prefix.h"
+
+#include "boundary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace
+{
+
+// The built-in list of frequent shingles: {hash, rank}, ascending by hash.
+struct Frequent
+{
+    uint64_t hash;
+    uint32_t rank;
+};
+const Frequent kFrequent[] = {
+#include "prefix_frequent.inc"
+};
+constexpr size_t kFrequentCount = sizeof(kFrequent) / sizeof(kFrequent[0]);
+
+// A bijective 64-bit mix (the finalizer of splitmix64).
+uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+// The position of h in the global order (ties, which need two hashes whose
+// mixes differ in the lowest bit only, go by the hash): the caller's listed
+// shingles last, before them the built-in frequent ones, each list's most
+// frequent last; all others first, by their mix.
+uint64_t order_key(uint64_t h, const sh_prefix_order *order)
+{
+    constexpr uint64_t kListed = uint64_t{1} << 63, kCaller = uint64_t{1} << 62;
+    if (order != nullptr && order->n > 0)
+    {
+        const uint64_t *end = order->hashes + order->n;
+        const uint64_t *c = std::lower_bound(order->hashes, end, h);
+        if (c != end && *c == h)
+            return kListed | kCaller | (uint64_t{0xFFFFFFFF} - order->ranks[c - order->hashes]);
+    }
+    const Frequent *end = kFrequent + kFrequentCount;
+    const Frequent *f =
+        std::lower_bound(kFrequent, end, h, [](const Frequent &e, uint64_t v) { return e.hash < v; });
+    if (f != end && f->hash == h)
+        return kListed | (uint64_t{0xFFFFFFFF} - f->rank);
+    return mix(h) >> 1;
+}
+
+uint64_t token(uint64_t h, uint32_t size_class)
+{
+    return mix(h ^ mix(0x9e3779b97f4a7c15ULL * (uint64_t{size_class} + 1)));
+}
+
+constexpr uint64_t kEmptyToken = 0x656d707479207365ULL;  // "empty se": the empty set's token
+
+bool threshold_valid(double t)
+{
+    return t > 0 && t <= 1;
+}
+
+// The sizes a set may have to reach J >= t with a set of n: t n .. n / t.
+std::pair<size_t, size_t> size_range(size_t n, double t)
+{
+    double f = t - SH_PREFIX_SLACK;
+    double lo = std::ceil(f * static_cast<double>(n));
+    double hi = std::floor(static_cast<double>(n) / f);
+    return {lo < 1 ? 1 : static_cast<size_t>(lo), static_cast<size_t>(hi)};
+}
+
+// The first p hashes of set in the global order, into prefix.
+void leading(const uint64_t *set, size_t n, size_t p, const sh_prefix_order *order,
+             std::vector<uint64_t> &prefix)
+{
+    std::vector<std::pair<uint64_t, uint64_t>> keyed(n);
+    for (size_t i = 0; i < n; i++)
+        keyed[i] = {order_key(set[i], order), set[i]};
+    auto mid = keyed.begin() + static_cast<std::ptrdiff_t>(p);
+    std::nth_element(keyed.begin(), mid - 1, keyed.end());
+    prefix.clear();
+    for (auto it = keyed.begin(); it != mid; ++it)
+        prefix.push_back(it->second);
+}
+
+sh_status emit(std::vector<uint64_t> &tokens, uint64_t *out, size_t cap, size_t *nout)
+{
+    std::sort(tokens.begin(), tokens.end());
+    tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+    *nout = tokens.size();
+    if (tokens.size() > cap)
+        return SH_ERR_RANGE;
+    if (!tokens.empty())
+        std::memcpy(out, tokens.data(), tokens.size() * sizeof(uint64_t));
+    return SH_OK;
+}
+
+}  // namespace
+
+size_t sh_prefix_length(size_t n, double t) noexcept
+{
+    if (n == 0)
+        return 0;
+    double keep = std::ceil((t - SH_PREFIX_SLACK) * static_cast<double>(n));
+    if (keep < 1)
+        keep = 1;
+    if (keep > static_cast<double>(n))
+        keep = static_cast<double>(n);
+    return n - static_cast<size_t>(keep) + 1;
+}
+
+uint32_t sh_prefix_size_class(size_t n) noexcept
+{
+    if (n < 8)
+        return static_cast<uint32_t>(n);
+    int e = 63 - __builtin_clzll(static_cast<unsigned long long>(n));
+    return static_cast<uint32_t>(8 * e) + static_cast<uint32_t>((n >> (e - 3)) & 7);
+}
+
+size_t sh_prefix_probe_room(size_t n, double t) noexcept
+{
+    if (n == 0 || !threshold_valid(t))
+        return 1;
+    auto range = size_range(n, t);
+    size_t classes = sh_prefix_size_class(range.second) - sh_prefix_size_class(range.first) + 1;
+    return sh_prefix_length(n, t) * classes;
+}
+
+sh_status sh_prefix_order_build(const uint64_t *by_frequency, size_t n, uint64_t *hashes, uint32_t *ranks,
+                                size_t *nout) noexcept
+{
+    *nout = 0;
+    if (n > UINT32_MAX)
+        return SH_ERR_RANGE;
+    return sh::guard(
+        [&]
+        {
+            std::vector<std::pair<uint64_t, uint32_t>> v(n);
+            for (size_t i = 0; i < n; i++)
+                v[i] = {by_frequency[i], static_cast<uint32_t>(i)};
+            std::sort(v.begin(), v.end());  // equal hashes: the first rank first
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (m == 0 || hashes[m - 1] != v[i].first)
+                {
+                    hashes[m] = v[i].first;
+                    ranks[m] = v[i].second;
+                    m++;
+                }
+            *nout = m;
+            return SH_OK;
+        });
+}
+
+sh_status sh_prefix_tokens(const uint64_t *set, size_t n, double t, const sh_prefix_order *order,
+                           uint64_t *out, size_t cap, size_t *nout) noexcept
+{
+    *nout = 0;
+    if (!threshold_valid(t))
+        return SH_ERR_ARGUMENT;
+    return sh::guard(
+        [&]
+        {
+            std::vector<uint64_t> tokens;
+            if (n == 0)
+                tokens.push_back(kEmptyToken);
+            else
+            {
+                leading(set, n, sh_prefix_length(n, t), order, tokens);
+                uint32_t c = sh_prefix_size_class(n);
+                for (auto &h : tokens)
+                    h = token(h, c);
+            }
+            return emit(tokens, out, cap, nout);
+        });
+}
+
+sh_status sh_prefix_probe(const uint64_t *set, size_t n, double t, const sh_prefix_order *order,
+                          uint64_t *out, size_t cap, size_t *nout) noexcept
+{
+    *nout = 0;
+    if (!threshold_valid(t))
+        return SH_ERR_ARGUMENT;
+    return sh::guard(
+        [&]
+        {
+            std::vector<uint64_t> tokens;
+            if (n == 0)
+                tokens.push_back(kEmptyToken);
+            else
+            {
+                std::vector<uint64_t> prefix;
+                leading(set, n, sh_prefix_length(n, t), order, prefix);
+                auto range = size_range(n, t);
+                uint32_t first = sh_prefix_size_class(range.first), last = sh_prefix_size_class(range.second);
+                tokens.reserve(prefix.size() * (last - first + 1));
+                for (uint32_t c = first; c <= last; c++)
+                    for (uint64_t h : prefix)
+                        tokens.push_back(token(h, c));
+            }
+            return emit(tokens, out, cap, nout);
+        });
+}

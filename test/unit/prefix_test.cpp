@@ -1,0 +1,245 @@
+// Unit tests of the prefix tokens of the online lookup (prefix.h): a set
+// with J >= t to a stored set always shares a token with it (checked by a
+// plain Jaccard over random pairs, at the exact bounds too), the size
+// classes, the empty set, the errors, and golden tokens that freeze the
+// global order (an index built with other tokens would miss rows).
+#include "prefix.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
+namespace
+{
+
+using Set = std::vector<uint64_t>;
+
+double jaccard(const Set &a, const Set &b)
+{
+    if (a.empty() && b.empty())
+        return 1.0;
+    std::vector<uint64_t> common;
+    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
+    return static_cast<double>(common.size()) / static_cast<double>(a.size() + b.size() - common.size());
+}
+
+Set stored(const Set &s, double t, const sh_prefix_order *order = nullptr)
+{
+    Set out(sh_prefix_length(s.size(), t) + 1);
+    size_t n = 0;
+    EXPECT_EQ(sh_prefix_tokens(s.data(), s.size(), t, order, out.data(), out.size(), &n), SH_OK);
+    out.resize(n);
+    return out;
+}
+
+Set probe(const Set &s, double t, const sh_prefix_order *order = nullptr)
+{
+    Set out(sh_prefix_probe_room(s.size(), t));
+    size_t n = 0;
+    EXPECT_EQ(sh_prefix_probe(s.data(), s.size(), t, order, out.data(), out.size(), &n), SH_OK);
+    out.resize(n);
+    return out;
+}
+
+bool meet(const Set &a, const Set &b)
+{
+    Set common;
+    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
+    return !common.empty();
+}
+
+// Two sets drawn from a shared pool so that their overlap varies widely.
+void random_pair(std::mt19937_64 &rng, Set &a, Set &b)
+{
+    size_t na = 1 + rng() % 60, shared = rng() % (na + 1), extra = rng() % 20;
+    std::set<uint64_t> pool;
+    while (pool.size() < na + extra)
+        pool.insert(rng() % 5000);  // small values: hashes of the frozen list can come up too
+    Set all(pool.begin(), pool.end());
+    std::shuffle(all.begin(), all.end(), rng);
+    a.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(na));
+    b.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(shared));
+    b.insert(b.end(), all.begin() + static_cast<std::ptrdiff_t>(na), all.end());
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+}
+
+}  // namespace
+
+TEST(Prefix, EverySimilarPairSharesAToken)
+{
+    std::mt19937_64 rng(28);
+    const double ts[] = {0.5, 0.6, 2.0 / 3.0, 0.7, 0.75, 0.8, 0.9, 1.0};
+    // half the trials with a list of frequent shingles (a third of the pool, repeats too)
+    Set listed;
+    for (int i = 0; i < 2000; i++)
+        listed.push_back(rng() % 5000);
+    Set hashes(listed.size());
+    std::vector<uint32_t> ranks(listed.size());
+    size_t nlisted = 0;
+    ASSERT_EQ(sh_prefix_order_build(listed.data(), listed.size(), hashes.data(), ranks.data(), &nlisted),
+              SH_OK);
+    ASSERT_LT(nlisted, listed.size());
+    sh_prefix_order frequent = {hashes.data(), ranks.data(), nlisted};
+    size_t similar = 0;
+    for (int trial = 0; trial < 5000; trial++)
+    {
+        const sh_prefix_order *order = trial % 2 ? &frequent : nullptr;
+        Set a, b;
+        random_pair(rng, a, b);
+        double j = jaccard(a, b);
+        for (double t : ts)
+            for (double t0 : ts)
+            {
+                if (t0 > t)
+                    continue;
+                bool found = meet(probe(a, t, order), stored(b, t0, order));
+                if (j >= t)
+                {
+                    similar++;
+                    ASSERT_TRUE(found) << "J " << j << " t " << t << " t0 " << t0 << " |a| " << a.size()
+                                       << " |b| " << b.size();
+                }
+            }
+    }
+    EXPECT_GT(similar, 2500u);  // the pairs do reach the thresholds
+}
+
+TEST(Prefix, ExactBoundsAreFound)
+{
+    // J exactly t: 4 of 5 shared (0.8), 9 of 10 (0.9), 2 of 3 (2/3)
+    for (auto [n, k] : {std::pair<size_t, size_t>{5, 4}, {10, 9}, {3, 2}, {50, 40}})
+        for (uint64_t off = 0; off < 50; off++)
+        {
+            Set a, b;
+            for (size_t i = 0; i < n; i++)
+                a.push_back(1000 + off * 97 + i);
+            b.assign(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(k));
+            double t = jaccard(a, b);
+            EXPECT_TRUE(meet(probe(a, t), stored(b, t)));
+            EXPECT_TRUE(meet(probe(b, t), stored(a, t)));
+        }
+}
+
+TEST(Prefix, LengthsAndClasses)
+{
+    EXPECT_EQ(sh_prefix_length(0, 0.8), 0u);
+    EXPECT_EQ(sh_prefix_length(1, 0.8), 1u);
+    EXPECT_EQ(sh_prefix_length(5, 0.8), 2u);     // 5 - 4 + 1
+    EXPECT_EQ(sh_prefix_length(100, 0.8), 21u);  // 100 - 80 + 1
+    EXPECT_EQ(sh_prefix_length(100, 1.0), 1u);
+    EXPECT_EQ(sh_prefix_length(100, 0.01), 100u);
+    uint32_t prev = 0;
+    for (size_t n = 1; n < 100000; n++)
+    {
+        uint32_t c = sh_prefix_size_class(n);
+        ASSERT_GE(c, prev);
+        prev = c;
+    }
+    // a class spans at most an eighth of its smallest size
+    for (size_t n = 8; n < 100000; n++)
+    {
+        size_t m = n;
+        while (sh_prefix_size_class(m + 1) == sh_prefix_size_class(n))
+            m++;
+        ASSERT_LE(m - n + 1, std::max<size_t>(1, n / 8 + 1));
+        n = m;
+    }
+}
+
+TEST(Prefix, TokensAreAPrefixTagged)
+{
+    Set s;
+    for (uint64_t i = 1; i <= 100; i++)
+        s.push_back(i * 0x9E3779B97F4A7C15ULL >> 3);
+    std::sort(s.begin(), s.end());
+    EXPECT_EQ(stored(s, 0.8).size(), 21u);
+    EXPECT_EQ(stored(s, 0.5).size(), 51u);
+    // a longer prefix holds the shorter one (a lower t0 serves higher t)
+    Set a = stored(s, 0.8), b = stored(s, 0.5);
+    EXPECT_TRUE(std::includes(b.begin(), b.end(), a.begin(), a.end()));
+    // the probe at t meets its own stored tokens, size classes of t n .. n / t
+    EXPECT_TRUE(std::includes(probe(s, 0.8).begin(), probe(s, 0.8).end(), a.begin(), a.end()));
+    EXPECT_LE(probe(s, 0.8).size(), sh_prefix_probe_room(s.size(), 0.8));
+}
+
+TEST(Prefix, FrequentShinglesComeLast)
+{
+    // a set of 100 hashes, 30 of them listed: a prefix of 21 holds none of
+    // those, so exchanging a listed hash for another listed one keeps the
+    // tokens, and exchanging an unlisted one for another unlisted one
+    // changes them (for some of them)
+    Set s, listed;
+    for (uint64_t i = 1; i <= 100; i++)
+        s.push_back(i);
+    for (uint64_t i = 1; i <= 30; i++)
+        listed.push_back(i * 3);
+    listed.push_back(1000);
+    Set hashes(listed.size());
+    std::vector<uint32_t> ranks(listed.size());
+    size_t n = 0;
+    ASSERT_EQ(sh_prefix_order_build(listed.data(), listed.size(), hashes.data(), ranks.data(), &n), SH_OK);
+    sh_prefix_order order = {hashes.data(), ranks.data(), n};
+    Set tokens = stored(s, 0.8, &order);
+    ASSERT_EQ(tokens.size(), 21u);
+    int changed = 0;
+    for (uint64_t h : s)
+    {
+        Set other(s);
+        other.erase(std::find(other.begin(), other.end(), h));
+        other.push_back(h % 3 == 0 && h <= 90 ? 1000 : 1001);
+        std::sort(other.begin(), other.end());
+        if (h % 3 == 0 && h <= 90)
+            EXPECT_EQ(stored(other, 0.8, &order), tokens) << h;
+        else
+            changed += stored(other, 0.8, &order) != tokens;
+    }
+    EXPECT_GT(changed, 0);
+    EXPECT_NE(stored(s, 0.8), tokens);  // the plain order differs
+}
+
+// Golden tokens, computed once by an independent implementation of the
+// order, classes and mix written from prefix.h (Python, reading the frozen
+// list of prefix_frequent.inc): 97 arbitrary hashes and the three most
+// frequent shingles of the list, at 0.8.  If this fails, every index built
+// before the change would miss rows: do not change the expected values.
+TEST(Prefix, GoldenTokens)
+{
+    Set s = {0xba1e11f00dc8ebe5ULL, 0xdc389b9c4129e574ULL, 0xa4b092ea8813fbc1ULL};
+    for (uint64_t i = 1; i < 98; i++)
+        s.push_back(i * 0x9E3779B97F4A7C15ULL >> 3);
+    std::sort(s.begin(), s.end());
+    const Set golden = {0x3157d74ab2624674ULL, 0x3a93643be30b6bf8ULL, 0x43e0449eb3079bb3ULL,
+                        0x4a82ee05ec50650aULL, 0x527d9f97323cd993ULL, 0x57377af865aa9ae8ULL,
+                        0x5a979d4f0b58f16dULL, 0x660af623c66c94ffULL, 0x75cb388fab3ed895ULL,
+                        0x7a41a98a2c7d577eULL, 0x9b4a51df8761e016ULL, 0xc451f4fbca1281fcULL,
+                        0xca01b9913778f401ULL, 0xcc915c9abf96590eULL, 0xcd53e2af00dba3f9ULL,
+                        0xcd86b2b47257834fULL, 0xd492d338999ae0d5ULL, 0xd5af759ed46fbb3bULL,
+                        0xdd33f0efe40b9612ULL, 0xe45add37448d1c15ULL, 0xf70a6b4f01ce5633ULL};
+    EXPECT_EQ(stored(s, 0.8), golden);
+}
+
+TEST(Prefix, EmptySet)
+{
+    Set empty, one = {42, 43, 44};
+    EXPECT_EQ(stored(empty, 0.8).size(), 1u);
+    EXPECT_EQ(stored(empty, 0.8), probe(empty, 0.8));  // J(empty, empty) = 1
+    EXPECT_FALSE(meet(probe(one, 0.5), stored(empty, 0.5)));
+    EXPECT_FALSE(meet(probe(empty, 0.5), stored(one, 0.5)));
+}
+
+TEST(Prefix, Errors)
+{
+    Set s = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    uint64_t out[64];
+    size_t n = 99;
+    EXPECT_EQ(sh_prefix_tokens(s.data(), s.size(), 0.0, nullptr, out, 64, &n), SH_ERR_ARGUMENT);
+    EXPECT_EQ(n, 0u);
+    EXPECT_EQ(sh_prefix_tokens(s.data(), s.size(), 1.5, nullptr, out, 64, &n), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_prefix_probe(s.data(), s.size(), -1, nullptr, out, 64, &n), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_prefix_tokens(s.data(), s.size(), 0.5, nullptr, out, 2, &n), SH_ERR_RANGE);
+    EXPECT_EQ(n, 6u);  // the room needed
+}
