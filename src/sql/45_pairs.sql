@@ -21,6 +21,10 @@ BEGIN
         RAISE EXCEPTION 'radius % is out of range 0..64', radius
             USING ERRCODE = 'invalid_parameter_value', HINT = 'A radius is a number of differing bits, 0 to 64.';
     END IF;
+    IF NOT EXISTS (SELECT FROM pg_class WHERE oid = rel) THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', rel::oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
     SELECT atttypid INTO fptype FROM pg_attribute
      WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
     IF NOT FOUND THEN
