@@ -48,6 +48,14 @@ SET statement_timeout = '60s';
 SELECT length(html_text(repeat('<div><span>', 200000)));
 SELECT html_text(repeat('<div>', 100000) || 'deep text' || repeat('</div>', 100000));
 SELECT simhash_html(repeat('<b><i>', 100000) || 'deep text') = simhash_html('<b><i>deep text') AS deep_text_votes;
+-- formatting elements a block's end closed are re-created at the next text;
+-- with distinct attributes each stays active: bounded too (was 53200)
+SELECT length(html_text((SELECT string_agg('<div><b a='||g||'>x</div>','') FROM generate_series(1,1400) g))) AS reconstructed;
+-- below the depth bound the same elements are dropped and the same ones
+-- separate words as above it (was 'tplhidnossidebody' under 600 <div>s)
+SELECT html_text(repeat('<div>',600)||'<template>tpl</template><p hidden>hid</p><noscript>nos</noscript><aside>side</aside>body') AS below_bound,
+       html_text(repeat('<div>',500)||'<template>tpl</template><p hidden>hid</p><noscript>nos</noscript><aside>side</aside>body') AS above_bound;
+SELECT html_text(repeat('<div>',600)||'<p>one<p>two<table><td>three</td><td>four</td></table><b>fi</b>ve') AS below_bound_words;
 RESET statement_timeout;
 -- a LATIN1 database: the page is converted to UTF-8 for the parser and back
 CREATE DATABASE simhash_html_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;

@@ -8,6 +8,7 @@
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 #include "text.h"
@@ -22,10 +23,23 @@ simhash_similarity_text(PG_FUNCTION_ARGS)
 	char		   *a, *b;
 	double			j = 0;
 
+	size_t	  max_hashes = (size_t) work_mem * 1024 / sizeof(uint64_t);
+	sh_status st;
+
 	simhash_text_options(fcinfo, 2, &opts);
 	a = simhash_text_to_utf8(PG_GETARG_TEXT_PP(0), &alen);
 	b = simhash_text_to_utf8(PG_GETARG_TEXT_PP(1), &blen);
-	SH_CHECK(sh_text_similarity(a, alen, b, blen, &opts, &j), "simhash_similarity");
+	/* the shingle sets of the two texts within work_mem (8 bytes a shingle) */
+	st = sh_text_similarity_bounded(a, alen, b, blen, &opts, max_hashes, &j);
+	if (st == SH_ERR_RANGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash_similarity: the shingle sets of texts of %zu and %zu bytes do not "
+						"fit in work_mem (%d kB)",
+						alen, blen, work_mem),
+				 errhint(
+					 "Raise work_mem: each text may have up to work_mem / 32 distinct shingles.")));
+	SH_CHECK(st, "simhash_similarity");
 	PG_RETURN_FLOAT8(j);
 }
 

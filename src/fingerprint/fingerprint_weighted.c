@@ -24,6 +24,7 @@
 #include "executor/spi.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -96,20 +97,27 @@ weights_column(Relation rel, const char *table, const char *name, Oid type1, Oid
 }
 
 /*
- * Opens the weights table for reading: it exists, is a table, has the two
- * columns, and the caller may SELECT them.  Returns its qualified name for
- * a query; the AccessShareLock is kept until the end of the transaction.
+ * Opens the weights table for reading: it exists, the caller may SELECT it,
+ * it is a table and has the two columns (in that order, so that a caller
+ * without the privilege learns nothing of its columns).  Returns its
+ * qualified name for a query; the AccessShareLock is kept until the end of
+ * the transaction.
  */
 static char *
 open_weights_table(Oid relid)
 {
-	Relation  rel = try_relation_open(relid, AccessShareLock);
-	AclResult acl;
+	bool	  missing = false;
+	AclResult acl = pg_class_aclcheck_ext(relid, GetUserId(), ACL_SELECT, &missing);
+	Relation  rel;
 	char	 *qualified;
 
+	rel = missing ? NULL : try_relation_open(relid, AccessShareLock);
 	if (rel == NULL)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
 						errmsg("weights table with OID %u does not exist", relid)));
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, get_relkind_objtype(rel->rd_rel->relkind),
+					   RelationGetRelationName(rel));
 	qualified = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 										   RelationGetRelationName(rel));
 	if (rel->rd_rel->relkind != RELKIND_RELATION && rel->rd_rel->relkind != RELKIND_MATVIEW &&
@@ -118,12 +126,25 @@ open_weights_table(Oid relid)
 						errhint("Pass the table simhash_df_build wrote.")));
 	weights_column(rel, qualified, "shingle", INT8OID, INT8OID);
 	weights_column(rel, qualified, "df", INT8OID, INT4OID);
-	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, get_relkind_objtype(rel->rd_rel->relkind),
-					   RelationGetRelationName(rel));
 	table_close(rel, NoLock);
 	return qualified;
+}
+
+/*
+ * The queries below name the table qualified and their operators with
+ * OPERATOR(pg_catalog.x); pinning search_path to pg_catalog, pg_temp for
+ * their length also keeps anything else they resolve (casts' functions, a
+ * column type's operators) out of reach of a schema the caller lists first.
+ * Returns the GUC nest level to pass to AtEOXact_GUC.
+ */
+static int
+pin_search_path(void)
+{
+	int level = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return level;
 }
 
 /* The document count: the df of the one row whose shingle is NULL. */
@@ -170,9 +191,11 @@ read_weights_table(Oid relid, double max_df, bool idf, size_t *n, int64 *docs, c
 	SPIPlanPtr plan;
 	Oid		   argtype = INT8OID;
 	Datum	   above;
+	int		   guc_level;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	guc_level = pin_search_path();
 	*docs = weights_documents(name);
 	/*
 	 * Without idf every shingle up to max_df weighs what an unlisted one
@@ -180,7 +203,9 @@ read_weights_table(Oid relid, double max_df, bool idf, size_t *n, int64 *docs, c
 	 */
 	above = Int64GetDatum(idf ? 0 : (int64) floor(max_df * (double) *docs));
 	plan = SPI_prepare(psprintf("SELECT shingle::pg_catalog.int8, df::pg_catalog.int8 FROM %s "
-								"WHERE shingle IS NOT NULL AND (df > $1 OR df < 1 OR df IS NULL)",
+								"WHERE shingle IS NOT NULL AND (df::pg_catalog.int8 "
+								"OPERATOR(pg_catalog.>) $1 OR df::pg_catalog.int8 "
+								"OPERATOR(pg_catalog.<) 1::pg_catalog.int8 OR df IS NULL)",
 								name),
 					   1, &argtype);
 	if (plan == NULL)
@@ -226,6 +251,7 @@ read_weights_table(Oid relid, double max_df, bool idf, size_t *n, int64 *docs, c
 		CHECK_FOR_INTERRUPTS();
 	}
 	SPI_cursor_close(portal);
+	AtEOXact_GUC(false, guc_level);
 	SPI_finish();
 	*n = count;
 	*table = name;

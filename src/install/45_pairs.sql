@@ -27,6 +27,10 @@ BEGIN
         PERFORM @extschema@.simhash_raise('22023', format('radius %s is out of range 0..64', radius),
                                           'A radius is a number of differing bits, 0 to 64.');
     END IF;
+    IF NOT EXISTS (SELECT FROM pg_class WHERE oid = rel) THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', rel::oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
     SELECT atttypid INTO fptype FROM pg_attribute
      WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
     IF NOT FOUND THEN

@@ -108,9 +108,10 @@ TEST(HtmlText, DeepNestingIsIterative)
 }
 
 // Elements nested deeper than 512 are left out, their text kept in the
-// element at depth 512: each <div> up to that depth starts a line, the words
-// below run on in the 512th.  Before the bound, 200,000 nested <div>s took
-// 20 s (time quadratic in the depth); now it grows with the input.
+// element at depth 512, with the separators the elements gave it: each <div>
+// still starts a line, below the bound as above.  Before the bound, 200,000
+// nested <div>s took 20 s (time quadratic in the depth); now it grows with
+// the input.
 TEST(HtmlText, NestingIsBoundedAt512)
 {
     const int n = 600;
@@ -121,11 +122,9 @@ TEST(HtmlText, NestingIsBoundedAt512)
     for (int i = 0; i < n; i++)
         html += "</div>";
     html += "out";
-    for (int i = 0; i < 511; i++)
+    for (int i = 0; i < n - 1; i++)
         want += "w" + std::to_string(i) + "\n";
-    for (int i = 511; i < n; i++)
-        want += "w" + std::to_string(i) + " ";
-    want += "in\nout";  // the end tags of the elements left out are left out too
+    want += "w599 in\nout";
     EXPECT_EQ(text_of(html), want);
 
     std::string within, beyond;  // the 512th element is kept, the 513th left out
@@ -135,7 +134,91 @@ TEST(HtmlText, NestingIsBoundedAt512)
     within += "a<div>b</div>c";
     beyond += "a<div>b</div>c";
     EXPECT_EQ(text_of(within), "a\nb\nc");
-    EXPECT_EQ(text_of(beyond), "abc");
+    EXPECT_EQ(text_of(beyond), "a\nb\nc");
+}
+
+// Below the depth bound the same elements are dropped with their content,
+// and the same ones separate words, as above it (before: 'tplhidnossidebody'
+// under 600 <div>s, 'body' under 500).
+TEST(HtmlText, BelowTheBoundSameRules)
+{
+    const std::string tail =
+        "<template>tpl</template><p hidden>hid</p><noscript>nos</noscript>"
+        "<aside>side</aside><nav><ul><li>menu</ul></nav><header>banner</header>"
+        "<p>one<table><td>cell</table><img>two<br>three<b>fo</b>ur<span hidden>x</span></p>"
+        "<article><header>title</header>text</article>body";
+    const std::string want = "one\ncell\ntwo\nthreefour\ntitle\ntext\nbody";
+    for (int depth : {10, 500, 600, 1100, 3000})
+    {
+        std::string html;
+        for (int i = 0; i < depth; i++)
+            html += "<div>";
+        EXPECT_EQ(text_of(html + tail), want) << depth << " <div>s";
+    }
+    // an element left out with its content ends where the element does,
+    // also when an end tag of an element it is in closes it
+    std::string html;
+    for (int i = 0; i < 600; i++)
+        html += "<div>";
+    EXPECT_EQ(text_of(html + "<section><nav><p>menu<div>more</section>after"), "after");
+    EXPECT_EQ(text_of(html + "<nav><nav>menu</nav>more</nav>after"), "after");
+}
+
+// A page's text with what its parse took: the tree's depth and the parser's memory.
+std::string stats_of(const std::string &html, sh::HtmlParseStats &stats)
+{
+    std::string out;
+    EXPECT_EQ(sh::html_text_stats(html.data(), html.size(), out, stats), SH_OK);
+    return out;
+}
+
+std::string repeated(const std::string &unit, int n)
+{
+    std::string html;
+    for (int i = 0; i < n; i++)
+    {
+        std::string u = unit;
+        for (size_t p; (p = u.find('#')) != std::string::npos;)
+            u.replace(p, 1, std::to_string(i));
+        html += u;
+    }
+    return html;
+}
+
+// gumbo re-creates at the next text every formatting element a block's end
+// closed; with distinct attributes they all stay active, so n `<div><b
+// a=N>x</div>` made n^2/2 elements (1,400 of them: 53200).  Now the parser's
+// memory grows linearly: at most kMaxFormatting re-created per text.
+TEST(HtmlText, ReconstructedFormattingIsBounded)
+{
+    sh::HtmlParseStats small{}, large{};
+    std::string text = stats_of(repeated("<div><b a=#>x</div>", 1400), small);
+    EXPECT_EQ(text, repeated("x\n", 1399) + "x");
+    stats_of(repeated("<div><b a=#>x</div>", 2800), large);
+    EXPECT_LT(large.parser_bytes, 5 * small.parser_bytes / 2)
+        << small.parser_bytes << " -> " << large.parser_bytes;
+    EXPECT_LT(large.parser_bytes, size_t{64} << 20);  // was 1.2 GB at 2,800
+    // the formatting elements past the bound leave the text as it was
+    EXPECT_EQ(text_of(repeated("<font size=#>", 40) + "a<b>b</b>c"), "abc");
+    EXPECT_EQ(text_of(repeated("<i class=#>", 40) + "a<b hidden>b</b>c"), "ac");
+}
+
+// Pages on which gumbo's tree grew deeper than the pass's model of it
+// (found by generating pages from random tag sequences): the tree, hence the
+// time of its scope checks, grew with the page.  Now its depth stays near
+// the bound, at n and at 2n repetitions.
+TEST(HtmlText, TreeDepthStaysBounded)
+{
+    for (const char *unit :
+         {"<span><div></span>", "<form><em><h1></form>", "</li><col><div><img><tr>", "</p><math><td>",
+          "<math><applet><td></title><plaintext>", "</h1><frameset><u><script><noscript><span><optgroup>",
+          "<div><b a=#>x</div>", "<p><b>x<div>"})
+        for (int n : {1000, 2000})
+        {
+            sh::HtmlParseStats stats{};
+            stats_of(repeated(unit, n), stats);
+            EXPECT_LE(stats.tree_depth, 600u) << unit << " x " << n;
+        }
 }
 
 TEST(HtmlText, PathologicalNestingFinishes)

@@ -25,29 +25,28 @@
 
 #ifdef __cplusplus
 #include <string>
-extern "C" {
+extern "C"
+{
 #endif
 
-/*
- * The interrupt callback (simhash_core.h) is polled while parsing: gumbo's
- * worst cases, such as thousands of nested elements, take time quadratic in
- * the nesting depth.
- *
- * The visible text of `html`.  On SH_OK, *out is a malloc'ed buffer of
- * *out_len bytes plus a NUL, released with sh_free.  SH_ERR_NOMEM when
- * the parse needs more than SH_HTML_MEMORY_LIMIT(len) bytes.
- */
-sh_status	sh_html_text(const char *html, size_t len,
-						 sh_interrupt_fn interrupt, void *interrupt_arg,
-						 char **out, size_t *out_len) SH_NOEXCEPT;
+    /*
+     * The interrupt callback (simhash_core.h) is polled while parsing: gumbo's
+     * worst cases, such as thousands of nested elements, take time quadratic in
+     * the nesting depth.
+     *
+     * The visible text of `html`.  On SH_OK, *out is a malloc'ed buffer of
+     * *out_len bytes plus a NUL, released with sh_free.  SH_ERR_NOMEM when
+     * the parse needs more than SH_HTML_MEMORY_LIMIT(len) bytes.
+     */
+    sh_status sh_html_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
+                           char **out, size_t *out_len) SH_NOEXCEPT;
 
-/* sh_fingerprint_text of the visible text: simhash_html(h) = simhash(html_text(h)). */
-sh_status	sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
-								sh_interrupt_fn interrupt, void *interrupt_arg,
-								uint64_t *out) SH_NOEXCEPT;
+    /* sh_fingerprint_text of the visible text: simhash_html(h) = simhash(html_text(h)). */
+    sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
+                                  sh_interrupt_fn interrupt, void *interrupt_arg, uint64_t *out) SH_NOEXCEPT;
 
 /* The parser's memory budget for a page of n bytes. */
-#define SH_HTML_MEMORY_LIMIT(n) ((size_t) 256 * 1024 * 1024 + (size_t) 32 * (n))
+#define SH_HTML_MEMORY_LIMIT(n) ((size_t)256 * 1024 * 1024 + (size_t)32 * (n))
 
 #ifdef __cplusplus
 }
@@ -58,7 +57,17 @@ namespace sh
 // (tests use a small one to exercise the out-of-memory path).
 sh_status html_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
                     void *interrupt_arg, std::string &out) noexcept;
+
+// What a parse took: tests check that it grows linearly with the page.
+struct HtmlParseStats
+{
+    size_t parser_bytes;  // taken from malloc by the parser
+    size_t tree_depth;    // of the deepest node of the tree it built
+};
+
+// html_text with no memory budget, and its HtmlParseStats.
+sh_status html_text_stats(const char *html, size_t len, std::string &out, HtmlParseStats &stats) noexcept;
 }  // namespace sh
 #endif
 
-#endif							/* SIMHASH_HTML_H */
+#endif /* SIMHASH_HTML_H */

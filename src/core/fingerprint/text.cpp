@@ -222,6 +222,59 @@ public:
     std::vector<uint64_t> hashes;
 };
 
+// A HashList that holds at most `cap` hashes: when full it keeps only the
+// distinct ones, and throws TooManyShingles when more than half of the
+// room is distinct shingles.
+struct TooManyShingles
+{
+};
+
+class BoundedHashSet
+{
+public:
+    explicit BoundedHashSet(size_t cap) : cap_(cap < 64 ? 64 : cap) {}
+
+    void add(uint64_t feature)
+    {
+        if (hashes.size() == cap_)
+            compact();
+        else if (hashes.size() == hashes.capacity())
+            hashes.reserve(std::min(cap_, std::max<size_t>(64, 2 * hashes.capacity())));
+        hashes.push_back(feature);
+    }
+
+    bool between_batches() const
+    {
+        return true;
+    }
+
+    void add16(const uint64_t *f)
+    {
+        for (int k = 0; k < 16; k++)
+            add(f[k]);
+    }
+
+    // The distinct hashes, ascending.
+    std::vector<uint64_t> &set()
+    {
+        std::sort(hashes.begin(), hashes.end());
+        hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+        return hashes;
+    }
+
+    std::vector<uint64_t> hashes;
+
+private:
+    void compact()
+    {
+        set();
+        if (hashes.size() > cap_ / 2)
+            throw TooManyShingles();
+    }
+
+    size_t cap_;
+};
+
 // The weighted vote of sh_fingerprint_text_weighted: each feature adds its
 // weight, in units of 2^-24 of the largest weight, to the bits it has and
 // subtracts it from the others.  Integer sums are exact, so equal weights
@@ -861,6 +914,31 @@ extern "C"
                 std::vector<uint64_t> sb = shingle_set(b, blen, *opts);
                 *out = sh_sorted_jaccard(sa.data(), sa.size(), sb.data(), sb.size());
                 return SH_OK;
+            });
+    }
+
+    sh_status sh_text_similarity_bounded(const char *a, size_t alen, const char *b, size_t blen,
+                                         const sh_text_options *opts, size_t max_hashes, double *out) noexcept
+    {
+        sh_status st = check_options(opts, alen > blen ? alen : blen);
+        if (st != SH_OK)
+            return st;
+        return sh::guard(
+            [&]
+            {
+                try
+                {
+                    BoundedHashSet sa(max_hashes / 2), sb(max_hashes / 2);
+                    shingle_hashes(a, alen, *opts, sa);
+                    shingle_hashes(b, blen, *opts, sb);
+                    const std::vector<uint64_t> &x = sa.set(), &y = sb.set();
+                    *out = sh_sorted_jaccard(x.data(), x.size(), y.data(), y.size());
+                    return SH_OK;
+                }
+                catch (const TooManyShingles &)
+                {
+                    return SH_ERR_RANGE;
+                }
             });
     }
 

@@ -55,6 +55,15 @@ sh_status	sh_text_shingle_set(const char *utf8, size_t len, const sh_text_option
 sh_status	sh_text_similarity(const char *a, size_t alen, const char *b, size_t blen,
 							   const sh_text_options *opts, double *out) SH_NOEXCEPT;
 
+/*
+ * sh_text_similarity holding at most max_hashes shingle hashes (8 bytes
+ * each) of the two texts at a time: SH_ERR_RANGE, with no result, when more
+ * than half of them are distinct shingles of one text.
+ */
+sh_status	sh_text_similarity_bounded(const char *a, size_t alen, const char *b, size_t blen,
+									   const sh_text_options *opts, size_t max_hashes,
+									   double *out) SH_NOEXCEPT;
+
 /* The Jaccard similarity of two ascending, distinct hash sets; 1 when both are empty. */
 double		sh_sorted_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) SH_NOEXCEPT;
 

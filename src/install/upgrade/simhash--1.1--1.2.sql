@@ -85,7 +85,8 @@ CREATE FUNCTION simhash_query(fp text, radius int4) RETURNS simhash_query
 COMMENT ON FUNCTION simhash_query(text, int4) IS
     'the query "within radius of fp" for %@, fp read as a simhash literal (1 to 16 hex digits)';
 
--- simhash_pairs_source: the radius message of every other radius check;
+-- simhash_pairs_source: the radius message of every other radius check, and
+-- 42P01 for a relation that does not exist (not a missing column of "-");
 -- simhash_clusters: arguments checked before its scratch tables exist, errors
 -- of its work on them raised again without CONTEXT lines naming them ----------
 -- The argument errors of the PL/pgSQL functions, without CONTEXT lines.
@@ -104,6 +105,10 @@ BEGIN
     IF radius < 0 OR radius > 64 THEN
         PERFORM @extschema@.simhash_raise('22023', format('radius %s is out of range 0..64', radius),
                                           'A radius is a number of differing bits, 0 to 64.');
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_class WHERE oid = rel) THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', rel::oid
+            USING ERRCODE = 'undefined_table';
     END IF;
     SELECT atttypid INTO fptype FROM pg_attribute
      WHERE attrelid = rel AND attname = fp AND attnum > 0 AND NOT attisdropped;
