@@ -13,6 +13,7 @@
  *   operation and with its own GUC nest level, so an index expression can
  *   gain no right of the caller and leaves no setting changed.
  */
+#include "page.h"
 #include "simhash_am.h"
 
 #include "access/htup_details.h"
