@@ -1,8 +1,10 @@
-// Unit tests of the in-memory set-similarity join (neardup.h): every result
-// is checked against the Jaccard of every pair of rows, computed here by a
-// plain merge; the budget refuses before anything is built; an interrupted
-// join resumes where it stopped.
+// Unit tests of the in-memory set-similarity join (neardup.h) and of its
+// partitioned form (neardup_batch.h): every result is checked against the
+// Jaccard of every pair of rows, computed here by a plain merge; the budget
+// refuses before anything is built; an interrupted join resumes where it
+// stopped; every batch count gives each pair once.
 #include "neardup.h"
+#include "neardup_batch.h"
 
 #include <gtest/gtest.h>
 
@@ -136,6 +138,128 @@ TEST(NearDup, EqualsBruteForceAtEveryThreshold)
             EXPECT_EQ(got, want) << "seed " << seed << " t " << t;
         }
     }
+}
+
+Found brute_force(const std::vector<Set> &rows, double t)
+{
+    Found want;
+    for (uint32_t a = 0; a < rows.size(); a++)
+        for (uint32_t b = a + 1; b < rows.size(); b++)
+        {
+            double j = jaccard(rows[a], rows[b]);
+            if (j >= t)
+                want[{a, b}] = j;
+        }
+    return want;
+}
+
+// The partitioned join as the shim runs it: distinct sets, a sketch, prefix
+// entries by batch, each batch joined, candidates verified and kept by the
+// batch that owns them.
+Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
+{
+    std::map<Set, uint32_t> ids;
+    std::vector<Set> sets;
+    std::vector<std::vector<uint32_t>> rows_of;
+    for (uint32_t r = 0; r < rows.size(); r++)
+    {
+        auto it = ids.emplace(rows[r], static_cast<uint32_t>(sets.size()));
+        if (it.second)
+        {
+            sets.push_back(rows[r]);
+            rows_of.emplace_back();
+        }
+        rows_of[it.first->second].push_back(r);
+    }
+    sh_ndo *order = nullptr;
+    EXPECT_EQ(sh_ndo_create(0, &order), SH_OK);
+    for (const Set &s : sets)
+        sh_ndo_count(order, s.data(), s.size());
+    std::vector<std::vector<sh_ndb_entry>> batches(nbatches);
+    for (uint32_t s = 0; s < sets.size(); s++)
+    {
+        std::vector<sh_ndb_entry> ents(sets[s].size() + 1);
+        size_t m = 0;
+        EXPECT_EQ(sh_ndo_prefix(order, sets[s].data(), static_cast<uint32_t>(sets[s].size()), t, s,
+                                ents.data(), &m),
+                  SH_OK);
+        for (size_t i = 0; i < m; i++)
+            batches[sh_ndo_batch(ents[i].token, nbatches)].push_back(ents[i]);
+    }
+    Found found;
+    auto report = [&](uint32_t x, uint32_t y, double j)
+    {
+        for (size_t a = 0; a < rows_of[x].size(); a++)
+            for (size_t b = x == y ? a + 1 : 0; b < rows_of[y].size(); b++)
+            {
+                uint32_t ra = rows_of[x][a], rb = rows_of[y][b];
+                auto key = std::make_pair(std::min(ra, rb), std::max(ra, rb));
+                EXPECT_EQ(found.count(key), 0u) << "pair reported twice";
+                found[key] = j;
+            }
+    };
+    for (uint32_t s = 0; s < sets.size(); s++)
+        report(s, s, 1.0);
+    for (uint32_t b = 0; b < nbatches; b++)
+    {
+        sh_ndb *batch = nullptr;
+        EXPECT_EQ(sh_ndb_create(t, &batch), SH_OK);
+        EXPECT_EQ(sh_ndb_add(batch, batches[b].data(), batches[b].size()), SH_OK);
+        uint32_t out[2 * 5];
+        for (int done = 0; !done;)
+        {
+            size_t n = 0;
+            EXPECT_EQ(sh_ndb_next(batch, out, 5, &n, &done, nullptr, nullptr), SH_OK);
+            for (size_t i = 0; i < n; i++)
+            {
+                const Set &x = sets[out[2 * i]], &y = sets[out[2 * i + 1]];
+                double j;
+                uint32_t owner;
+                sh_ndo_verify(order, x.data(), x.size(), y.data(), y.size(), nbatches, &j, &owner);
+                if (owner == b && j >= t)
+                    report(out[2 * i], out[2 * i + 1], j);
+            }
+        }
+        sh_ndb_free(batch);
+    }
+    sh_ndo_free(order);
+    return found;
+}
+
+TEST(NearDupBatch, EqualsBruteForceForEveryBatchCount)
+{
+    for (unsigned seed : {1u, 2u, 5u})
+    {
+        std::vector<Set> rows = corpus(seed);
+        for (double t : {0.1, 0.5, 0.8, 0.9, 1.0})
+        {
+            Found want = brute_force(rows, t);
+            ASSERT_GT(want.size(), 10u);
+            for (uint32_t nbatches : {1u, 2u, 7u, 64u})
+                EXPECT_EQ(run_batches(rows, t, nbatches), want)
+                    << "seed " << seed << " t " << t << " batches " << nbatches;
+        }
+    }
+}
+
+TEST(NearDupBatch, OwnerIsTheBatchOfTheFirstCommonToken)
+{
+    sh_ndo *order = nullptr;
+    ASSERT_EQ(sh_ndo_create(0, &order), SH_OK);
+    const uint64_t a[] = {10, 20, 30}, b[] = {20, 30, 40}, c[] = {50};
+    sh_ndo_count(order, a, 3);
+    sh_ndo_count(order, b, 3);
+    sh_ndo_count(order, b, 3);  // 20, 30 and 40 twice more: 20 and 30 both thrice
+    double j;
+    uint32_t owner;
+    sh_ndo_verify(order, a, 3, b, 3, 1000, &j, &owner);
+    EXPECT_DOUBLE_EQ(j, 0.5);
+    // 20 and 30 have the same estimate: the smaller hash comes first
+    EXPECT_EQ(owner, sh_ndo_batch(20, 1000));
+    sh_ndo_verify(order, a, 3, c, 1, 1000, &j, &owner);
+    EXPECT_EQ(j, 0.0);
+    EXPECT_EQ(owner, UINT32_MAX);
+    sh_ndo_free(order);
 }
 
 TEST(NearDup, BudgetRefusesWithWhatItNeeds)
