@@ -175,7 +175,7 @@ Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
     EXPECT_EQ(sh_ndo_create(0, &order), SH_OK);
     for (const Set &s : sets)
         sh_ndo_count(order, s.data(), s.size());
-    std::vector<std::vector<sh_ndb_entry>> batches(nbatches);
+    std::vector<std::vector<sh_ndb_entry>> batches(nbatches), prefixes(sets.size());
     for (uint32_t s = 0; s < sets.size(); s++)
     {
         std::vector<sh_ndb_entry> ents(sets[s].size() + 1);
@@ -183,6 +183,8 @@ Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
         EXPECT_EQ(sh_ndo_prefix(order, sets[s].data(), static_cast<uint32_t>(sets[s].size()), t, s,
                                 ents.data(), &m),
                   SH_OK);
+        ents.resize(m);
+        prefixes[s] = ents;
         for (size_t i = 0; i < m; i++)
             batches[sh_ndo_batch(ents[i].token, nbatches)].push_back(ents[i]);
     }
@@ -212,12 +214,14 @@ Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
             EXPECT_EQ(sh_ndb_next(batch, out, 5, &n, &done, nullptr, nullptr), SH_OK);
             for (size_t i = 0; i < n; i++)
             {
-                const Set &x = sets[out[2 * i]], &y = sets[out[2 * i + 1]];
-                double j;
-                uint32_t owner;
-                sh_ndo_verify(order, x.data(), x.size(), y.data(), y.size(), nbatches, &j, &owner);
-                if (owner == b && j >= t)
-                    report(out[2 * i], out[2 * i + 1], j);
+                const uint32_t x = out[2 * i], y = out[2 * i + 1];
+                if (sh_ndo_owner(prefixes[x].data(), prefixes[x].size(), prefixes[y].data(),
+                                 prefixes[y].size(), nbatches) != b)
+                    continue;
+                const double j =
+                    sh_ndo_jaccard(sets[x].data(), sets[x].size(), sets[y].data(), sets[y].size());
+                if (j >= t)
+                    report(x, y, j);
             }
         }
         sh_ndb_free(batch);
@@ -246,19 +250,26 @@ TEST(NearDupBatch, OwnerIsTheBatchOfTheFirstCommonToken)
 {
     sh_ndo *order = nullptr;
     ASSERT_EQ(sh_ndo_create(0, &order), SH_OK);
-    const uint64_t a[] = {10, 20, 30}, b[] = {20, 30, 40}, c[] = {50};
-    sh_ndo_count(order, a, 3);
-    sh_ndo_count(order, b, 3);
-    sh_ndo_count(order, b, 3);  // 20, 30 and 40 twice more: 20 and 30 both thrice
-    double j;
-    uint32_t owner;
-    sh_ndo_verify(order, a, 3, b, 3, 1000, &j, &owner);
-    EXPECT_DOUBLE_EQ(j, 0.5);
-    // 20 and 30 have the same estimate: the smaller hash comes first
-    EXPECT_EQ(owner, sh_ndo_batch(20, 1000));
-    sh_ndo_verify(order, a, 3, c, 1, 1000, &j, &owner);
-    EXPECT_EQ(j, 0.0);
-    EXPECT_EQ(owner, UINT32_MAX);
+    const uint64_t a[] = {10, 20, 30, 60}, b[] = {20, 30, 40, 60}, c[] = {50, 70};
+    sh_ndo_count(order, a, 4);
+    sh_ndo_count(order, b, 4);
+    sh_ndo_count(order, b, 4);  // 20, 30, 60 thrice, 40 twice, 10 once
+    sh_ndb_entry pa[4], pb[4], pc[2];
+    size_t ma, mb, mc;
+    ASSERT_EQ(sh_ndo_prefix(order, a, 4, 0.1, 0, pa, &ma), SH_OK);
+    ASSERT_EQ(sh_ndo_prefix(order, b, 4, 0.1, 1, pb, &mb), SH_OK);
+    ASSERT_EQ(sh_ndo_prefix(order, c, 2, 0.1, 2, pc, &mc), SH_OK);
+    // rarest first; 10, seen once, is in no other set and not written
+    ASSERT_EQ(ma, 3u);
+    EXPECT_EQ(pa[0].token, 20u);
+    EXPECT_EQ(pa[0].pos, 1u);
+    ASSERT_EQ(mb, 4u);
+    EXPECT_EQ(pb[0].token, 40u);
+    // 20, 30 and 60 have the same estimate: the smaller hash comes first
+    EXPECT_EQ(sh_ndo_owner(pa, ma, pb, mb, 1000), sh_ndo_batch(20, 1000));
+    EXPECT_EQ(sh_ndo_owner(pa, ma, pc, mc, 1000), UINT32_MAX);
+    EXPECT_DOUBLE_EQ(sh_ndo_jaccard(a, 4, b, 4), 0.6);
+    EXPECT_EQ(sh_ndo_jaccard(a, 4, c, 2), 0.0);
     sh_ndo_free(order);
 }
 

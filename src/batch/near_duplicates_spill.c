@@ -44,25 +44,30 @@ typedef struct DigestEntry
 
 typedef struct NearDupSpill
 {
-	BufFile *sets;	  /* the distinct sets' hashes, one after another */
-	BufFile *keys;	  /* the keys, one after another */
-	uint64	*set_pos; /* by set: where it starts in sets */
-	uint32	*set_len; /* by set: its hashes */
-	uint32	 nsets, maxsets;
-	uint64	*key_pos; /* by row: where its key starts in keys */
-	uint32	*key_len; /* by row */
-	uint32	*row_set; /* by row: its set */
-	uint64	 nrows, maxrows;
-	uint64	 key_bytes;
-	HTAB	*digests;
-	sh_ndo	*order;
-	sh_ndb	*batch;
-	uint64	 hashes;	   /* of the distinct sets */
-	uint64	 prefix_bound; /* prefix entries, at most */
-	uint32	*rows_at;	   /* by set: start in rows (one more at the end) */
-	uint32	*rows;		   /* row ids grouped by set */
-	uint64	*abuf, *bbuf;  /* two sets read back */
-	size_t	 acap, bcap;
+	BufFile		 *sets;		  /* the distinct sets' hashes, one after another */
+	BufFile		 *keys;		  /* the keys, one after another */
+	BufFile		 *prefixes;	  /* the sets' prefix entries, one set after another */
+	uint64		 *set_pos;	  /* by set: where it starts in sets */
+	uint32		 *set_len;	  /* by set: its hashes */
+	uint64		 *prefix_pos; /* by set: where its prefix entries start */
+	uint32		 *prefix_len; /* by set: how many */
+	uint32		  nsets, maxsets;
+	uint64		 *key_pos; /* by row: where its key starts in keys */
+	uint32		 *key_len; /* by row */
+	uint32		 *row_set; /* by row: its set */
+	uint64		  nrows, maxrows;
+	uint64		  key_bytes;
+	HTAB		 *digests;
+	sh_ndo		 *order;
+	sh_ndb		 *batch;
+	uint64		  hashes;		/* of the distinct sets */
+	uint64		  prefix_bound; /* prefix entries, at most */
+	uint32		 *rows_at;		/* by set: start in rows (one more at the end) */
+	uint32		 *rows;			/* row ids grouped by set */
+	uint64		 *abuf, *bbuf;	/* two sets read back */
+	size_t		  acap, bcap;
+	sh_ndb_entry *apre, *bpre; /* two sets' prefix entries read back */
+	size_t		  apcap, bpcap;
 } NearDupSpill;
 
 static uint64
@@ -188,6 +193,7 @@ nd_spill_begin(NearDupCall *call)
 
 	sp->sets = BufFileCreateTemp(false);
 	sp->keys = BufFileCreateTemp(false);
+	sp->prefixes = BufFileCreateTemp(false);
 	sp->maxsets = 1024;
 	sp->set_pos = palloc(sizeof(uint64) * sp->maxsets);
 	sp->set_len = palloc(sizeof(uint32) * sp->maxsets);
@@ -284,6 +290,25 @@ read_set(NearDupCall *call, uint32 s, uint64 **buf, size_t *cap)
 	return *buf;
 }
 
+/* Reads set s's prefix entries back into *buf (grown as needed). */
+static const sh_ndb_entry *
+read_prefix(NearDupCall *call, uint32 s, sh_ndb_entry **buf, size_t *cap)
+{
+	NearDupSpill *sp = call->spill;
+	size_t		  n = sp->prefix_len[s];
+
+	if (n > *cap || *buf == NULL)
+	{
+		*cap = Max(n, Max(*cap * 2, 64));
+		if (*buf != NULL)
+			pfree(*buf);
+		*buf = MemoryContextAllocExtended(call->cxt, sizeof(sh_ndb_entry) * *cap, MCXT_ALLOC_HUGE);
+	}
+	file_seek(sp->prefixes, sp->prefix_pos[s]);
+	file_read(sp->prefixes, *buf, n * sizeof(sh_ndb_entry));
+	return *buf;
+}
+
 /* The rows of each set, grouped (rows_at, rows). */
 static void
 group_rows(NearDupCall *call)
@@ -315,6 +340,10 @@ partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 	sh_ndb_entry *ents = NULL;
 	size_t		  cap = 0;
 
+	sp->prefix_pos =
+		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
+	sp->prefix_len =
+		MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
 	file_seek(sp->sets, 0);
 	for (uint32 s = 0; s < sp->nsets; s++)
 	{
@@ -339,6 +368,9 @@ partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 		}
 		SH_CHECK(sh_ndo_prefix(sp->order, sp->abuf, (uint32) n, call->threshold, s, ents, &m),
 				 "simhash_near_duplicates");
+		sp->prefix_pos[s] = file_tell(sp->prefixes);
+		sp->prefix_len[s] = (uint32) m;
+		BufFileWrite(sp->prefixes, ents, m * sizeof(sh_ndb_entry));
 		for (size_t i = 0; i < m; i++)
 		{
 			uint32 b = sh_ndo_batch(ents[i].token, nbatches);
@@ -360,7 +392,7 @@ join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbat
 	NearDupSpill *sp = call->spill;
 	sh_ndb_entry *ents = palloc(sizeof(sh_ndb_entry) * ENTRY_CHUNK);
 	uint32		 *pairs = palloc(sizeof(uint32) * 2 * PAIR_CHUNK);
-	uint32		  loaded = PG_UINT32_MAX;
+	uint32		  loaded = PG_UINT32_MAX, loaded_prefix = PG_UINT32_MAX;
 	int			  done = 0;
 
 	SH_CHECK(sh_ndb_create(call->threshold, &sp->batch), "simhash_near_duplicates");
@@ -388,21 +420,26 @@ join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbat
 		SH_CHECK(st, "simhash_near_duplicates");
 		for (size_t i = 0; i < n; i++)
 		{
-			uint32			x = pairs[2 * i], y = pairs[2 * i + 1];
-			const uint64_t *hx, *hy;
-			double			j;
-			uint32			owner;
+			uint32				x = pairs[2 * i], y = pairs[2 * i + 1];
+			const sh_ndb_entry *px;
+			double				j;
 
+			/* the owner from the prefixes alone: a pair met elsewhere costs little */
+			if (y != loaded_prefix)
+			{
+				read_prefix(call, y, &sp->bpre, &sp->bpcap);
+				loaded_prefix = y;
+			}
+			px = read_prefix(call, x, &sp->apre, &sp->apcap);
+			if (sh_ndo_owner(px, sp->prefix_len[x], sp->bpre, sp->prefix_len[y], nbatches) != b)
+				continue; /* another batch reports it, or it cannot reach the threshold */
 			if (y != loaded)
 			{
 				read_set(call, y, &sp->bbuf, &sp->bcap);
 				loaded = y;
 			}
-			hy = sp->bbuf;
-			hx = read_set(call, x, &sp->abuf, &sp->acap);
-			sh_ndo_verify(sp->order, hx, sp->set_len[x], hy, sp->set_len[y], nbatches, &j, &owner);
-			if (owner != b)
-				continue; /* another batch reports it (or drops it) */
+			read_set(call, x, &sp->abuf, &sp->acap);
+			j = sh_ndo_jaccard(sp->abuf, sp->set_len[x], sp->bbuf, sp->set_len[y]);
 			call->candidates++;
 			if (j >= call->threshold)
 			{
@@ -431,7 +468,7 @@ nd_spill_join(NearDupCall *call)
 
 	group_rows(call);
 	nd_check_result_size(call, sp->nsets);
-	held = (size_t) sp->nsets * (12 + 4 + 48) + (size_t) sp->nrows * (8 + 4 + 4) +
+	held = (size_t) sp->nsets * (12 + 12 + 4 + 48) + (size_t) sp->nrows * (8 + 4 + 4) +
 		   sh_ndo_bytes(sp->order);
 	room = call->budget > held + MIN_BATCH_BYTES ? call->budget - held : MIN_BATCH_BYTES;
 	nbatches =
@@ -470,5 +507,6 @@ nd_spill_join(NearDupCall *call)
 	}
 	BufFileClose(sp->sets);
 	BufFileClose(sp->keys);
-	sp->sets = sp->keys = NULL;
+	BufFileClose(sp->prefixes);
+	sp->sets = sp->keys = sp->prefixes = NULL;
 }

@@ -251,7 +251,7 @@ extern "C"
                 std::partial_sort(o->scratch.begin(), o->scratch.begin() + p, o->scratch.end());
                 for (uint32_t i = 0; i < p; i++)
                     if (o->scratch[i].est >= 2)  // else no other set has it
-                        out[(*m)++] = sh_ndb_entry{o->scratch[i].hash, set, n, i, 0};
+                        out[(*m)++] = sh_ndb_entry{o->scratch[i].hash, set, n, i, o->scratch[i].est};
                 return SH_OK;
             });
     }
@@ -269,12 +269,26 @@ extern "C"
         return static_cast<uint32_t>((mixed * nbatches) >> 32);
     }
 
-    void sh_ndo_verify(const sh_ndo *o, const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
-                       uint32_t nbatches, double *j, uint32_t *owner) noexcept
+    uint32_t sh_ndo_owner(const sh_ndb_entry *a, size_t na, const sh_ndb_entry *b, size_t nb,
+                          uint32_t nbatches) noexcept
+    {
+        size_t x = 0, y = 0;
+        while (x < na && y < nb)
+        {
+            const Key ka{a[x].est, a[x].token}, kb{b[y].est, b[y].token};
+            if (ka < kb)
+                x++;
+            else if (kb < ka)
+                y++;
+            else
+                return sh_ndo_batch(a[x].token, nbatches);
+        }
+        return UINT32_MAX;
+    }
+
+    double sh_ndo_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) noexcept
     {
         size_t x = 0, y = 0, common = 0;
-        bool any = false;
-        Key least{0, 0};
         while (x < na && y < nb)
         {
             if (a[x] < b[y])
@@ -283,17 +297,12 @@ extern "C"
                 y++;
             else
             {
-                const Key k{o->estimate(a[x]), a[x]};
-                if (!any || k < least)
-                    least = k;
-                any = true;
                 common++;
                 x++;
                 y++;
             }
         }
-        *j = na + nb == 0 ? 1.0 : static_cast<double>(common) / static_cast<double>(na + nb - common);
-        *owner = any ? sh_ndo_batch(least.hash, nbatches) : UINT32_MAX;
+        return na + nb == 0 ? 1.0 : static_cast<double>(common) / static_cast<double>(na + nb - common);
     }
 
     sh_status sh_ndb_create(double threshold, sh_ndb **b) noexcept

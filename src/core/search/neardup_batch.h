@@ -14,12 +14,14 @@
  *     sh_ndo_batch names, as a hash join partitions its rows.
  *  3. per batch, sh_ndb joins that batch's prefix entries in memory (PPJoin's
  *     length and positional filters) and hands out candidate pairs of sets;
- *     the caller reads both sets back and sh_ndo_verify gives their exact
- *     Jaccard and the batch that owns the pair: the batch of their first
- *     common token in the global order.  A pair with J >= t meets in that
+ *     sh_ndo_owner names the batch that owns a pair: that of their first
+ *     common token in the global order, and the caller reads both sets back
+ *     for sh_ndo_jaccard only in that batch.  A pair with J >= t meets in that
  *     batch (its first common token lies in both prefixes) and is reported
  *     there only, so no pair is lost or repeated and no set of seen pairs is
- *     kept.  Within the owner batch the positional filter sees every common
+ *     kept.  The owner is found from the two prefixes alone (the first
+ *     common token lies in both), so a pair met in another batch costs a
+ *     short merge, not a read of both sets.  Within the owner batch the positional filter sees every common
  *     token before the one it tests; elsewhere it may drop a candidate, which
  *     that batch would not report anyway.
  */
@@ -35,11 +37,11 @@ extern "C" {
 /* One prefix token of a set, as written to and read from a batch. */
 typedef struct sh_ndb_entry
 {
-	uint64_t token; /* the shingle hash */
-	uint32_t set;   /* the set's id (the caller's) */
-	uint32_t size;  /* the set's size */
-	uint32_t pos;   /* the token's position in the global order of the set */
-	uint32_t pad;   /* zero */
+	uint64_t	token;			/* the shingle hash */
+	uint32_t	set;			/* the set's id (the caller's) */
+	uint32_t	size;			/* the set's size */
+	uint32_t	pos;			/* the token's position in the global order of the set */
+	uint32_t	est;			/* the token's estimated frequency: its place in the order */
 } sh_ndb_entry;
 
 typedef struct sh_ndo sh_ndo;
@@ -53,11 +55,13 @@ size_t sh_ndo_bytes(const sh_ndo *o) SH_NOEXCEPT;
 void sh_ndo_count(sh_ndo *o, const uint64_t *hashes, size_t n) SH_NOEXCEPT;
 
 /*
- * The prefix entries of set `set` (n ascending distinct hashes) at threshold:
- * at most n of them into out (*m written), in the global order.
+ * The prefix entries of set `set` (n ascending distinct hashes) at threshold,
+ * in the global order: at most n of them into out (*m written).  Only tokens
+ * some other set may have are written; with their positions and estimates
+ * they are also what sh_ndo_owner needs of the set.
  */
-sh_status sh_ndo_prefix(sh_ndo *o, const uint64_t *hashes, uint32_t n, double threshold, uint32_t set,
-	                    sh_ndb_entry *out, size_t *m) SH_NOEXCEPT;
+sh_status	sh_ndo_prefix(sh_ndo *o, const uint64_t *hashes, uint32_t n, double threshold,
+						  uint32_t set, sh_ndb_entry *out, size_t *m) SH_NOEXCEPT;
 
 /* A 128-bit digest of n hashes, for telling identical sets apart on disk. */
 void sh_ndo_digest(const uint64_t *hashes, size_t n, uint64_t out[2]) SH_NOEXCEPT;
@@ -66,12 +70,16 @@ void sh_ndo_digest(const uint64_t *hashes, size_t n, uint64_t out[2]) SH_NOEXCEP
 uint32_t sh_ndo_batch(uint64_t token, uint32_t nbatches) SH_NOEXCEPT;
 
 /*
- * The exact Jaccard similarity of two ascending hash sets (as
- * sh_sorted_jaccard computes it) into *j, and the batch of their first common
- * token in the global order into *owner (UINT32_MAX when they share none).
+ * The batch that owns a candidate pair: that of the first common token of
+ * the two sets' prefix entries (sh_ndo_prefix), in the global order;
+ * UINT32_MAX when they share none, so that the pair cannot reach the
+ * threshold.  Stops at the first common token.
  */
-void sh_ndo_verify(const sh_ndo *o, const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
-	               uint32_t nbatches, double *j, uint32_t *owner) SH_NOEXCEPT;
+uint32_t	sh_ndo_owner(const sh_ndb_entry *a, size_t na, const sh_ndb_entry *b, size_t nb,
+						 uint32_t nbatches) SH_NOEXCEPT;
+
+/* The Jaccard similarity of two ascending hash sets, as sh_sorted_jaccard computes it. */
+double		sh_ndo_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) SH_NOEXCEPT;
 
 typedef struct sh_ndb sh_ndb;
 
