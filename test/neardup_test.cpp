@@ -215,8 +215,18 @@ Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
             for (size_t i = 0; i < n; i++)
             {
                 const uint32_t x = out[2 * i], y = out[2 * i + 1];
-                if (sh_ndo_owner(prefixes[x].data(), prefixes[x].size(), prefixes[y].data(),
-                                 prefixes[y].size(), nbatches) != b)
+                // from the first two entries of each, as the shim's heads, else from all
+                const size_t hx = std::min<size_t>(2, prefixes[x].size());
+                const size_t hy = std::min<size_t>(2, prefixes[y].size());
+                uint32_t owner =
+                    sh_ndo_owner_head(prefixes[x].data(), hx, hx == prefixes[x].size(), prefixes[y].data(),
+                                      hy, hy == prefixes[y].size(), nbatches);
+                const uint32_t whole = sh_ndo_owner(prefixes[x].data(), prefixes[x].size(),
+                                                    prefixes[y].data(), prefixes[y].size(), nbatches);
+                if (owner == SH_NDO_UNKNOWN)
+                    owner = whole;
+                EXPECT_EQ(owner, whole);
+                if (owner != b)
                     continue;
                 const double j =
                     sh_ndo_jaccard(sets[x].data(), sets[x].size(), sets[y].data(), sets[y].size());

@@ -31,6 +31,7 @@
 #include "neardup_batch.h"
 
 #define MAX_BATCHES		1024
+#define HEAD_MAX		((size_t) 8)
 #define ENTRY_CHUNK		4096
 #define PAIR_CHUNK		4096
 #define MIN_BATCH_BYTES ((size_t) 64 << 10)
@@ -66,6 +67,9 @@ typedef struct NearDupSpill
 	uint32		 *rows;			/* row ids grouped by set */
 	uint64		 *abuf, *bbuf;	/* two sets read back */
 	size_t		  acap, bcap;
+	sh_ndb_entry *heads;	/* by set: its first head_k prefix entries */
+	uint8		 *head_len; /* by set: how many of them */
+	uint32		  head_k;
 	sh_ndb_entry *apre, *bpre; /* two sets' prefix entries read back */
 	size_t		  apcap, bpcap;
 } NearDupSpill;
@@ -344,6 +348,11 @@ partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
 	sp->prefix_len =
 		MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
+	sp->heads =
+		MemoryContextAllocExtended(call->cxt,
+								   sizeof(sh_ndb_entry) * Max((size_t) sp->nsets * sp->head_k, 1),
+								   MCXT_ALLOC_HUGE);
+	sp->head_len = MemoryContextAllocExtended(call->cxt, Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
 	file_seek(sp->sets, 0);
 	for (uint32 s = 0; s < sp->nsets; s++)
 	{
@@ -370,6 +379,8 @@ partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 				 "simhash_near_duplicates");
 		sp->prefix_pos[s] = file_tell(sp->prefixes);
 		sp->prefix_len[s] = (uint32) m;
+		sp->head_len[s] = (uint8) Min(m, sp->head_k);
+		memcpy(sp->heads + (size_t) s * sp->head_k, ents, sizeof(sh_ndb_entry) * sp->head_len[s]);
 		BufFileWrite(sp->prefixes, ents, m * sizeof(sh_ndb_entry));
 		for (size_t i = 0; i < m; i++)
 		{
@@ -422,16 +433,28 @@ join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbat
 		{
 			uint32				x = pairs[2 * i], y = pairs[2 * i + 1];
 			const sh_ndb_entry *px;
+			uint32				owner;
 			double				j;
 
-			/* the owner from the prefixes alone: a pair met elsewhere costs little */
-			if (y != loaded_prefix)
+			/*
+			 * The owner from the prefixes alone, most often from their heads
+			 * in memory: a pair met in another batch costs little.
+			 */
+			owner = sh_ndo_owner_head(sp->heads + (size_t) x * sp->head_k, sp->head_len[x],
+									  sp->prefix_len[x] <= sp->head_k,
+									  sp->heads + (size_t) y * sp->head_k, sp->head_len[y],
+									  sp->prefix_len[y] <= sp->head_k, nbatches);
+			if (owner == SH_NDO_UNKNOWN)
 			{
-				read_prefix(call, y, &sp->bpre, &sp->bpcap);
-				loaded_prefix = y;
+				if (y != loaded_prefix)
+				{
+					read_prefix(call, y, &sp->bpre, &sp->bpcap);
+					loaded_prefix = y;
+				}
+				px = read_prefix(call, x, &sp->apre, &sp->apcap);
+				owner = sh_ndo_owner(px, sp->prefix_len[x], sp->bpre, sp->prefix_len[y], nbatches);
 			}
-			px = read_prefix(call, x, &sp->apre, &sp->apcap);
-			if (sh_ndo_owner(px, sp->prefix_len[x], sp->bpre, sp->prefix_len[y], nbatches) != b)
+			if (owner != b)
 				continue; /* another batch reports it, or it cannot reach the threshold */
 			if (y != loaded)
 			{
@@ -468,8 +491,11 @@ nd_spill_join(NearDupCall *call)
 
 	group_rows(call);
 	nd_check_result_size(call, sp->nsets);
-	held = (size_t) sp->nsets * (12 + 12 + 4 + 48) + (size_t) sp->nrows * (8 + 4 + 4) +
-		   sh_ndo_bytes(sp->order);
+	/* the first prefix entries of every set stay in memory, within a quarter of work_mem */
+	sp->head_k = (uint32) Min(HEAD_MAX, call->budget / 4 /
+											((size_t) Max(sp->nsets, 1) * sizeof(sh_ndb_entry)));
+	held = (size_t) sp->nsets * (12 + 12 + 4 + 48 + 1 + sp->head_k * sizeof(sh_ndb_entry)) +
+		   (size_t) sp->nrows * (8 + 4 + 4) + sh_ndo_bytes(sp->order);
 	room = call->budget > held + MIN_BATCH_BYTES ? call->budget - held : MIN_BATCH_BYTES;
 	nbatches =
 		(uint32) Min((double) MAX_BATCHES, Max(1.0, ceil((double) sp->prefix_bound *

@@ -42,36 +42,37 @@ struct Key  // a token's place in the global order
 
 }  // namespace
 
-// Two rows of 16-bit counters, conservative update: an estimate is the
-// minimum of its two counters, never below the true count.
+// 16-bit counters in cache-line blocks of 32: a token's two counters lie in
+// one block (one cache miss per token), conservative update; an estimate is
+// the smaller of the two, never below the true count.
 struct sh_ndo
 {
-    std::vector<uint16_t> row0, row1;
-    uint64_t mask = 0;
+    std::vector<uint16_t> counters;
+    uint64_t blocks = 0;  // a power of two
     std::vector<Key> scratch;
 
     size_t slot0(uint64_t h) const
     {
-        return (h ^ (h >> 31)) & mask;
+        return ((h >> 40) & (blocks - 1)) * 32 + (h & 31);
     }
     size_t slot1(uint64_t h) const
     {
-        return ((h * 0x9E3779B97F4A7C15ULL) >> 17) & mask;
+        return ((h >> 40) & (blocks - 1)) * 32 + ((h >> 5) & 31);
     }
     uint32_t estimate(uint64_t h) const
     {
-        return std::min(row0[slot0(h)], row1[slot1(h)]);
+        return std::min(counters[slot0(h)], counters[slot1(h)]);
     }
     void count(uint64_t h)
     {
-        uint16_t &a = row0[slot0(h)];
-        uint16_t &b = row1[slot1(h)];
+        uint16_t &a = counters[slot0(h)];
+        uint16_t &b = counters[slot1(h)];
         const uint16_t m = std::min(a, b);
         if (m == UINT16_MAX)
             return;
         if (a == m)
             a++;
-        if (b == m)
+        if (b == m && &b != &a)
             b++;
     }
 };
@@ -194,20 +195,19 @@ extern "C"
                 if (mem == nullptr)
                     return SH_ERR_NOMEM;
                 auto *ndo = new (mem) sh_ndo();
-                size_t width = 1;
-                while (width * 2 * 2 * sizeof(uint16_t) <= std::max(bytes, kMinBytes))
-                    width *= 2;
+                size_t blocks = 1;
+                while (blocks * 2 * 32 * sizeof(uint16_t) <= std::max(bytes, kMinBytes))
+                    blocks *= 2;
                 try
                 {
-                    ndo->row0.assign(width, 0);
-                    ndo->row1.assign(width, 0);
+                    ndo->counters.assign(blocks * 32, 0);
                 }
                 catch (...)
                 {
                     sh_ndo_free(ndo);
                     throw;
                 }
-                ndo->mask = width - 1;
+                ndo->blocks = blocks;
                 *o = ndo;
                 return SH_OK;
             });
@@ -223,8 +223,7 @@ extern "C"
 
     size_t sh_ndo_bytes(const sh_ndo *o) noexcept
     {
-        return (o->row0.capacity() + o->row1.capacity()) * sizeof(uint16_t) +
-               o->scratch.capacity() * sizeof(Key);
+        return o->counters.capacity() * sizeof(uint16_t) + o->scratch.capacity() * sizeof(Key);
     }
 
     void sh_ndo_count(sh_ndo *o, const uint64_t *hashes, size_t n) noexcept
@@ -248,7 +247,10 @@ extern "C"
                 o->scratch.resize(n);
                 for (uint32_t i = 0; i < n; i++)
                     o->scratch[i] = Key{o->estimate(hashes[i]), hashes[i]};
-                std::partial_sort(o->scratch.begin(), o->scratch.begin() + p, o->scratch.end());
+                // the p smallest, then their order: linear plus p log p
+                if (p < n)
+                    std::nth_element(o->scratch.begin(), o->scratch.begin() + p, o->scratch.end());
+                std::sort(o->scratch.begin(), o->scratch.begin() + p);
                 for (uint32_t i = 0; i < p; i++)
                     if (o->scratch[i].est >= 2)  // else no other set has it
                         out[(*m)++] = sh_ndb_entry{o->scratch[i].hash, set, n, i, o->scratch[i].est};
@@ -284,6 +286,26 @@ extern "C"
                 return sh_ndo_batch(a[x].token, nbatches);
         }
         return UINT32_MAX;
+    }
+
+    uint32_t sh_ndo_owner_head(const sh_ndb_entry *a, size_t na, int a_whole, const sh_ndb_entry *b,
+                               size_t nb, int b_whole, uint32_t nbatches) noexcept
+    {
+        size_t x = 0, y = 0;
+        while (x < na && y < nb)
+        {
+            const Key ka{a[x].est, a[x].token}, kb{b[y].est, b[y].token};
+            if (ka < kb)
+                x++;
+            else if (kb < ka)
+                y++;
+            else
+                return sh_ndo_batch(a[x].token, nbatches);
+        }
+        // no common token before one list ended: decided only if that list is whole
+        if ((x == na && a_whole) || (y == nb && b_whole))
+            return UINT32_MAX;
+        return SH_NDO_UNKNOWN;
     }
 
     double sh_ndo_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) noexcept

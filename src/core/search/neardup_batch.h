@@ -78,6 +78,15 @@ uint32_t sh_ndo_batch(uint64_t token, uint32_t nbatches) SH_NOEXCEPT;
 uint32_t	sh_ndo_owner(const sh_ndb_entry *a, size_t na, const sh_ndb_entry *b, size_t nb,
 						 uint32_t nbatches) SH_NOEXCEPT;
 
+/*
+ * The same from the first na and nb prefix entries only: the owner, or
+ * UINT32_MAX when they share none, or SH_NDO_UNKNOWN when one ran out first
+ * (the rest of the entries decide).
+ */
+#define SH_NDO_UNKNOWN (UINT32_MAX - 1)
+uint32_t	sh_ndo_owner_head(const sh_ndb_entry *a, size_t na, int a_whole, const sh_ndb_entry *b,
+							  size_t nb, int b_whole, uint32_t nbatches) SH_NOEXCEPT;
+
 /* The Jaccard similarity of two ascending hash sets, as sh_sorted_jaccard computes it. */
 double		sh_ndo_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) SH_NOEXCEPT;
 
