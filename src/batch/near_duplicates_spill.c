@@ -341,8 +341,8 @@ static void
 partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 {
 	NearDupSpill *sp = call->spill;
-	sh_ndb_entry *ents = NULL;
-	size_t		  cap = 0;
+	size_t		  cap = 64;
+	sh_ndb_entry *ents = MemoryContextAlloc(call->cxt, sizeof(sh_ndb_entry) * cap);
 
 	sp->prefix_pos =
 		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
@@ -370,8 +370,7 @@ partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 		if (n > cap)
 		{
 			cap = Max(n, cap * 2);
-			if (ents != NULL)
-				pfree(ents);
+			pfree(ents);
 			ents =
 				MemoryContextAllocExtended(call->cxt, sizeof(sh_ndb_entry) * cap, MCXT_ALLOC_HUGE);
 		}
@@ -380,8 +379,12 @@ partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 		sp->prefix_pos[s] = file_tell(sp->prefixes);
 		sp->prefix_len[s] = (uint32) m;
 		sp->head_len[s] = (uint8) Min(m, sp->head_k);
-		memcpy(sp->heads + (size_t) s * sp->head_k, ents, sizeof(sh_ndb_entry) * sp->head_len[s]);
-		BufFileWrite(sp->prefixes, ents, m * sizeof(sh_ndb_entry));
+		if (m > 0)
+		{
+			memcpy(sp->heads + (size_t) s * sp->head_k, ents,
+				   sizeof(sh_ndb_entry) * sp->head_len[s]);
+			BufFileWrite(sp->prefixes, ents, m * sizeof(sh_ndb_entry));
+		}
 		for (size_t i = 0; i < m; i++)
 		{
 			uint32 b = sh_ndo_batch(ents[i].token, nbatches);
@@ -392,8 +395,7 @@ partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 		if ((s & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	if (ents != NULL)
-		pfree(ents);
+	pfree(ents);
 }
 
 /* Joins batch b: its candidates, verified, each pair returned here if b owns it. */
@@ -417,7 +419,7 @@ join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbat
 		read += n;
 	}
 	pfree(ents);
-	while (!done)
+	for (;;)
 	{
 		size_t	  n;
 		sh_status st =
@@ -471,6 +473,8 @@ join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbat
 			}
 		}
 		CHECK_FOR_INTERRUPTS();
+		if (done)
+			break;
 	}
 	sh_ndb_free(sp->batch);
 	sp->batch = NULL;
