@@ -74,27 +74,62 @@ SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8
 SET simhash.near_duplicates_progress = 100;
 SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8);
 RESET simhash.near_duplicates_progress;
--- the same answer when every sort and join spills (the smallest work_mem):
--- the in-memory join refuses at once (53200) and the temporary tables take over
+-- the same answer on disk: at the smallest work_mem the distinct sets go to
+-- temporary files and the join runs in batches of prefix entries (the
+-- NOTICE says how many); at every threshold against the truth (the naive
+-- join of every pair) and against the in-memory join
 SET work_mem = '64kB';
-DO $$
-DECLARE
-  c refcursor;
-  hint text;
-BEGIN
-  OPEN c FOR SELECT k, body FROM real_docs;
-  PERFORM FROM simhash_near_duplicates_cursor(c, 0.8);
-  RAISE EXCEPTION 'simhash_near_duplicates_cursor did not refuse at work_mem 64kB';
-EXCEPTION WHEN out_of_memory THEN
-  GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
-  RAISE NOTICE 'refused with SQLSTATE %, hint names work_mem: %', SQLSTATE, hint LIKE 'Raise work_mem to at least % kB%';
-END
-$$;
 SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8);
 SET client_min_messages = warning;
-SELECT nd_mismatches(0.8) AS mismatches_64kb;
+SELECT t, nd_mismatches(t) AS mismatches_64kb, nd_cursor_mismatches(t) AS cursor_mismatches_64kb
+  FROM unnest('{0.3,0.5,0.7,0.8,0.9,1.0}'::float8[]) AS t ORDER BY t;
 RESET work_mem;
+CREATE TABLE nd_in_memory AS
+  SELECT t, p.* FROM unnest('{0.5,0.8,0.9}'::float8[]) AS t, simhash_near_duplicates('real_docs', 'fp', 'body', 'k', t) p;
+SET work_mem = '64kB';
+CREATE TABLE nd_on_disk AS
+  SELECT t, p.* FROM unnest('{0.5,0.8,0.9}'::float8[]) AS t, simhash_near_duplicates('real_docs', 'fp', 'body', 'k', t) p;
+RESET work_mem;
+SELECT (SELECT count(*) FROM nd_in_memory) AS pairs,
+       (SELECT count(*) FROM (SELECT * FROM nd_in_memory EXCEPT ALL SELECT * FROM nd_on_disk) x)
+     + (SELECT count(*) FROM (SELECT * FROM nd_on_disk EXCEPT ALL SELECT * FROM nd_in_memory) y) AS differences;
+DROP TABLE nd_in_memory, nd_on_disk;
 RESET client_min_messages;
+-- the threshold reaches the join as a number, whatever extra_float_digits
+-- says (it was once printed into SQL text, where at -15 0.96 became 1 and
+-- this pair of similarity 2400 / 2500 was lost)
+CREATE TABLE nd_digits (id int, body text, fp simhash GENERATED ALWAYS AS (simhash(body)) STORED);
+INSERT INTO nd_digits (id, body) SELECT 1, string_agg('w' || g, ' ') FROM generate_series(1, 2402) g;
+INSERT INTO nd_digits (id, body) SELECT 2, string_agg('w' || g, ' ') FROM generate_series(1, 2502) g;
+SET client_min_messages = warning;
+SET extra_float_digits = -15;
+SELECT key_a, key_b, similarity::numeric(6, 4) FROM simhash_near_duplicates('nd_digits', 'fp', 'body', 'id', 0.96);
+SET work_mem = '64kB';
+SELECT key_a, key_b, similarity::numeric(6, 4) FROM simhash_near_duplicates('nd_digits', 'fp', 'body', 'id', 0.96);
+SELECT duplicate, survivor, similarity::numeric(6, 4) FROM simhash_near_duplicate_survivors('nd_digits', 'fp', 'body', 'id', 0.96);
+RESET work_mem;
+RESET extra_float_digits;
+DROP TABLE nd_digits;
+-- exact copies: the pairs of rows that share a text are counted before any
+-- is written, so more than temp_file_limit holds is refused at once; and
+-- writing them can be cancelled (3,000 copies: 4,498,500 pairs)
+CREATE TABLE nd_copies AS
+  SELECT g AS id, 'one and the same text of a few words' AS body, 0::bigint AS fp FROM generate_series(1, 3000) g;
+SET temp_file_limit = '1MB';
+SELECT count(*) FROM simhash_near_duplicates('nd_copies', 'fp', 'body', 'id');
+RESET temp_file_limit;
+SET statement_timeout = '100ms';
+SELECT count(*) FROM simhash_near_duplicates('nd_copies', 'fp', 'body', 'id');
+SET work_mem = '64kB';
+SELECT count(*) FROM simhash_near_duplicates('nd_copies', 'fp', 'body', 'id');
+RESET work_mem;
+-- survivors: the error of a timeout names no temporary table
+\set SHOW_CONTEXT always
+SELECT count(*) FROM simhash_near_duplicate_survivors('nd_copies', 'fp', 'body', 'id');
+\set SHOW_CONTEXT errors
+RESET statement_timeout;
+RESET client_min_messages;
+DROP TABLE nd_copies;
 -- an empty table, and a view
 CREATE TABLE nd_empty (k int, body text, fp simhash);
 CREATE VIEW nd_view AS SELECT * FROM nd_empty;
@@ -124,7 +159,30 @@ SELECT * FROM simhash_near_duplicates('nd', 'fp', 'body', 'id', 'NaN');
 SELECT * FROM simhash_near_duplicates('nd', 'fp', 'nobody', 'id');
 SELECT * FROM simhash_near_duplicates('nd', 'fp', 'created', 'id');
 SELECT * FROM simhash_near_duplicates('nd', 'body', 'body', 'id');
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'body', 'id', -0.5);
 SELECT * FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.8, 'nocolumn');
+-- a keep_by that cannot be sorted fails before any pair is computed (no NOTICE)
+ALTER TABLE nd ADD COLUMN meta json DEFAULT '{}';
+SELECT * FROM simhash_near_duplicate_survivors('nd', 'fp', 'body', 'id', 0.8, 'meta');
+ALTER TABLE nd DROP COLUMN meta;
+-- key and body swapped: a body column with no shingles in nearly every row,
+-- or keys far longer than the bodies, is an error naming the column
+CREATE TABLE pages (summary text, url text, body text, fp simhash);
+INSERT INTO pages (summary, url, body)
+  SELECT CASE WHEN g = 1 THEN 'a page about a lighthouse' ELSE '' END, 'https://example.com/news/' || g || '/a-title',
+         (SELECT string_agg(w, ' ' ORDER BY i) FROM words WHERE i BETWEEN g * 10 AND g * 10 + 60)
+    FROM generate_series(1, 20) g;
+UPDATE pages SET fp = simhash(body);
+SELECT * FROM simhash_near_duplicates('pages', 'fp', 'summary', 'url');
+SELECT * FROM simhash_near_duplicates('pages', 'fp', 'url', 'body');
+SELECT count(*) FROM simhash_near_duplicates('pages', 'fp', 'body', 'url');
+DROP TABLE pages;
+-- argument errors are raised before anything runs: no CONTEXT lines
+\set SHOW_CONTEXT always
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'body', 'id', 2);
+SELECT * FROM simhash_near_duplicates('nd', 'fp', 'nobody', 'id');
+SELECT * FROM simhash_near_duplicates(0, 'fp', 'body', 'id');
+\set SHOW_CONTEXT never
 SELECT * FROM simhash_near_duplicates_cursor('no_such_cursor', 0.8);
 BEGIN;
 DECLARE one_column CURSOR FOR SELECT body FROM nd;

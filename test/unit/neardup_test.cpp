@@ -1,8 +1,10 @@
-// Unit tests of the in-memory set-similarity join (neardup.h): every result
-// is checked against the Jaccard of every pair of rows, computed here by a
-// plain merge; the budget refuses before anything is built; an interrupted
-// join resumes where it stopped.
+// Unit tests of the in-memory set-similarity join (neardup.h) and of its
+// partitioned form (neardup_batch.h): every result is checked against the
+// Jaccard of every pair of rows, computed here by a plain merge; the budget
+// refuses before anything is built; an interrupted join resumes where it
+// stopped; every batch count gives each pair once.
 #include "neardup.h"
+#include "neardup_batch.h"
 
 #include <gtest/gtest.h>
 
@@ -136,6 +138,149 @@ TEST(NearDup, EqualsBruteForceAtEveryThreshold)
             EXPECT_EQ(got, want) << "seed " << seed << " t " << t;
         }
     }
+}
+
+Found brute_force(const std::vector<Set> &rows, double t)
+{
+    Found want;
+    for (uint32_t a = 0; a < rows.size(); a++)
+        for (uint32_t b = a + 1; b < rows.size(); b++)
+        {
+            double j = jaccard(rows[a], rows[b]);
+            if (j >= t)
+                want[{a, b}] = j;
+        }
+    return want;
+}
+
+// The partitioned join as the shim runs it: distinct sets, a sketch, prefix
+// entries by batch, each batch joined, candidates verified and kept by the
+// batch that owns them.
+Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
+{
+    std::map<Set, uint32_t> ids;
+    std::vector<Set> sets;
+    std::vector<std::vector<uint32_t>> rows_of;
+    for (uint32_t r = 0; r < rows.size(); r++)
+    {
+        auto it = ids.emplace(rows[r], static_cast<uint32_t>(sets.size()));
+        if (it.second)
+        {
+            sets.push_back(rows[r]);
+            rows_of.emplace_back();
+        }
+        rows_of[it.first->second].push_back(r);
+    }
+    sh_ndo *order = nullptr;
+    EXPECT_EQ(sh_ndo_create(0, &order), SH_OK);
+    for (const Set &s : sets)
+        sh_ndo_count(order, s.data(), s.size());
+    std::vector<std::vector<sh_ndb_entry>> batches(nbatches), prefixes(sets.size());
+    for (uint32_t s = 0; s < sets.size(); s++)
+    {
+        std::vector<sh_ndb_entry> ents(sets[s].size() + 1);
+        size_t m = 0;
+        EXPECT_EQ(sh_ndo_prefix(order, sets[s].data(), static_cast<uint32_t>(sets[s].size()), t, s,
+                                ents.data(), &m),
+                  SH_OK);
+        ents.resize(m);
+        prefixes[s] = ents;
+        for (size_t i = 0; i < m; i++)
+            batches[sh_ndo_batch(ents[i].token, nbatches)].push_back(ents[i]);
+    }
+    Found found;
+    auto report = [&](uint32_t x, uint32_t y, double j)
+    {
+        for (size_t a = 0; a < rows_of[x].size(); a++)
+            for (size_t b = x == y ? a + 1 : 0; b < rows_of[y].size(); b++)
+            {
+                uint32_t ra = rows_of[x][a], rb = rows_of[y][b];
+                auto key = std::make_pair(std::min(ra, rb), std::max(ra, rb));
+                EXPECT_EQ(found.count(key), 0u) << "pair reported twice";
+                found[key] = j;
+            }
+    };
+    for (uint32_t s = 0; s < sets.size(); s++)
+        report(s, s, 1.0);
+    for (uint32_t b = 0; b < nbatches; b++)
+    {
+        sh_ndb *batch = nullptr;
+        EXPECT_EQ(sh_ndb_create(t, &batch), SH_OK);
+        EXPECT_EQ(sh_ndb_add(batch, batches[b].data(), batches[b].size()), SH_OK);
+        uint32_t out[2 * 5];
+        for (int done = 0; !done;)
+        {
+            size_t n = 0;
+            EXPECT_EQ(sh_ndb_next(batch, out, 5, &n, &done, nullptr, nullptr), SH_OK);
+            for (size_t i = 0; i < n; i++)
+            {
+                const uint32_t x = out[2 * i], y = out[2 * i + 1];
+                // from the first two entries of each, as the shim's heads, else from all
+                const size_t hx = std::min<size_t>(2, prefixes[x].size());
+                const size_t hy = std::min<size_t>(2, prefixes[y].size());
+                uint32_t owner =
+                    sh_ndo_owner_head(prefixes[x].data(), hx, hx == prefixes[x].size(), prefixes[y].data(),
+                                      hy, hy == prefixes[y].size(), nbatches);
+                const uint32_t whole = sh_ndo_owner(prefixes[x].data(), prefixes[x].size(),
+                                                    prefixes[y].data(), prefixes[y].size(), nbatches);
+                if (owner == SH_NDO_UNKNOWN)
+                    owner = whole;
+                EXPECT_EQ(owner, whole);
+                if (owner != b)
+                    continue;
+                const double j =
+                    sh_ndo_jaccard(sets[x].data(), sets[x].size(), sets[y].data(), sets[y].size());
+                if (j >= t)
+                    report(x, y, j);
+            }
+        }
+        sh_ndb_free(batch);
+    }
+    sh_ndo_free(order);
+    return found;
+}
+
+TEST(NearDupBatch, EqualsBruteForceForEveryBatchCount)
+{
+    for (unsigned seed : {1u, 2u, 5u})
+    {
+        std::vector<Set> rows = corpus(seed);
+        for (double t : {0.1, 0.5, 0.8, 0.9, 1.0})
+        {
+            Found want = brute_force(rows, t);
+            ASSERT_GT(want.size(), 10u);
+            for (uint32_t nbatches : {1u, 2u, 7u, 64u})
+                EXPECT_EQ(run_batches(rows, t, nbatches), want)
+                    << "seed " << seed << " t " << t << " batches " << nbatches;
+        }
+    }
+}
+
+TEST(NearDupBatch, OwnerIsTheBatchOfTheFirstCommonToken)
+{
+    sh_ndo *order = nullptr;
+    ASSERT_EQ(sh_ndo_create(0, &order), SH_OK);
+    const uint64_t a[] = {10, 20, 30, 60}, b[] = {20, 30, 40, 60}, c[] = {50, 70};
+    sh_ndo_count(order, a, 4);
+    sh_ndo_count(order, b, 4);
+    sh_ndo_count(order, b, 4);  // 20, 30, 60 thrice, 40 twice, 10 once
+    sh_ndb_entry pa[4], pb[4], pc[2];
+    size_t ma, mb, mc;
+    ASSERT_EQ(sh_ndo_prefix(order, a, 4, 0.1, 0, pa, &ma), SH_OK);
+    ASSERT_EQ(sh_ndo_prefix(order, b, 4, 0.1, 1, pb, &mb), SH_OK);
+    ASSERT_EQ(sh_ndo_prefix(order, c, 2, 0.1, 2, pc, &mc), SH_OK);
+    // rarest first; 10, seen once, is in no other set and not written
+    ASSERT_EQ(ma, 3u);
+    EXPECT_EQ(pa[0].token, 20u);
+    EXPECT_EQ(pa[0].pos, 1u);
+    ASSERT_EQ(mb, 4u);
+    EXPECT_EQ(pb[0].token, 40u);
+    // 20, 30 and 60 have the same estimate: the smaller hash comes first
+    EXPECT_EQ(sh_ndo_owner(pa, ma, pb, mb, 1000), sh_ndo_batch(20, 1000));
+    EXPECT_EQ(sh_ndo_owner(pa, ma, pc, mc, 1000), UINT32_MAX);
+    EXPECT_DOUBLE_EQ(sh_ndo_jaccard(a, 4, b, 4), 0.6);
+    EXPECT_EQ(sh_ndo_jaccard(a, 4, c, 2), 0.0);
+    sh_ndo_free(order);
 }
 
 TEST(NearDup, BudgetRefusesWithWhatItNeeds)

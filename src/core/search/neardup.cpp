@@ -113,6 +113,7 @@ struct sh_nd
 
     void add(const uint64_t *h, size_t n);
     sh_status prepare(size_t budget, sh_interrupt_fn interrupt, void *arg);
+    void build_index(size_t indexed);
     void join_one(uint32_t x);
 };
 
@@ -257,6 +258,29 @@ sh_status sh_nd::prepare(size_t budget, sh_interrupt_fn interrupt, void *arg)
                 rw[fillr[row_set[r]]++] = r;
         }
 
+        // 6. the inverted index's size (one list per shared rank), checked
+        // before anything is committed, so a refusal leaves the sets intact
+        const double index_factor = 2 * t / (1 + t);
+        const size_t shared = u - unique;
+        size_t indexed = 0;
+        for (uint32_t x = 0; x < nsets; x++)
+        {
+            const uint32_t *r = rk.data() + off[x];
+            const uint32_t q = prefix_length(static_cast<uint32_t>(off[x + 1] - off[x]), index_factor);
+            for (uint32_t i = 0; i < q; i++)
+                indexed += (r[i] >= unique);
+        }
+        const size_t base =
+            rk.capacity() * 4 + off.capacity() * 8 + (ord.capacity() + at.capacity() + rw.capacity()) * 4;
+        const size_t more = (shared + 1) * 16 + indexed * sizeof(Entry) + size_t{nsets} * 8;
+        if (base + more > budget)
+        {
+            stats.needed = base + more;
+            return SH_ERR_NOMEM;
+        }
+        stats.indexed = indexed;
+        stats.bytes = base + more;
+
         // commit: nothing below can be interrupted
         stats.distinct = u;
         stats.shared = u - unique;
@@ -274,7 +298,32 @@ sh_status sh_nd::prepare(size_t budget, sh_interrupt_fn interrupt, void *arg)
     std::vector<uint32_t>().swap(set_next);
     std::vector<uint32_t>().swap(row_set);
     by_digest = std::unordered_map<uint64_t, uint32_t>();
+    build_index(stats.indexed);
     return SH_OK;
+}
+
+// The inverted index: one list per shared rank, sized by a first pass.
+void sh_nd::build_index(size_t indexed)
+{
+    const auto nsets = static_cast<uint32_t>(order.size());
+    const size_t shared = stats.shared;
+    const double index_factor = 2 * t / (1 + t);
+    std::vector<uint64_t> start(shared + 1, 0);
+    for (uint32_t x = 0; x < nsets; x++)
+    {
+        const uint32_t *r = ranks.data() + offset[x];
+        const uint32_t q = prefix_length(static_cast<uint32_t>(offset[x + 1] - offset[x]), index_factor);
+        for (uint32_t i = 0; i < q; i++)
+            if (r[i] >= unique)
+                start[r[i] - unique + 1]++;
+    }
+    for (size_t k = 0; k < shared; k++)
+        start[k + 1] += start[k];
+    entries.resize(indexed);
+    fill.assign(start.begin(), start.end() - 1);
+    lo.swap(start);
+    lo.pop_back();
+    count.assign(nsets, 0);
 }
 
 // Probes the index with set x's prefix, verifies the candidates, then indexes
@@ -415,47 +464,15 @@ extern "C"
             [&]
             {
                 const uint64_t rows = nd->row_set.size(), sets = nd->set_size.size();
+                nd->threshold = threshold;
+                nd->t = threshold - kSlack;
                 const sh_status st = nd->prepare(budget, interrupt, interrupt_arg);
                 if (st != SH_OK)
                     return st;
                 nd->stats.rows = rows;
                 nd->stats.sets = sets;
                 nd->stats.hashes = nd->hashes;
-                nd->threshold = threshold;
-                nd->t = threshold - kSlack;
                 nd->prepared = true;
-
-                // the inverted index: one list per shared rank, sized by a first pass
-                const auto nsets = static_cast<uint32_t>(sets);
-                const size_t shared = nd->stats.shared;
-                const double index_factor = 2 * nd->t / (1 + nd->t);
-                std::vector<uint64_t> start(shared + 1, 0);
-                for (uint32_t x = 0; x < nsets; x++)
-                {
-                    const uint32_t *r = nd->ranks.data() + nd->offset[x];
-                    const uint32_t q =
-                        prefix_length(static_cast<uint32_t>(nd->offset[x + 1] - nd->offset[x]), index_factor);
-                    for (uint32_t i = 0; i < q; i++)
-                        if (r[i] >= nd->unique)
-                            start[r[i] - nd->unique + 1]++;
-                }
-                for (size_t k = 0; k < shared; k++)
-                    start[k + 1] += start[k];
-                const size_t base = nd->ranks.capacity() * 4 + nd->offset.capacity() * 8 +
-                                    (nd->order.capacity() + nd->rows_at.capacity() + nd->rows.capacity()) * 4;
-                const size_t more = (shared + 1) * 16 + start[shared] * sizeof(Entry) + size_t{nsets} * 8;
-                if (base + more > budget)
-                {
-                    nd->stats.needed = base + more;
-                    return SH_ERR_NOMEM;
-                }
-                nd->stats.indexed = start[shared];
-                nd->entries.resize(start[shared]);
-                nd->fill.assign(start.begin(), start.end() - 1);
-                nd->lo.swap(start);
-                nd->lo.pop_back();
-                nd->count.assign(nsets, 0);
-                nd->stats.bytes = base + more;
                 return SH_OK;
             });
     }
@@ -511,6 +528,33 @@ extern "C"
                 }
                 return SH_OK;
             });
+    }
+
+    const uint64_t *sh_nd_set_hashes(const sh_nd *nd, uint32_t s, size_t *n) noexcept
+    {
+        if (nd->prepared || s >= nd->set_size.size())
+        {
+            *n = 0;
+            return nullptr;
+        }
+        *n = nd->set_size[s];
+        return nd->set_hashes[s];
+    }
+
+    uint32_t sh_nd_set_of_row(const sh_nd *nd, uint32_t r) noexcept
+    {
+        if (nd->prepared || r >= nd->row_set.size())
+            return UINT32_MAX;
+        return nd->row_set[r];
+    }
+
+    uint64_t sh_nd_memory_needed(uint64_t hashes, uint64_t sets, uint64_t rows) noexcept
+    {
+        // the sets while adding (8 per hash, about 100 per set, 4 per row),
+        // plus prepare's peak: the sorted copy (8), the ranks (4) and the
+        // frequencies and their directory (at most 16 per distinct hash,
+        // counted per hash), then the index (at most 8 + 16 per hash)
+        return hashes * (8 + 8 + 4 + 16 + 8) + sets * 100 + rows * 12 + (uint64_t{1} << 16);
     }
 
     const uint32_t *sh_nd_rows_of(const sh_nd *nd, uint32_t s, size_t *n) noexcept

@@ -1,7 +1,8 @@
 /*
  * neardup.h — every pair of shingle sets whose Jaccard similarity reaches a
  * threshold, exactly, in memory (C API of the core; see simhash_core.h).
- * simhash_near_duplicates uses it when the work fits in work_mem.
+ * simhash_near_duplicates uses it when the work fits in work_mem, else the
+ * partitioned form of neardup_batch.h.
  *
  * The caller adds one ascending, distinct hash set per row (what
  * sh_text_shingle_set returns); rows with identical sets share one set.
@@ -70,7 +71,8 @@ void		sh_nd_get_stats(const sh_nd *nd, sh_nd_stats *stats) SH_NOEXCEPT;
 /*
  * Ranks the hashes and builds the join for threshold in (0, 1]; once, after
  * the last sh_nd_add.  SH_ERR_NOMEM (stats.needed set) when a step would hold
- * more than budget bytes; an interrupted call leaves the sets as they were.
+ * more than budget bytes; a refused or interrupted call leaves the sets as
+ * they were.
  */
 sh_status	sh_nd_prepare(sh_nd *nd, double threshold, size_t budget,
 						  sh_interrupt_fn interrupt, void *interrupt_arg) SH_NOEXCEPT;
@@ -84,6 +86,20 @@ sh_status	sh_nd_prepare(sh_nd *nd, double threshold, size_t budget,
  */
 sh_status	sh_nd_next(sh_nd *nd, sh_nd_pair *out, size_t cap, uint32_t max_sets, size_t *n,
 					   int *done, sh_interrupt_fn interrupt, void *interrupt_arg) SH_NOEXCEPT;
+
+/*
+ * Before sh_nd_prepare (or after it refused): the hashes of set s (*n of
+ * them), and the set of row r; so a caller can move the sets it added to the
+ * partitioned join (neardup_batch.h) when they outgrow its memory.
+ */
+const uint64_t *sh_nd_set_hashes(const sh_nd *nd, uint32_t s, size_t *n) SH_NOEXCEPT;
+uint32_t	sh_nd_set_of_row(const sh_nd *nd, uint32_t r) SH_NOEXCEPT;
+
+/*
+ * An upper bound of the bytes the whole in-memory join of that many hashes
+ * (of distinct sets), distinct sets and rows needs at its peak.
+ */
+uint64_t	sh_nd_memory_needed(uint64_t hashes, uint64_t sets, uint64_t rows) SH_NOEXCEPT;
 
 /* The rows (0-based, in the order added) that have set s: *n of them. */
 const uint32_t *sh_nd_rows_of(const sh_nd *nd, uint32_t s, size_t *n) SH_NOEXCEPT;
