@@ -90,6 +90,13 @@ DECLARE
     step constant bigint := 100000;
     done bigint;
 BEGIN
+    -- >>> Citus hook (issue 28 item 3): a distributed table joins on its
+    -- workers (49_near_duplicates_citus.sql).
+    IF @extschema@.simhash_citus_distributed(rel) THEN
+        RETURN QUERY SELECT * FROM @extschema@.simhash_near_duplicates_distributed(rel, fp, body, key, threshold);
+        RETURN;
+    END IF;
+    -- <<< Citus hook
     -- In memory when it fits in work_mem: simhash_near_duplicates_cursor
     -- refuses (53200) before it returns any pair when it would not, and the
     -- temporary tables below take over.
