@@ -81,6 +81,13 @@ my ($rc, $out, $err) = $coord->psql('postgres',
 	"SELECT * FROM simhash_near_duplicates_distributed('docs_local', 'fp', 'body', 'k', 0.8)");
 like($err, qr/relation (public\.)?docs_local is not a Citus distributed table/, 'a local table is refused');
 
+# in the caller's transaction, after a write to the distributed table, twice
+is($coord->safe_psql('postgres', q{BEGIN;
+INSERT INTO docs SELECT k || '/tx', body, fp FROM docs_local WHERE k = '1-100';
+SELECT count(*) FROM simhash_near_duplicates('docs', 'fp', 'body', 'k', 0.8) WHERE key_b = '1-100/tx' AND similarity = 1;
+SELECT count(*) FROM simhash_near_duplicates('docs', 'fp', 'body', 'k', 0.9) WHERE key_b = '1-100/tx' AND similarity = 1;
+ROLLBACK}), "1\n1", 'in a transaction that wrote to the table, twice');
+
 # the repartitioned join is pushed down: each task joins one shard of tokens
 $coord->safe_psql('postgres', q{
 CREATE TABLE probe (tok bigint, k text COLLATE "C", n int, sh bigint[]);
