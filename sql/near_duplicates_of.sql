@@ -9,26 +9,26 @@ CREATE TABLE words AS
   SELECT row_number() OVER () AS i, w FROM regexp_split_to_table(:'page' || ' ' || :'other', '\s+') AS w;
 -- windows of 1 to 400 words of two real pages, with copies edited the ways
 -- documents change
-CREATE TABLE docs (id serial PRIMARY KEY, k text, body text);
-INSERT INTO docs (k, body)
+CREATE TABLE lookup_docs (id serial PRIMARY KEY, k text, body text);
+INSERT INTO lookup_docs (k, body)
   SELECT format('%s-%s', s, len), (SELECT string_agg(w, ' ' ORDER BY i) FROM words WHERE i >= s AND i < s + len)
     FROM generate_series(1, 1400, 97) AS s, unnest('{1,2,3,5,8,12,20,35,60,100,180,400}'::int[]) AS len;
-INSERT INTO docs (k, body)
-  SELECT k || '/typo', regexp_replace(body, '\m(the|and|of)\M', 'teh') FROM docs WHERE k ~ '-(12|35|100|400)$'
+INSERT INTO lookup_docs (k, body)
+  SELECT k || '/typo', regexp_replace(body, '\m(the|and|of)\M', 'teh') FROM lookup_docs WHERE k ~ '-(12|35|100|400)$'
   UNION ALL
-  SELECT k || '/cut', regexp_replace(body, '\.[^.]*\.', '.') FROM docs WHERE k ~ '-(20|60|180|400)$'
+  SELECT k || '/cut', regexp_replace(body, '\.[^.]*\.', '.') FROM lookup_docs WHERE k ~ '-(20|60|180|400)$'
   UNION ALL
-  SELECT k || '/header', 'Version 2.1 - updated ' || body FROM docs WHERE k ~ '-(3|8|35|100)$'
+  SELECT k || '/header', 'Version 2.1 - updated ' || body FROM lookup_docs WHERE k ~ '-(3|8|35|100)$'
   UNION ALL
-  SELECT k || '/truncated', left(body, length(body) * 9 / 10) FROM docs WHERE k ~ '-(5|60|180|400)$';
-INSERT INTO docs (k, body) VALUES ('empty', ''), ('punctuation', '!!'), ('null', NULL);
+  SELECT k || '/truncated', left(body, length(body) * 9 / 10) FROM lookup_docs WHERE k ~ '-(5|60|180|400)$';
+INSERT INTO lookup_docs (k, body) VALUES ('empty', ''), ('punctuation', '!!'), ('null', NULL);
 -- the documents looked up: some stored, some edited anew, some unrelated
 CREATE TABLE probes AS
-  SELECT 'stored ' || k AS q, body AS doc FROM docs WHERE k ~ '^(98|389|874)-(12|60|400)'
+  SELECT 'stored ' || k AS q, body AS doc FROM lookup_docs WHERE k ~ '^(98|389|874)-(12|60|400)'
   UNION ALL
-  SELECT 'edited ' || k, replace(body, ' a ', ' one ') FROM docs WHERE k ~ '^(195|583)-(35|180|400)$'
+  SELECT 'edited ' || k, replace(body, ' a ', ' one ') FROM lookup_docs WHERE k ~ '^(195|583)-(35|180|400)$'
   UNION ALL
-  SELECT 'short ' || k, body FROM docs WHERE k ~ '^(1|97)-(1|2|3|5)$'
+  SELECT 'short ' || k, body FROM lookup_docs WHERE k ~ '^(1|97)-(1|2|3|5)$'
   UNION ALL
   VALUES ('empty', ''), ('unrelated', 'completely unrelated words that appear in no stored document at all');
 
@@ -38,102 +38,102 @@ SELECT simhash_prefix_tokens('The quick brown fox jumps over the lazy dog and na
 SELECT simhash_prefix_probe('The quick brown fox jumps over the lazy dog and naps', 0.9);
 
 -- no index yet: 55000, and the hint is the statement to run
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a b c d');
-CREATE INDEX docs_prefix ON docs USING gin (simhash_prefix_tokens(body, 0.8));
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d');
+CREATE INDEX docs_prefix ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8));
 
 -- every probe at several thresholds: the lookup equals the sequential scan
 CREATE FUNCTION mismatches(t float8) RETURNS TABLE (q text, answers bigint, missing bigint, extra bigint)
 LANGUAGE sql AS $$
   SELECT p.q,
-         (SELECT count(*) FROM simhash_near_duplicates_of('docs', 'body', 'k', p.doc, t)),
-         (SELECT count(*) FROM (SELECT k, simhash_similarity(body, p.doc) FROM docs
+         (SELECT count(*) FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', p.doc, t)),
+         (SELECT count(*) FROM (SELECT k, simhash_similarity(body, p.doc) FROM lookup_docs
                                  WHERE simhash_similarity(body, p.doc) >= t
-                                EXCEPT ALL SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', p.doc, t)) m),
-         (SELECT count(*) FROM (SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', p.doc, t)
-                                EXCEPT ALL SELECT k, simhash_similarity(body, p.doc) FROM docs
+                                EXCEPT ALL SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', p.doc, t)) m),
+         (SELECT count(*) FROM (SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', p.doc, t)
+                                EXCEPT ALL SELECT k, simhash_similarity(body, p.doc) FROM lookup_docs
                                  WHERE simhash_similarity(body, p.doc) >= t) e)
     FROM probes p
 $$;
 SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, sum(extra) AS extra
   FROM unnest('{0.8,0.85,0.9,0.95,1.0}'::float8[]) t, mismatches(t) GROUP BY t ORDER BY t;
 -- what some lookups return
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', (SELECT body FROM docs WHERE k = '389-400'), 0.8) ORDER BY 1;
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', '', 0.9) ORDER BY 1;
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', (SELECT body FROM lookup_docs WHERE k = '389-400'), 0.8) ORDER BY 1;
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', '', 0.9) ORDER BY 1;
 -- the lookup went through the index (one index scan per lookup)
 SELECT pg_stat_get_xact_numscans('docs_prefix'::regclass) AS before \gset
-SELECT count(*) FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a lookup', 0.9);
+SELECT count(*) FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a lookup', 0.9);
 SELECT pg_stat_get_xact_numscans('docs_prefix'::regclass) - :before AS index_scans;
 
 -- rows inserted, updated and deleted after the build are found, or not
-INSERT INTO docs (k, body) SELECT 'new ' || k, body || ' one more sentence at the end.' FROM docs WHERE k ~ '-(180|400)$';
-UPDATE docs SET body = 'rewritten: ' || body WHERE k ~ '^583-';
-DELETE FROM docs WHERE k ~ '^874-';
+INSERT INTO lookup_docs (k, body) SELECT 'new ' || k, body || ' one more sentence at the end.' FROM lookup_docs WHERE k ~ '-(180|400)$';
+UPDATE lookup_docs SET body = 'rewritten: ' || body WHERE k ~ '^583-';
+DELETE FROM lookup_docs WHERE k ~ '^874-';
 SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, sum(extra) AS extra
   FROM unnest('{0.8,0.9}'::float8[]) t, mismatches(t) GROUP BY t ORDER BY t;
-VACUUM docs;
+VACUUM lookup_docs;
 SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, sum(extra) AS extra
   FROM unnest('{0.8,0.9}'::float8[]) t, mismatches(t) GROUP BY t ORDER BY t;
 
 -- below the index's threshold: 55000 naming the thresholds it serves;
 -- another index serves it, and the 0.8 index still serves 0.8
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a b c d', 0.6);
-CREATE INDEX docs_prefix_06 ON docs USING gin (simhash_prefix_tokens(body, 0.6));
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', 0.6);
+CREATE INDEX docs_prefix_06 ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.6));
 SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, sum(extra) AS extra
   FROM unnest('{0.6,0.7,0.8}'::float8[]) t, mismatches(t) GROUP BY t ORDER BY t;
 -- an index with its own list of frequent shingles to keep out of the
 -- prefixes (here the 40 most frequent of the table): still exact, and used
 DROP INDEX docs_prefix, docs_prefix_06;
 DO $$ BEGIN
-  EXECUTE format('CREATE INDEX docs_prefix_listed ON docs USING gin (simhash_prefix_tokens(body, 0.8, %L))',
-                 (SELECT array_agg(h ORDER BY n DESC, h) FROM (SELECT h, count(*) AS n FROM docs, unnest(simhash_shingles(body)) h
+  EXECUTE format('CREATE INDEX docs_prefix_listed ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8, %L))',
+                 (SELECT array_agg(h ORDER BY n DESC, h) FROM (SELECT h, count(*) AS n FROM lookup_docs, unnest(simhash_shingles(body)) h
                                                             GROUP BY h ORDER BY count(*) DESC, h LIMIT 40) f));
 END $$;
 SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, sum(extra) AS extra
   FROM unnest('{0.8,0.9}'::float8[]) t, mismatches(t) GROUP BY t ORDER BY t;
 SELECT pg_stat_get_xact_numscans('docs_prefix_listed'::regclass) AS before \gset
-SELECT count(*) FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a lookup', 0.9);
+SELECT count(*) FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a lookup', 0.9);
 SELECT pg_stat_get_xact_numscans('docs_prefix_listed'::regclass) - :before AS index_scans;
 SELECT simhash_prefix_tokens('a b c d e', 0.8, '{1,NULL}');
 
 -- an index the lookup cannot use is not taken: partial, or on another expression
 DROP INDEX docs_prefix_listed;
-CREATE INDEX ON docs USING gin (simhash_prefix_tokens(body, 0.8)) WHERE id > 0;
-CREATE INDEX ON docs USING gin (simhash_prefix_tokens(lower(body), 0.8));
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a b c d', 0.8);
+CREATE INDEX ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8)) WHERE id > 0;
+CREATE INDEX ON lookup_docs USING gin (simhash_prefix_tokens(lower(body), 0.8));
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', 0.8);
 
 -- bad input
-CREATE INDEX docs_prefix ON docs USING gin (simhash_prefix_tokens(body, 0.8));
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', NULL);
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a b c d', 0);
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a b c d', 1.5);
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a b c d', NULL);
-SELECT * FROM simhash_near_duplicates_of('docs', 'k', 'body', 'a b c d');
-SELECT * FROM simhash_near_duplicates_of('docs', 'id', 'k', 'a b c d');
-SELECT * FROM simhash_near_duplicates_of('docs', 'nobody', 'k', 'a b c d');
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'nokey', 'a b c d');
+CREATE INDEX docs_prefix ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8));
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', NULL);
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', 0);
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', 1.5);
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', NULL);
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'k', 'body', 'a b c d');
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'id', 'k', 'a b c d');
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'nobody', 'k', 'a b c d');
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'nokey', 'a b c d');
 SELECT simhash_prefix_tokens('a b c d', 0);
 SELECT simhash_prefix_probe('a b c d', 2);
 -- a huge document within work_mem, or 53200 with a hint
 SET work_mem = '64kB';
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', repeat('many words here ', 20000));
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', repeat('many words here ', 20000));
 RESET work_mem;
-SELECT count(*) FROM simhash_near_duplicates_of('docs', 'body', 'k', repeat('many words here ', 20000));
+SELECT count(*) FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', repeat('many words here ', 20000));
 
 -- the caller's rights: column privileges and row-level security
 CREATE ROLE nd_of_reader;
-GRANT SELECT (k) ON docs TO nd_of_reader;
+GRANT SELECT (k) ON lookup_docs TO nd_of_reader;
 SET ROLE nd_of_reader;
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', 'a b c d');
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d');
 RESET ROLE;
-GRANT SELECT ON docs TO nd_of_reader;
-ALTER TABLE docs ENABLE ROW LEVEL SECURITY;
-CREATE POLICY only_old ON docs FOR SELECT USING (k !~ '^new ');
+GRANT SELECT ON lookup_docs TO nd_of_reader;
+ALTER TABLE lookup_docs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY only_old ON lookup_docs FOR SELECT USING (k !~ '^new ');
 SELECT doc AS d389 FROM probes WHERE q = 'stored 389-400' \gset
 SET ROLE nd_of_reader;
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', :'d389', 0.8) ORDER BY 1;
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', :'d389', 0.8) ORDER BY 1;
 RESET ROLE;
-SELECT * FROM simhash_near_duplicates_of('docs', 'body', 'k', :'d389', 0.8) ORDER BY 1;
-DROP POLICY only_old ON docs;
-ALTER TABLE docs DISABLE ROW LEVEL SECURITY;
-REVOKE ALL ON docs FROM nd_of_reader;
+SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', :'d389', 0.8) ORDER BY 1;
+DROP POLICY only_old ON lookup_docs;
+ALTER TABLE lookup_docs DISABLE ROW LEVEL SECURITY;
+REVOKE ALL ON lookup_docs FROM nd_of_reader;
 DROP ROLE nd_of_reader;

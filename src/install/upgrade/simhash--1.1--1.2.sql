@@ -764,7 +764,8 @@ BEGIN
     -- (texts without shingles) are similar to each other (1) and to nothing
     -- else: they meet at token 0, where only they pass the length filter.
     ins := 'INSERT INTO %s (tok, k, n, sh) SELECT p.tok, s.k, cardinality(s.sh), s.sh'
-           ' FROM (%s) s, unnest(CASE WHEN cardinality(s.sh) = 0 THEN ''{0}''::bigint[]'
+           ' FROM (SELECT r.k COLLATE "C" AS k, @extschema@.simhash_shingles(r.b) AS sh FROM (%s) r(k, b)) s,'
+           '      unnest(CASE WHEN cardinality(s.sh) = 0 THEN ''{0}''::bigint[]'
            '                          ELSE @extschema@.simhash_prefix(s.sh, %s) END) p(tok)';
     FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || format(ins, scratch, src, '0.5::float8') LOOP
         method := coalesce(method, substring(line FROM 'INSERT/SELECT method: (.*)$'));
