@@ -108,6 +108,13 @@ else
 	echo "clang-format is not installed (tools/install-deps.sh installs it): skipped"
 fi
 
+# The sanitizer build of the unit tests is one compiler process, as lint is
+# one process at a time: on 2 cores they run side by side (about 2.5 minutes
+# saved), the build's output kept for its own section below.
+asan_log=/tmp/simhash-asanbuild.$$
+make -s test/unit/unit_tests_asan >"$asan_log" 2>&1 &
+asan_build=$!
+
 note "static analysis: make lint (cppcheck and clang-tidy over the core, the CLI and the C shim)"
 if command -v clang-tidy >/dev/null && command -v cppcheck >/dev/null; then
 	if make -s lint >/tmp/simhash-lint.$$ 2>&1; then
@@ -129,12 +136,14 @@ nf=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p'); nf=${nf:-
 tally unit "$np" "$nf"
 
 note "core unit tests under AddressSanitizer + UBSan"
-if make -s test/unit/unit_tests_asan >/dev/null && ./test/unit/unit_tests_asan --gtest_brief=1 >/tmp/simhash-asan.$$ 2>&1; then
+if ! wait "$asan_build"; then
+	tail -30 "$asan_log"; tally unit-asan 0 1
+elif ./test/unit/unit_tests_asan --gtest_brief=1 >/tmp/simhash-asan.$$ 2>&1; then
 	tally unit-asan 1 0
 else
 	tail -30 /tmp/simhash-asan.$$; tally unit-asan 0 1
 fi
-rm -f /tmp/simhash-asan.$$
+rm -f /tmp/simhash-asan.$$ "$asan_log"
 
 note "shell tests (test/*_test.sh): command-line tools, install, package, dist, META.json, changelog, benchmark harness"
 for t in test/*_test.sh; do
