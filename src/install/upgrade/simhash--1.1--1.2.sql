@@ -605,29 +605,25 @@ BEGIN
         RETURN;
     END IF;
     IF p_t IS NULL OR NOT (p_t > 0 AND p_t <= 1) THEN
-        RAISE EXCEPTION 'threshold % is out of range', coalesce(p_t::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'threshold is a Jaccard similarity above 0 and at most 1.';
+        PERFORM @extschema@.simhash_raise('22023', format('threshold %s is out of range', coalesce(p_t::text, 'NULL')),
+                                          'threshold is a Jaccard similarity above 0 and at most 1.');
     END IF;
     SELECT atttypid INTO bodytype FROM pg_attribute
      WHERE attrelid = p_rel AND attname = p_body AND attnum > 0 AND NOT attisdropped;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', p_body, p_rel
-            USING ERRCODE = 'undefined_column';
+        PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', p_body, p_rel));
     END IF;
     IF bodytype <> 'text'::regtype THEN
-        RAISE EXCEPTION 'column "%" of relation % is of type %, not text', p_body, p_rel, bodytype::regtype
-            USING ERRCODE = 'datatype_mismatch',
-                  HINT = 'body is the column of the documents'' text, indexed with simhash_prefix_tokens.';
+        PERFORM @extschema@.simhash_raise('42804', format('column "%s" of relation %s is of type %s, not text', p_body, p_rel, bodytype::regtype),
+                                          'body is the column of the documents'' text, indexed with simhash_prefix_tokens.');
     END IF;
     IF NOT EXISTS (SELECT FROM pg_attribute
                     WHERE attrelid = p_rel AND attname = p_key AND attnum > 0 AND NOT attisdropped) THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', p_key, p_rel
-            USING ERRCODE = 'undefined_column';
+        PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', p_key, p_rel));
     END IF;
     IF NOT (has_column_privilege(p_rel, p_body::text, 'SELECT') AND has_column_privilege(p_rel, p_key::text, 'SELECT')) THEN
-        RAISE EXCEPTION 'permission denied for relation %', p_rel
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('simhash_near_duplicates_of reads columns %I and %I with the caller''s rights.', p_body, p_key);
+        PERFORM @extschema@.simhash_raise('42501', format('permission denied for relation %s', p_rel),
+                                          format('simhash_near_duplicates_of reads columns %I and %I with the caller''s rights.', p_body, p_key));
     END IF;
     -- the index with the largest t0 <= t: the shortest stored prefixes
     ix := @extschema@.simhash_prefix_index_for(p_rel, p_body, p_t,
@@ -641,7 +637,7 @@ BEGIN
         RAISE EXCEPTION 'relation % has no index for near-duplicate lookups on column "%" at threshold %', p_rel, p_body, p_t
             USING ERRCODE = 'object_not_in_prerequisite_state', DETAIL = detail,
                   HINT = format('CREATE INDEX ON %s USING gin (%I.simhash_prefix_tokens(%I, %s));',
-                                p_rel, '@extschema@', p_body, p_t);
+                                p_rel, '@extschema@', p_body, p_t::numeric);
     END IF;
     IF p_doc IS NULL THEN
         RETURN;
