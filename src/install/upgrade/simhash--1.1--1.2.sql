@@ -260,22 +260,19 @@ BEGIN
     ELSE
         IF NOT EXISTS (SELECT FROM pg_attribute
                         WHERE attrelid = rel AND attname = keep_by AND attnum > 0 AND NOT attisdropped) THEN
-            RAISE EXCEPTION 'column "%" of relation % does not exist', keep_by, rel
-                USING ERRCODE = 'undefined_column';
+            PERFORM @extschema@.simhash_raise('42703', format('column "%s" of relation %s does not exist', keep_by, rel));
         END IF;
         IF NOT has_column_privilege(rel, keep_by::text, 'SELECT') THEN
-            RAISE EXCEPTION 'permission denied for relation %', rel
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = format('simhash_near_duplicate_survivors reads column %I with the caller''s rights.', keep_by);
+            PERFORM @extschema@.simhash_raise('42501', format('permission denied for relation %s', rel),
+                format('simhash_near_duplicate_survivors reads column %I with the caller''s rights.', keep_by));
         END IF;
         -- the policy sorts by keep_by: a type without an order fails now, before any pair is computed
         BEGIN
             EXECUTE format('SELECT %I FROM %s ORDER BY 1 LIMIT 0', keep_by, rel);
         EXCEPTION WHEN undefined_function THEN
-            RAISE EXCEPTION 'column "%" of relation % is of type %, which cannot be ordered', keep_by, rel,
-                (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = rel AND attname = keep_by)
-                USING ERRCODE = 'undefined_function',
-                      HINT = 'keep_by names a column whose values sort, such as a number, a date or a text.';
+            PERFORM @extschema@.simhash_raise('42883', format('column "%s" of relation %s is of type %s, which cannot be ordered', keep_by, rel,
+                (SELECT atttypid::regtype FROM pg_attribute WHERE attrelid = rel AND attname = keep_by)),
+                'keep_by names a column whose values sort, such as a number, a date or a text.');
         END;
         rankexpr := format('%I', keep_by);
     END IF;
