@@ -42,6 +42,16 @@ simhash_check_radius(int32 radius, const char *what)
 				 errhint("A radius is a number of differing bits, 0 to %d.", SH_MAX_RADIUS)));
 }
 
+/* The one range check of a Jaccard threshold (see simhash.h). */
+void
+simhash_check_threshold(double threshold)
+{
+	if (!(threshold > 0 && threshold <= 1))
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("threshold %g is out of range", threshold),
+						errhint("threshold is a Jaccard similarity above 0 and at most 1.")));
+}
+
 /*
  * Raise the ERROR of a non-OK core status (SQLSTATE by kind of failure);
  * "what" names the failing call in the message.  Returns only for SH_OK.

@@ -47,6 +47,20 @@ extern int simhash_near_duplicates_progress;
 extern void simhash_check_radius(int32 radius, const char *what);
 
 /*
+ * The elements of a shingle-set argument (what simhash_shingles returns):
+ * ERROR 22023 unless it is one-dimensional (or empty) bigint without NULLs;
+ * argno names the argument.  simhash_check_shingle_order: ERROR 22023 unless
+ * the first len elements ascend strictly as unsigned numbers.
+ * (fingerprint_similarity.c)
+ */
+struct ArrayType;
+extern const uint64 *simhash_shingle_set_elements(struct ArrayType *arr, int argno, int *n);
+extern void			 simhash_check_shingle_order(const uint64 *v, int len, int argno);
+
+/* ERROR (22023) unless 0 < threshold <= 1: the Jaccard threshold of the verified joins. */
+extern void simhash_check_threshold(double threshold);
+
+/*
  * The init hooks _PG_init (module.c) runs: the shim's simhash.* settings
  * (simhash.c), and the index access method's reloptions and settings
  * (am/options.c).  Declared here, where the module sees them, so that the

@@ -52,15 +52,6 @@
 /* simhash.near_duplicates_progress (simhash.c). */
 int simhash_near_duplicates_progress = 100000;
 
-static void
-threshold_check(double threshold)
-{
-	if (!(threshold > 0 && threshold <= 1))
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("threshold %g is out of range", threshold),
-						errhint("threshold is a Jaccard similarity above 0 and at most 1.")));
-}
-
 /* The attribute number of an existing column, or 42703. */
 static AttrNumber
 column_of(Oid rel, const char *relname, Name column)
@@ -88,7 +79,7 @@ near_duplicates_query(Oid fn, Oid rel, Name fp, Name body, Name key, double thre
 	Oid		   fptype, bodytype;
 	Oid		   user = GetUserId();
 
-	threshold_check(threshold);
+	simhash_check_threshold(threshold);
 	if (get_rel_relkind(rel) == '\0')
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
 						errmsg("relation with OID %u does not exist", rel)));
@@ -533,7 +524,7 @@ simhash_near_duplicates_cursor(PG_FUNCTION_ARGS)
 	double threshold = PG_GETARG_FLOAT8(1);
 	Portal portal;
 
-	threshold_check(threshold);
+	simhash_check_threshold(threshold);
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

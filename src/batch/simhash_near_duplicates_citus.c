@@ -25,38 +25,6 @@
  */
 #define THRESHOLD_MARGIN 1e-9
 
-static void
-check_threshold(float8 threshold)
-{
-	if (!(threshold > 0 && threshold <= 1))
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("threshold %g is out of range", threshold),
-						errhint("threshold is a Jaccard similarity above 0 and at most 1.")));
-}
-
-/*
- * The elements of a shingle set: one dimension (or empty), bigint, no
- * NULLs.  Ascending order is checked over the prefix only, the part these
- * functions read.
- */
-static const uint64_t *
-set_elements(ArrayType *arr, int argno, int *n)
-{
-	if (ARR_NDIM(arr) == 0)
-	{
-		*n = 0;
-		return NULL;
-	}
-	if (ARR_NDIM(arr) != 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != INT8OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shingle set %d must be a one-dimensional bigint array without NULLs",
-						argno),
-				 errhint("Pass arrays made by simhash_shingles.")));
-	*n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	return (const uint64_t *) ((const char *) arr + ARR_OVERHEAD_NONULLS(1));
-}
-
 /* The prefix length of a set of n elements at threshold t: n - ceil(t' n) + 1, t' a hair below t. */
 static int
 prefix_length(int n, float8 threshold)
@@ -67,20 +35,6 @@ prefix_length(int n, float8 threshold)
 		return 0;
 	need = (int) ceil((threshold - THRESHOLD_MARGIN) * n);
 	return n - Max(need, 1) + 1;
-}
-
-static void
-check_prefix_order(const uint64_t *v, int len, int argno)
-{
-	for (int i = 1; i < len; i++)
-		if (v[i - 1] >= v[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("shingle set %d is not ascending and distinct at element %d (%lld "
-							"after %lld)",
-							argno, i + 1, (long long) (int64) v[i], (long long) (int64) v[i - 1]),
-					 errhint("Pass arrays made by simhash_shingles: distinct hashes, ascending as "
-							 "unsigned 64-bit numbers.")));
 }
 
 /* simhash_prefix(set bigint[], threshold float8): the set's first prefix_length elements. */
@@ -94,10 +48,10 @@ simhash_prefix(PG_FUNCTION_ARGS)
 	const uint64_t *v;
 	Datum		   *elems;
 
-	check_threshold(threshold);
-	v = set_elements(arr, 1, &n);
+	simhash_check_threshold(threshold);
+	v = simhash_shingle_set_elements(arr, 1, &n);
 	len = prefix_length(n, threshold);
-	check_prefix_order(v, len, 1);
+	simhash_check_shingle_order(v, len, 1);
 	elems = palloc(sizeof(Datum) * Max(len, 1));
 	for (int i = 0; i < len; i++)
 		elems[i] = Int64GetDatum((int64) v[i]);
@@ -118,13 +72,13 @@ simhash_first_common_prefix_token(PG_FUNCTION_ARGS)
 	int				na, nb, la, lb, i = 0, j = 0;
 	const uint64_t *a, *b;
 
-	check_threshold(threshold);
-	a = set_elements(PG_GETARG_ARRAYTYPE_P(0), 1, &na);
-	b = set_elements(PG_GETARG_ARRAYTYPE_P(1), 2, &nb);
+	simhash_check_threshold(threshold);
+	a = simhash_shingle_set_elements(PG_GETARG_ARRAYTYPE_P(0), 1, &na);
+	b = simhash_shingle_set_elements(PG_GETARG_ARRAYTYPE_P(1), 2, &nb);
 	la = prefix_length(na, threshold);
 	lb = prefix_length(nb, threshold);
-	check_prefix_order(a, la, 1);
-	check_prefix_order(b, lb, 2);
+	simhash_check_shingle_order(a, la, 1);
+	simhash_check_shingle_order(b, lb, 2);
 	while (i < la && j < lb)
 	{
 		if (a[i] == b[j])

@@ -38,16 +38,6 @@
 #include "prefix.h"
 #include "text.h"
 
-/* ERROR 22023 unless 0 < threshold <= 1. */
-static void
-check_threshold(double threshold)
-{
-	if (!(threshold > 0 && threshold <= 1))
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("threshold %g is out of range", threshold),
-						errhint("threshold is a Jaccard similarity above 0 and at most 1.")));
-}
-
 /*
  * The distinct shingle hashes of doc under simhash(text)'s default options
  * (palloc'd, *n of them).  With bounded set, fails with 53200 first when the
@@ -178,7 +168,7 @@ simhash_prefix_tokens(PG_FUNCTION_ARGS)
 	size_t				   n, cap, ntok = 0;
 	uint64_t			  *set, *tokens;
 
-	check_threshold(t);
+	simhash_check_threshold(t);
 	order = call_order(fcinfo, 2);
 	set = doc_shingles(PG_GETARG_TEXT_PP(0), false, &n);
 	cap = Max(sh_prefix_length(n, t), 1);
@@ -197,7 +187,7 @@ simhash_prefix_probe(PG_FUNCTION_ARGS)
 	size_t				   n, cap, ntok = 0;
 	uint64_t			  *set, *tokens;
 
-	check_threshold(t);
+	simhash_check_threshold(t);
 	order = call_order(fcinfo, 2);
 	set = doc_shingles(PG_GETARG_TEXT_PP(0), true, &n);
 	cap = sh_prefix_probe_room(n, t);

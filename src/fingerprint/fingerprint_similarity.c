@@ -79,17 +79,10 @@ simhash_shingles(PG_FUNCTION_ARGS)
 		construct_array(elems, (int) n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
-/*
- * The elements of a shingle-set argument, checked: one dimension (or
- * empty), no NULLs, strictly ascending as unsigned numbers (the form
- * simhash_shingles returns), so a merge counts the intersection exactly.
- */
-static const uint64_t *
-shingle_set_arg(ArrayType *arr, int argno, size_t *n)
+/* The elements of a shingle-set argument, its shape checked (see simhash.h). */
+const uint64 *
+simhash_shingle_set_elements(ArrayType *arr, int argno, int *n)
 {
-	const uint64_t *v;
-	int				count;
-
 	if (ARR_NDIM(arr) == 0)
 	{
 		*n = 0;
@@ -101,10 +94,16 @@ shingle_set_arg(ArrayType *arr, int argno, size_t *n)
 				 errmsg("shingle set %d must be a one-dimensional bigint array without NULLs",
 						argno),
 				 errhint("Pass arrays made by simhash_shingles.")));
-	count = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	*n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 	/* no NULLs: the data follows the fixed header (ARR_DATA_PTR warns under -Wsign-compare) */
-	v = (const uint64_t *) ((const char *) arr + ARR_OVERHEAD_NONULLS(1));
-	for (int i = 1; i < count; i++)
+	return (const uint64 *) ((const char *) arr + ARR_OVERHEAD_NONULLS(1));
+}
+
+/* The first len elements ascend strictly as unsigned numbers (see simhash.h). */
+void
+simhash_check_shingle_order(const uint64 *v, int len, int argno)
+{
+	for (int i = 1; i < len; i++)
 		if (v[i - 1] >= v[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -113,6 +112,19 @@ shingle_set_arg(ArrayType *arr, int argno, size_t *n)
 							argno, i + 1, (long long) (int64) v[i], (long long) (int64) v[i - 1]),
 					 errhint("Pass arrays made by simhash_shingles: distinct hashes, ascending as "
 							 "unsigned 64-bit numbers.")));
+}
+
+/*
+ * The elements of a shingle-set argument, checked whole: the form
+ * simhash_shingles returns, so a merge counts the intersection exactly.
+ */
+static const uint64_t *
+shingle_set_arg(ArrayType *arr, int argno, size_t *n)
+{
+	int				count;
+	const uint64_t *v = simhash_shingle_set_elements(arr, argno, &count);
+
+	simhash_check_shingle_order(v, count, argno);
 	*n = (size_t) count;
 	return v;
 }
