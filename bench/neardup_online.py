@@ -89,6 +89,78 @@ def corpus(rng):
     return docs, pool
 
 
+def measure(table, docs, pool, rng, n_queries=N_QUERIES, n_checks=N_CHECKS):
+    """The online lookup on a loaded table (k text PRIMARY KEY, body text) holding docs:
+    the GIN build, n_queries lookups at THRESHOLD (half documents of the table, half fresh
+    edits of them, from rng and the donor sentences of pool) timed inside the server, and
+    n_checks of them against a sequential scan.  Returns the row of the CSV as a dict; the
+    backend's peak memory (VmHWM) over the lookups is peak_mb above its size before them."""
+    index, queries_t = f"{table}_prefix", f"{table}_queries"
+    mb = float(q.psql(f"SELECT sum(octet_length(body)) / 1e6 FROM {table}"))
+    t0 = time.time()
+    q.psql(f"SET maintenance_work_mem = '1GB'; DROP INDEX IF EXISTS {index}; CREATE INDEX {index} ON {table}"
+           f" USING gin (simhash_prefix_tokens(body, {THRESHOLD}))")
+    build = time.time() - t0
+    q.psql(f"ANALYZE {table}")
+    idx_mb = float(q.psql(f"SELECT pg_relation_size('{index}') / 1e6"))
+    heap_mb = float(q.psql(f"SELECT pg_table_size('{table}') / 1e6"))
+    q.log(f"{len(docs)} documents, {mb:.0f} MB of text; index built in {build:.1f} s, {idx_mb:.1f} MB"
+          f" (table {heap_mb:.0f} MB)")
+
+    # queries: half stored documents, half fresh edits of stored documents
+    queries = []
+    for i in range(n_queries):
+        d = docs[rng.randrange(len(docs))]
+        queries.append(d if i % 2 == 0 else nq.edit(d, rng, pool)[0])
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    for i, d in enumerate(queries):
+        w.writerow([i, d])
+    q.psql(f"DROP TABLE IF EXISTS {queries_t};"
+           f"CREATE TABLE {queries_t} (i int PRIMARY KEY, doc text, ms float8, answers int, candidates int)")
+    q.psql(f"COPY {queries_t} (i, doc) FROM STDIN WITH (FORMAT csv)", stdin=buf.getvalue())
+    # warm the cache once, then time every lookup inside the server; the backend's
+    # VmHWM (peak resident size) before and after the lookups
+    q.psql(f"SELECT count(*) FROM {table}")
+    hwm = "substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')::bigint"
+    out = q.psql(f"""SELECT set_config('simhash_bench.hwm0', ({hwm})::text, false);
+DO $$
+DECLARE r record; t timestamptz; n int; c int;
+BEGIN
+  FOR r IN SELECT i, doc FROM {queries_t} ORDER BY i LOOP
+    t := clock_timestamp();
+    SELECT count(*) INTO n FROM simhash_near_duplicates_of('{table}', 'body', 'k', r.doc, {THRESHOLD});
+    UPDATE {queries_t} SET ms = extract(epoch FROM clock_timestamp() - t) * 1000, answers = n WHERE i = r.i;
+    SELECT count(*) INTO c FROM {table} WHERE simhash_prefix_tokens(body, {THRESHOLD}) && simhash_prefix_probe(r.doc, {THRESHOLD});
+    UPDATE {queries_t} SET candidates = c WHERE i = r.i;
+  END LOOP;
+END $$;
+SELECT current_setting('simhash_bench.hwm0'), {hwm}""")
+    hwm0, hwm1 = (int(x) for x in out.strip().splitlines()[-1].split("|"))
+    out = q.psql("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY ms),"
+                 " max(ms), avg(candidates), percentile_cont(0.5) WITHIN GROUP (ORDER BY candidates),"
+                 f" percentile_cont(0.95) WITHIN GROUP (ORDER BY candidates), avg(answers) FROM {queries_t}")
+    p50, p95, mx, cand, cand50, cand95, ans = (float(x) for x in out.strip().split("|"))
+    q.log(f"lookups at {THRESHOLD}: p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {mx:.1f} ms; candidates per lookup"
+          f" mean {cand:.0f}, p50 {cand50:.0f}, p95 {cand95:.0f}; answers per lookup {ans:.2f};"
+          f" backend peak +{(hwm1 - hwm0) / 1024:.0f} MB")
+
+    # exactness: the lookup equals a sequential scan
+    bad = 0
+    for i in range(min(n_checks, n_queries)):
+        got = q.psql(f"SELECT k, similarity FROM {queries_t}, simhash_near_duplicates_of('{table}', 'body', 'k', doc,"
+                     f" {THRESHOLD}) s(k, similarity) WHERE i = {i} ORDER BY 1")
+        want = q.psql(f"SELECT k, j FROM (SELECT d.k, simhash_similarity(d.body, o.doc) AS j FROM {table} d,"
+                      f" {queries_t} o WHERE o.i = {i}) s WHERE j >= {THRESHOLD} ORDER BY 1")
+        bad += got != want
+    q.log(f"{min(n_checks, n_queries)} lookups checked against a sequential scan: {bad} differ")
+    return {"docs": len(docs), "text_mb": f"{mb:.0f}", "index_build_s": f"{build:.1f}", "index_mb": f"{idx_mb:.1f}",
+            "queries": n_queries, "p50_ms": f"{p50:.2f}", "p95_ms": f"{p95:.2f}", "max_ms": f"{mx:.2f}",
+            "candidates_mean": f"{cand:.0f}", "candidates_p50": f"{cand50:.0f}", "candidates_p95": f"{cand95:.0f}",
+            "answers_mean": f"{ans:.2f}", "checked": min(n_checks, n_queries), "differ": bad,
+            "peak_mb": f"{(hwm1 - hwm0) / 1024:.0f}"}
+
+
 def main():
     rng = random.Random(SEED)
     q.log(f"neardup_online: building a corpus of {N_DOCS} documents")
@@ -97,70 +169,17 @@ def main():
     w = csv.writer(buf)
     for i, d in enumerate(docs):
         w.writerow([f"{i:07d}", d])
-    q.psql("CREATE EXTENSION IF NOT EXISTS simhash; DROP TABLE IF EXISTS online_docs, online_queries;"
+    q.psql("CREATE EXTENSION IF NOT EXISTS simhash; DROP TABLE IF EXISTS online_docs, online_docs_queries;"
            "CREATE TABLE online_docs (k text PRIMARY KEY, body text NOT NULL)")
     q.psql("COPY online_docs (k, body) FROM STDIN WITH (FORMAT csv)", stdin=buf.getvalue())
     q.psql("VACUUM ANALYZE online_docs")
-    mb = float(q.psql("SELECT sum(octet_length(body)) / 1e6 FROM online_docs"))
-    t0 = time.time()
-    q.psql("SET maintenance_work_mem = '1GB'; CREATE INDEX online_docs_prefix ON online_docs"
-           f" USING gin (simhash_prefix_tokens(body, {THRESHOLD}))")
-    build = time.time() - t0
-    q.psql("ANALYZE online_docs")
-    idx_mb = float(q.psql("SELECT pg_relation_size('online_docs_prefix') / 1e6"))
-    heap_mb = float(q.psql("SELECT pg_table_size('online_docs') / 1e6"))
-    q.log(f"{N_DOCS} documents, {mb:.0f} MB of text; index built in {build:.1f} s, {idx_mb:.1f} MB"
-          f" (table {heap_mb:.0f} MB)")
-
-    # queries: half stored documents, half fresh edits of stored documents
-    queries = []
-    for i in range(N_QUERIES):
-        d = docs[rng.randrange(len(docs))]
-        queries.append(d if i % 2 == 0 else nq.edit(d, rng, pool)[0])
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    for i, d in enumerate(queries):
-        w.writerow([i, d])
-    q.psql("CREATE TABLE online_queries (i int PRIMARY KEY, doc text, ms float8, answers int, candidates int)")
-    q.psql("COPY online_queries (i, doc) FROM STDIN WITH (FORMAT csv)", stdin=buf.getvalue())
-    # warm the cache once, then time every lookup inside the server
-    q.psql("SELECT count(*) FROM online_docs")
-    q.psql("""DO $$
-DECLARE r record; t timestamptz; n int; c int;
-BEGIN
-  FOR r IN SELECT i, doc FROM online_queries ORDER BY i LOOP
-    t := clock_timestamp();
-    SELECT count(*) INTO n FROM simhash_near_duplicates_of('online_docs', 'body', 'k', r.doc, 0.8);
-    UPDATE online_queries SET ms = extract(epoch FROM clock_timestamp() - t) * 1000, answers = n WHERE i = r.i;
-    SELECT count(*) INTO c FROM online_docs WHERE simhash_prefix_tokens(body, 0.8) && simhash_prefix_probe(r.doc, 0.8);
-    UPDATE online_queries SET candidates = c WHERE i = r.i;
-  END LOOP;
-END $$""")
-    out = q.psql("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY ms),"
-                 " max(ms), avg(candidates), percentile_cont(0.5) WITHIN GROUP (ORDER BY candidates),"
-                 " percentile_cont(0.95) WITHIN GROUP (ORDER BY candidates), avg(answers) FROM online_queries")
-    p50, p95, mx, cand, cand50, cand95, ans = (float(x) for x in out.strip().split("|"))
-    q.log(f"lookups at 0.8: p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {mx:.1f} ms; candidates per lookup"
-          f" mean {cand:.0f}, p50 {cand50:.0f}, p95 {cand95:.0f}; answers per lookup {ans:.2f}")
-
-    # exactness: the lookup equals a sequential scan
-    bad = 0
-    for i in range(min(N_CHECKS, N_QUERIES)):
-        got = q.psql(f"SELECT k, similarity FROM online_queries, simhash_near_duplicates_of('online_docs', 'body', 'k', doc, 0.8)"
-                     f" s(k, similarity) WHERE i = {i} ORDER BY 1")
-        want = q.psql(f"SELECT k, j FROM (SELECT d.k, simhash_similarity(d.body, o.doc) AS j FROM online_docs d, online_queries o"
-                      f" WHERE o.i = {i}) s WHERE j >= 0.8 ORDER BY 1")
-        bad += got != want
-    q.log(f"{min(N_CHECKS, N_QUERIES)} lookups checked against a sequential scan: {bad} differ")
-
+    row = measure("online_docs", docs, pool, rng)
     os.makedirs(RES, exist_ok=True)
     with open(os.path.join(RES, "neardup_online_lookup.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["docs", "text_mb", "index_build_s", "index_mb", "queries", "p50_ms", "p95_ms", "max_ms",
-                    "candidates_mean", "candidates_p50", "candidates_p95", "answers_mean", "checked", "differ"])
-        w.writerow([N_DOCS, f"{mb:.0f}", f"{build:.1f}", f"{idx_mb:.1f}", N_QUERIES, f"{p50:.2f}", f"{p95:.2f}",
-                    f"{mx:.2f}", f"{cand:.0f}", f"{cand50:.0f}", f"{cand95:.0f}", f"{ans:.2f}", min(N_CHECKS, N_QUERIES), bad])
-    if bad:
+        w = csv.DictWriter(f, fieldnames=list(row))
+        w.writeheader()
+        w.writerow(row)
+    if row["differ"]:
         sys.exit("neardup_online: a lookup differs from the sequential scan")
 
 

@@ -3,7 +3,7 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale limit neardup_online"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale limit neardup_online neardup_scale"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   SCALE_ROWS     the table sizes of part scale (default 1000000 x SCALE), e.g. "1000000 10000000"
 #   LIMIT_ROWS     the table sizes of part limit (default "100000 1000000" x SCALE)
@@ -31,12 +31,15 @@
 # physical limit of exact search, over N) is bench/limit.sh -> limit.csv.
 # neardup_online (simhash_near_duplicates_of at 100,000 real documents:
 # index size, p50/p95, candidates per lookup) is bench/neardup_online.sh.
+# neardup_scale (the verified join at NEARDUP_SCALE_DOCS documents, default
+# 100000, at work_mem 4GB and 64MB beside MinHash-LSH, and the online lookup on
+# the same table) is bench/neardup_scale.sh.
 # Only the parts that run lose their old results; the report is regenerated
 # from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale limit neardup_online"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale limit neardup_online neardup_scale"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
