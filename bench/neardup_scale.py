@@ -74,7 +74,7 @@ def load_table(docs):
     q.psql(f"CREATE EXTENSION IF NOT EXISTS simhash; DROP TABLE IF EXISTS {TABLE}, {TABLE}_queries;"
            f"CREATE TABLE {TABLE} (k text PRIMARY KEY, body text NOT NULL, fp bigint NOT NULL DEFAULT 0)")
     buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csv.writer(buf, quoting=csv.QUOTE_ALL)  # "" is an empty body (an edit may empty one), not NULL
     for i, d in enumerate(docs):
         # a line "\." would end psql's COPY data
         w.writerow([f"{i:07d}", re.sub(r"(?m)^\\\.", r"\\ .", d)])
