@@ -708,14 +708,131 @@ def readme_performance():
     return "\n".join(out) if len(out) == 11 else None  # all nine rows, or none
 
 
-README_TABLES = (("performance", readme_performance), ("tuning", readme_tuning), ("scale", readme_scale))
+def neardup_scale_rows():
+    """(join rows, online rows, info) of part neardup_scale, or (None, None, None)."""
+    rows = read("neardup_scale_join.csv")
+    if not rows:
+        return None, None, None
+    info = {r["key"]: r["value"] for r in read("neardup_scale_info.csv") or []}
+    return rows, read("neardup_scale_online.csv") or [], info
+
+
+def _nd_in_memory(rows, n):
+    """The seconds of the fastest in-memory join at n documents (the ratios' base), or None."""
+    secs = [float(r["seconds"]) for r in rows if int(r["docs"]) == n and r["method"] == "simhash_near_duplicates"
+            and r["path"] == "in memory"]
+    return min(secs) if secs else None
+
+
+def _nd_loads(rows, online):
+    loads = [float(r[k]) for r in rows for k in ("load_before", "load_after") if r.get(k)]
+    loads += [float(r["load"]) for r in online if r.get("load")]
+    return f"{min(loads):.1f}–{max(loads):.1f}" if loads else "?"
+
+
+def readme_neardup():
+    """The README's near-duplicate figures (docs/performance.md): the verified join at 4GB and
+    64MB, MinHash-LSH and the online lookup, per size, from part neardup_scale."""
+    rows, online, info = neardup_scale_rows()
+    if not rows:
+        return None
+    out = ["| documents | what | time | peak memory above start | pairs at J ≥ " + info.get("threshold", "?") + " |",
+           "|---|---|---|---|---|"]
+    for n in sorted({int(r["docs"]) for r in rows}):
+        base = _nd_in_memory(rows, n)
+        mine = [r for r in rows if int(r["docs"]) == n]
+        label = f"{n:,} ({mine[0]['text_mb']} MB of text)"
+        for r in mine:
+            secs = float(r["seconds"])
+            vs = f" ({ratio(secs, base, 1)} in memory)" if base and r["path"] != "in memory" else ""
+            if r["method"] == "simhash_near_duplicates":
+                what = f"`simhash_near_duplicates`, work_mem {r['work_mem']} ({r['path']})"
+                pairs = f"{int(r['pairs']):,} (exact)"
+                peak = f"+{fnum(r['peak_mb'], 0)} MB"
+            else:
+                what = f"{r['method']} ({r['path']}), from ready shingle sets"
+                pairs = f"{int(r['pairs']):,} (estimated)"
+                peak = f"+{fnum(r['peak_mb'], 0)} MB (its process)"
+            out.append(f"| {label} | {what} | {fnum(secs)} s{vs} | {peak} | {pairs} |")
+        for o in online:
+            if int(o["docs"]) == n:
+                out.append(f"| {label} | `simhash_near_duplicates_of`, one lookup (GIN index {fnum(o['index_mb'], 0)} MB, "
+                           f"built in {fnum(o['index_build_s'])} s) | p50 {fnum(o['p50_ms'])} ms, p95 {fnum(o['p95_ms'])} ms "
+                           f"| +{fnum(o.get('peak_mb', '?'), 0)} MB over {o['queries']} lookups "
+                           f"| {o['answers_mean']} per lookup (exact) |")
+    out.append("")
+    out.append(f"(`bench/neardup_scale.sh` at commit {info.get('commit', '?')}, PostgreSQL's backend "
+               f"peak resident size (VmHWM) above its size before the call; 1-minute load average "
+               f"{_nd_loads(rows, online)} on a 2-core virtual machine **shared with other developers' jobs**.)")
+    return "\n".join(out)
+
+
+def section_neardup_scale(out):
+    rows, online, info = neardup_scale_rows()
+    out.append("## Verified near-duplicates at scale: the join, MinHash-LSH and the online lookup\n")
+    if not rows:
+        out.append("Not measured in this run (part `neardup_scale`: `PARTS=neardup_scale make bench`).\n")
+        return
+    out.append(
+        "`bench/neardup_scale.sh` (part `neardup_scale`; sizes `NEARDUP_SCALE_DOCS`, here "
+        f"{info.get('sizes', '?')}) at commit {info.get('commit', '?')}, threshold {info.get('threshold', '?')}. "
+        "Corpus: `bench/neardup_quality.py`'s corpus function with its seed (the documents of "
+        "`QUALITY_ND_DOCS=N make quality`): the 3,537 real documents of this machine (PostgreSQL manual, "
+        "/usr/share/doc copyright, README and changelog entries), then edited copies drawn from the documents "
+        "before them (typos, inserted and deleted sentences, headers and footers, version bumps, swapped "
+        "paragraphs, truncation, one to three edits each): at 100,000 documents and more nearly all are edited "
+        "copies, and a larger N only draws more of them, deterministically. One table "
+        "`(k text, body text, fp bigint DEFAULT 0)`.\n")
+    out.append(
+        "Join: one `SELECT count(*) FROM simhash_near_duplicates(...)` per `work_mem`, each in a fresh "
+        "session after a read of every body; peak is the backend's VmHWM (/proc/self/status) after the call "
+        "minus before it, start its VmHWM before (shared buffers it mapped included). MinHash-LSH: "
+        "`bench/neardup_quality.py`'s baseline (128 permutations, bands and rows chosen as datasketch chooses "
+        "them, candidates kept when their MinHash estimate reaches the threshold; datasketch itself is not "
+        "installed here) in a child process that first reads the shingle sets from the server; its time starts "
+        "from those ready sets (the read is given apart), its peak is the child's VmHWM above its size with the "
+        "sets loaded. Its pairs are estimates: neither precision nor recall is 1 (bench/QUALITY.md measures them "
+        "at 10,000 documents). Online: `bench/neardup_online.py`'s measurement on the same table.\n")
+    for n in sorted({int(r["docs"]) for r in rows}):
+        base = _nd_in_memory(rows, n)
+        mine = [dict(r) for r in rows if int(r["docs"]) == n]
+        for r in mine:
+            r["vs"] = ratio(r["seconds"], base) if base else "n/a"
+            r["pairs_f"] = f"{int(r['pairs']):,}"
+            r["cand_f"] = f"{int(r['candidates']):,}" if r.get("candidates") else "–"
+            r["load"] = f"{r['load_before']}–{r['load_after']}"
+            r["peak"] = f"+{r['peak_mb']} MB"
+        out.append(f"**{n:,} documents**, {mine[0]['text_mb']} MB of text"
+                   + (f", {int(mine[0]['shingles']):,} shingles" if mine[0].get("shingles") else "") + ":\n")
+        out.append(table(mine, ["method", "work_mem", "path", "seconds", "vs", "pairs_f", "cand_f", "peak", "start_mb",
+                                "load", "note"],
+                         ["method", "work_mem", "how it ran", "seconds", "vs in memory", "pairs", "candidates",
+                          "peak above start", "start MB", "load", "note"]))
+        out.append("")
+    if online:
+        for o in online:
+            o["cand"] = f"{o['candidates_p50']} / {o['candidates_mean']} / {o['candidates_p95']}"
+            o["checks"] = f"{o['checked']}, {o['differ']} differ"
+            o["peak"] = f"+{o.get('peak_mb', '?')} MB"
+        out.append("Online lookup `simhash_near_duplicates_of` at 0.8 on the same table (GIN on "
+                   "`simhash_prefix_tokens(body, 0.8)`; lookups timed inside the server, half stored documents, "
+                   "half fresh edits of them; checked against a sequential scan):\n")
+        out.append(table(online, ["docs", "index_build_s", "index_mb", "queries", "p50_ms", "p95_ms", "max_ms", "cand",
+                                  "answers_mean", "peak", "checks", "load"],
+                         ["documents", "index build s", "index MB", "lookups", "p50 ms", "p95 ms", "max ms",
+                          "candidates p50 / mean / p95", "answers per lookup", "backend peak", "checked", "load"]))
+        out.append("")
+
+
+README_TABLES = (("performance", readme_performance), ("tuning", readme_tuning), ("scale", readme_scale),
+                ("neardup", readme_neardup))
 
 
 def section_readme_tables(out):
     """The README's tables of figures, made here from this run's results; bench/report.py
     copies them into the README and test/readme_figures_test.sh checks the two agree."""
     out.append("## The README's tables\n")
-    out.append("The performance table and the index tuning table of the README, from the results above "
+    out.append("The performance, index tuning, scale and near-duplicate tables of the README, from the results above "
                "(rewritten into the README by this script).\n")
     for name, make in README_TABLES:
         table = make()
@@ -829,7 +946,7 @@ def main():
               section_memory,
               lambda o: section_external(o, "citus", "Scale-out: one node vs Citus coordinator + 2 workers"),
               lambda o: section_external(o, "neardup_online", "Online lookup: simhash_near_duplicates_of"),
-              section_scale, section_limit, section_readme_tables, quality]
+              section_neardup_scale, section_scale, section_limit, section_readme_tables, quality]
     new = []
     for make in makers:
         buf = []
