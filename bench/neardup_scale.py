@@ -27,7 +27,9 @@ For each N in NEARDUP_SCALE_DOCS (default 100000; e.g. "100000 1000000"):
   - with NEARDUP_SCALE_ONLINE=1 (default), the online lookup of
     bench/neardup_online.py on the same table (GIN build and size, p50/p95 of
     ONLINE_QUERIES lookups, candidates, a check against a sequential scan).
-Writes $BENCH_RESULTS/neardup_scale_join.csv and neardup_scale_online.csv."""
+Writes $BENCH_RESULTS/neardup_scale_join.csv, neardup_scale_online.csv (each row with
+the commit it was measured at; the rows of the sizes not run this time are kept, so
+NEARDUP_SCALE_DOCS=1000000 adds a size to an earlier run's) and neardup_scale_info.csv."""
 import csv
 import io
 import json
@@ -56,7 +58,7 @@ MINHASH = os.environ.get("NEARDUP_SCALE_MINHASH", "1") == "1"
 TABLE = "nds_docs"
 HWM = "substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')::bigint"
 JOIN_FIELDS = ["docs", "text_mb", "shingles", "method", "work_mem", "seconds", "pairs", "peak_mb", "start_mb",
-               "path", "candidates", "load_before", "load_after", "note"]
+               "path", "candidates", "load_before", "load_after", "note", "commit"]
 
 
 def load1():
@@ -143,6 +145,11 @@ def minhash():
     return json.loads(r.stdout.strip().splitlines()[-1]), lb, load1()
 
 
+def commit():
+    return subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"], capture_output=True,
+                          text=True).stdout.strip() or "?"
+
+
 def run_size(n):
     rng = random.Random(nq.SEED)
     q.log(f"neardup_scale: {n} documents (bench/neardup_quality.py's corpus, seed {nq.SEED})")
@@ -162,7 +169,7 @@ def run_size(n):
         rows.append({"docs": n, "text_mb": f"{mb:.0f}", "shingles": sh, "method": "simhash_near_duplicates",
                      "work_mem": wm, "seconds": f"{secs:.1f}", "pairs": pairs, "peak_mb": f"{(hwm1 - hwm0) / 1024:.0f}",
                      "start_mb": f"{hwm0 / 1024:.0f}", "path": path, "candidates": cand, "load_before": f"{lb:.1f}",
-                     "load_after": f"{load1():.1f}", "note": "exact"})
+                     "load_after": f"{load1():.1f}", "note": "exact", "commit": commit()})
         q.log(f"  simhash_near_duplicates, work_mem {wm}: {secs:.1f} s, {pairs} pairs, peak +{(hwm1 - hwm0) / 1024:.0f} MB"
               f" ({path}; load {lb:.1f})")
     if len(pairs_seen) > 1:
@@ -174,7 +181,7 @@ def run_size(n):
                      "peak_mb": f"{m['peak_kb'] / 1024:.0f}", "start_mb": f"{m['start_kb'] / 1024:.0f}",
                      "path": f"b={m['bands']}, r={m['rows']}", "candidates": m["candidates"],
                      "load_before": f"{lb:.1f}", "load_after": f"{la:.1f}",
-                     "note": f"from ready shingle sets (read in {m['read_s']:.1f} s)"})
+                     "note": f"from ready shingle sets (read in {m['read_s']:.1f} s)", "commit": commit()})
         q.log(f"  MinHash-LSH + estimate: {m['seconds']:.1f} s, {m['pairs']} pairs, peak +{m['peak_kb'] / 1024:.0f} MB"
               f" (sets read in {m['read_s']:.1f} s; load {lb:.1f})")
     online = None
@@ -182,34 +189,46 @@ def run_size(n):
         pool = [d["text"] for d in docs if d["edit"] == "original"]
         online = no.measure(TABLE, texts, pool, random.Random(no.SEED))
         online["load"] = f"{load1():.1f}"
+        online["commit"] = commit()
         if online["differ"]:
             sys.exit("neardup_scale: a lookup differs from the sequential scan")
     q.psql(f"DROP TABLE {TABLE}; DROP TABLE IF EXISTS {TABLE}_queries")
     return rows, online
 
 
+def kept(name):
+    """The rows of an earlier run's CSV for the sizes not run this time (as bench/scale.sh keeps them)."""
+    path = os.path.join(RES, name)
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return [r for r in csv.DictReader(f) if int(r["docs"]) not in SIZES]
+
+
 def write(name, rows, fields):
+    rows = sorted(rows, key=lambda r: int(r["docs"]))  # stable: each size's rows keep their order
     with open(os.path.join(RES, name), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
+        w = csv.DictWriter(f, fieldnames=fields, restval="", extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
 
 
 def main():
     os.makedirs(RES, exist_ok=True)
-    join_rows, online_rows = [], []
+    join_rows, online_rows = kept("neardup_scale_join.csv"), kept("neardup_scale_online.csv")
     for n in SIZES:
         rows, online = run_size(n)
         join_rows += rows
+        online_rows += [online] if online else []
         write("neardup_scale_join.csv", join_rows, JOIN_FIELDS)
-        if online:
-            online_rows.append(online)
-            write("neardup_scale_online.csv", online_rows, list(online))
-    commit = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"], capture_output=True,
-                            text=True).stdout.strip()
-    write("neardup_scale_info.csv", [{"key": "commit", "value": commit},
-                                     {"key": "threshold", "value": THRESHOLD},
-                                     {"key": "sizes", "value": " ".join(map(str, SIZES))}], ["key", "value"])
+        fields = [k for r in online_rows for k in r]
+        write("neardup_scale_online.csv", online_rows, list(dict.fromkeys(fields)))
+    sizes = sorted({int(r["docs"]) for r in join_rows})
+    write_info = [{"key": "threshold", "value": THRESHOLD}, {"key": "sizes", "value": " ".join(map(str, sizes))}]
+    with open(os.path.join(RES, "neardup_scale_info.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["key", "value"])
+        w.writeheader()
+        w.writerows(write_info)
 
 
 if __name__ == "__main__":

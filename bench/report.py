@@ -724,6 +724,14 @@ def _nd_in_memory(rows, n):
     return min(secs) if secs else None
 
 
+def _nd_commits(rows, info):
+    """"100,000 documents at commit X, ..." (a size's rows may come from an earlier run)."""
+    by = {}
+    for r in rows:
+        by.setdefault(r.get("commit") or info.get("commit", "?"), set()).add(int(r["docs"]))
+    return ", ".join(f"{' and '.join(f'{n:,}' for n in sorted(ns))} documents at commit {c}" for c, ns in by.items())
+
+
 def _nd_loads(rows, online):
     loads = [float(r[k]) for r in rows for k in ("load_before", "load_after") if r.get(k)]
     loads += [float(r["load"]) for r in online if r.get("load")]
@@ -761,7 +769,7 @@ def readme_neardup():
                            f"| +{fnum(o.get('peak_mb', '?'), 0)} MB over {o['queries']} lookups "
                            f"| {o['answers_mean']} per lookup (exact) |")
     out.append("")
-    out.append(f"(`bench/neardup_scale.sh` at commit {info.get('commit', '?')}, PostgreSQL's backend "
+    out.append(f"(`bench/neardup_scale.sh`, {_nd_commits(rows, info)}; PostgreSQL's backend "
                f"peak resident size (VmHWM) above its size before the call; 1-minute load average "
                f"{_nd_loads(rows, online)} on a 2-core virtual machine **shared with other developers' jobs**.)")
     return "\n".join(out)
@@ -775,7 +783,7 @@ def section_neardup_scale(out):
         return
     out.append(
         "`bench/neardup_scale.sh` (part `neardup_scale`; sizes `NEARDUP_SCALE_DOCS`, here "
-        f"{info.get('sizes', '?')}) at commit {info.get('commit', '?')}, threshold {info.get('threshold', '?')}. "
+        f"{info.get('sizes', '?')}; {_nd_commits(rows, info)}), threshold {info.get('threshold', '?')}. "
         "Corpus: `bench/neardup_quality.py`'s corpus function with its seed (the documents of "
         "`QUALITY_ND_DOCS=N make quality`): the 3,537 real documents of this machine (PostgreSQL manual, "
         "/usr/share/doc copyright, README and changelog entries), then edited copies drawn from the documents "

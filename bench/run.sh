@@ -33,7 +33,8 @@
 # index size, p50/p95, candidates per lookup) is bench/neardup_online.sh.
 # neardup_scale (the verified join at NEARDUP_SCALE_DOCS documents, default
 # 100000, at work_mem 4GB and 64MB beside MinHash-LSH, and the online lookup on
-# the same table) is bench/neardup_scale.sh.
+# the same table) is bench/neardup_scale.sh; its CSVs keep the rows of the
+# sizes not run this time.
 # Only the parts that run lose their old results; the report is regenerated
 # from every CSV, so `PARTS=sweep make bench` keeps the other sections.
 set -euo pipefail
@@ -77,9 +78,10 @@ for part in $PARTS; do
 	esac
 	log=$BENCH_RESULTS/$part.log
 	# no stale figures in the report (index_sweep.csv belongs to part sweep)
-	# (scale.csv, scale_info.csv: bench/scale.sh replaces the rows of the sizes it runs)
+	# (scale.csv, scale_info.csv, neardup_scale_{join,online}.csv: bench/scale.sh and
+	# bench/neardup_scale.py replace the rows of the sizes they run)
 	find "$BENCH_RESULTS" -maxdepth 1 \( -name "$part.*" -o -name "${part}_*.csv" \) ! -name index_sweep.csv \
-		! -name scale.csv ! -name scale_info.csv -delete
+		! -name scale.csv ! -name scale_info.csv ! -name neardup_scale_join.csv ! -name neardup_scale_online.csv -delete
 	[ "$part" = sweep ] && rm -f "$BENCH_RESULTS/index_sweep.csv"
 	penv=()
 	if [ "$part" = tuning ]; then

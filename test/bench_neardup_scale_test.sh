@@ -21,7 +21,7 @@ BENCH_RESULTS=$tmp/res CORPUS=/nonexistent NEARDUP_SCALE_DOCS=300 NEARDUP_SCALE_
 rc=$?
 cp bench/report.py bench/REPORT.md "$tmp/bench/"
 cp docs/performance.md "$tmp/docs/"
-BENCH_RESULTS=$tmp/res python3 "$tmp/bench/report.py" >"$tmp/report.log" 2>&1
+BENCH_RESULTS=$tmp/res /usr/bin/python3 "$tmp/bench/report.py" >"$tmp/report.log" 2>&1
 rc_report=$?
 /usr/bin/python3 - "$tmp" "$rc" "$rc_report" <<'PY'
 import csv, os, re, sys
@@ -73,6 +73,19 @@ for o in online:
     check("online: every stored document finds itself", float(o["answers_mean"]) >= 0.5, o["answers_mean"])
 info = {r["key"]: r["value"] for r in rows("neardup_scale_info.csv")}
 check("info: sizes and threshold", info.get("sizes") == "300" and info.get("threshold") == "0.8", str(info))
+
+for r in join + online:
+    check(f"commit of {r.get('method', 'online')} {r.get('work_mem', '')}", r.get("commit", "") not in ("", "?"), str(r))
+
+# a run keeps the rows of the sizes it does not run (NEARDUP_SCALE_DOCS=300 here)
+os.makedirs(os.path.join(tmp, "keep"))
+with open(os.path.join(tmp, "keep", "k.csv"), "w") as f:
+    f.write("docs,seconds\n200,1\n300,2\n1000,3\n")
+os.environ.update(BENCH_RESULTS=os.path.join(tmp, "keep"), NEARDUP_SCALE_DOCS="300")
+sys.path.insert(0, "bench")
+import neardup_scale as ns
+check("the rows of other sizes are kept", [r["docs"] for r in ns.kept("k.csv")] == ["200", "1000"])
+check("no file, no rows", ns.kept("none.csv") == [])
 
 check("report.py exits 0", rc_report == 0, open(os.path.join(tmp, "report.log")).read()[-2000:])
 report = open(os.path.join(tmp, "bench", "REPORT.md")).read()
