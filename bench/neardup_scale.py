@@ -17,13 +17,14 @@ For each N in NEARDUP_SCALE_DOCS (default 100000; e.g. "100000 1000000"):
   - for each work_mem in NEARDUP_SCALE_WORK_MEM (default "4GB 64MB"), in a fresh
     session after a read of every body: the wall time of
     SELECT count(*) FROM simhash_near_duplicates(..., NEARDUP_SCALE_THRESHOLD), the
-    pairs, how the join ran (its NOTICE), and the backend's peak resident size
+    pairs, the backend's CPU time (/proc/self/stat), how the join ran (its NOTICE),
+    and the backend's peak resident size
     (VmHWM of /proc/self/status) above its size before the call; the load average;
   - the MinHash-LSH baseline of bench/neardup_quality.py (128 permutations, bands and
     rows as datasketch chooses them, candidates kept when their MinHash estimate
     reaches the threshold) in a child process that first reads the shingle sets
-    (simhash_shingles) from the server: its time from ready sets (the read is timed
-    apart), pairs, and the child's peak above its size with the sets loaded;
+    (simhash_shingles) from the server: its time and CPU time from ready sets (the read
+    is timed apart), pairs, and the child's peak above its size with the sets loaded;
   - with NEARDUP_SCALE_ONLINE=1 (default), the online lookup of
     bench/neardup_online.py on the same table (GIN build and size, p50/p95 of
     ONLINE_QUERIES lookups, candidates, a check against a sequential scan).
@@ -57,7 +58,12 @@ ONLINE = os.environ.get("NEARDUP_SCALE_ONLINE", "1") == "1"
 MINHASH = os.environ.get("NEARDUP_SCALE_MINHASH", "1") == "1"
 TABLE = "nds_docs"
 HWM = "substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')::bigint"
-JOIN_FIELDS = ["docs", "text_mb", "shingles", "method", "work_mem", "seconds", "pairs", "peak_mb", "start_mb",
+# utime + stime of this backend, in clock ticks (fields 14 and 15 of /proc/self/stat, counted
+# after the command name's closing parenthesis)
+CPU = ("(SELECT f[12]::bigint + f[13]::bigint FROM regexp_split_to_array("
+       "substring(pg_read_file('/proc/self/stat') from '\\) (.*)$'), ' ') f)")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+JOIN_FIELDS = ["docs", "text_mb", "shingles", "method", "work_mem", "seconds", "cpu_s", "pairs", "peak_mb", "start_mb",
                "path", "candidates", "load_before", "load_after", "note", "commit"]
 
 
@@ -86,21 +92,22 @@ def load_table(docs):
 
 
 def join(work_mem):
-    """One call of the join in a fresh session: seconds, pairs, peak and start (kB), NOTICEs."""
+    """One call of the join in a fresh session: seconds, the backend's CPU seconds, pairs, peak
+    and start (kB), NOTICEs."""
     script = f"""SET client_min_messages = notice;
 SET simhash.near_duplicates_progress = 0;
 SET work_mem = '{work_mem}';
 SELECT sum(length(body)) FROM {TABLE} \\gset
-SELECT {HWM} AS hwm0, clock_timestamp() AS t0 \\gset
+SELECT {HWM} AS hwm0, {CPU} AS cpu0, clock_timestamp() AS t0 \\gset
 SELECT count(*) AS pairs FROM simhash_near_duplicates('{TABLE}', 'fp', 'body', 'k', {THRESHOLD}) \\gset
-SELECT extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), :pairs, {HWM}, :hwm0;
+SELECT extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), :pairs, {HWM}, :hwm0, {CPU} - :cpu0;
 """
     r = subprocess.run([q.PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-At", "-f", "-"], input=script,
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"neardup_scale: the join at work_mem {work_mem} failed: {r.stderr}")
-    secs, pairs, hwm1, hwm0 = r.stdout.strip().splitlines()[-1].split("|")
-    return float(secs), int(pairs), int(hwm1), int(hwm0), r.stderr
+    secs, pairs, hwm1, hwm0, ticks = r.stdout.strip().splitlines()[-1].split("|")
+    return float(secs), int(ticks) / CLK_TCK, int(pairs), int(hwm1), int(hwm0), r.stderr
 
 
 def notice_facts(notices):
@@ -130,8 +137,9 @@ def minhash_child():
     sets = read_sets()
     t_read = time.time() - t0
     rss0 = vm_kb("VmRSS")
+    c0 = time.process_time()
     est, cand, bands, rows, t_sig, t_lsh, _ = nq.minhash_lsh(sets, THRESHOLD)
-    print(json.dumps({"seconds": t_sig + t_lsh, "read_s": t_read, "pairs": len(est), "candidates": cand,
+    print(json.dumps({"seconds": t_sig + t_lsh, "cpu_s": time.process_time() - c0, "read_s": t_read, "pairs": len(est), "candidates": cand,
                       "bands": bands, "rows": rows, "peak_kb": vm_kb("VmHWM") - rss0, "start_kb": rss0,
                       "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 
@@ -162,22 +170,23 @@ def run_size(n):
     shingles = ""
     for wm in WORK_MEMS:
         lb = load1()
-        secs, pairs, hwm1, hwm0, notices = join(wm)
+        secs, cpu, pairs, hwm1, hwm0, notices = join(wm)
         path, sh, cand = notice_facts(notices)
         shingles = shingles or sh
         pairs_seen.add(pairs)
         rows.append({"docs": n, "text_mb": f"{mb:.0f}", "shingles": sh, "method": "simhash_near_duplicates",
-                     "work_mem": wm, "seconds": f"{secs:.1f}", "pairs": pairs, "peak_mb": f"{(hwm1 - hwm0) / 1024:.0f}",
+                     "work_mem": wm, "seconds": f"{secs:.1f}", "cpu_s": f"{cpu:.1f}", "pairs": pairs, "peak_mb": f"{(hwm1 - hwm0) / 1024:.0f}",
                      "start_mb": f"{hwm0 / 1024:.0f}", "path": path, "candidates": cand, "load_before": f"{lb:.1f}",
                      "load_after": f"{load1():.1f}", "note": "exact", "commit": commit()})
-        q.log(f"  simhash_near_duplicates, work_mem {wm}: {secs:.1f} s, {pairs} pairs, peak +{(hwm1 - hwm0) / 1024:.0f} MB"
+        q.log(f"  simhash_near_duplicates, work_mem {wm}: {secs:.1f} s ({cpu:.1f} s CPU), {pairs} pairs, peak +{(hwm1 - hwm0) / 1024:.0f} MB"
               f" ({path}; load {lb:.1f})")
     if len(pairs_seen) > 1:
         sys.exit(f"neardup_scale: the join's pairs differ between work_mem settings: {sorted(pairs_seen)}")
     if MINHASH:
         m, lb, la = minhash()
         rows.append({"docs": n, "text_mb": f"{mb:.0f}", "shingles": shingles, "method": "MinHash-LSH + estimate",
-                     "work_mem": "", "seconds": f"{m['seconds']:.1f}", "pairs": m["pairs"],
+                     "work_mem": "", "seconds": f"{m['seconds']:.1f}", "cpu_s": f"{m['cpu_s']:.1f}",
+                     "pairs": m["pairs"],
                      "peak_mb": f"{m['peak_kb'] / 1024:.0f}", "start_mb": f"{m['start_kb'] / 1024:.0f}",
                      "path": f"b={m['bands']}, r={m['rows']}", "candidates": m["candidates"],
                      "load_before": f"{lb:.1f}", "load_after": f"{la:.1f}",

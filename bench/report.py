@@ -717,11 +717,25 @@ def neardup_scale_rows():
     return rows, read("neardup_scale_online.csv") or [], info
 
 
-def _nd_in_memory(rows, n):
-    """The seconds of the fastest in-memory join at n documents (the ratios' base), or None."""
-    secs = [float(r["seconds"]) for r in rows if int(r["docs"]) == n and r["method"] == "simhash_near_duplicates"
-            and r["path"] == "in memory"]
+def _nd_in_memory(rows, n, col="seconds"):
+    """The seconds (col: or CPU seconds) of the fastest in-memory join at n documents (the
+    ratios' base), or None."""
+    secs = [float(r[col]) for r in rows if int(r["docs"]) == n and r["method"] == "simhash_near_duplicates"
+            and r["path"] == "in memory" and r.get(col)]
     return min(secs) if secs else None
+
+
+def _nd_time(r, base, base_cpu):
+    """"153.4 s (2.92× in memory); CPU 120.0 s (2.50×)"."""
+    secs = float(r["seconds"])
+    out = f"{fnum(secs)} s"
+    if base and r["path"] != "in memory":
+        out += f" ({ratio(secs, base, 1)} in memory)"
+    if r.get("cpu_s"):
+        out += f"; CPU {fnum(r['cpu_s'])} s"
+        if base_cpu and r["path"] != "in memory":
+            out += f" ({ratio(r['cpu_s'], base_cpu, 1)})"
+    return out
 
 
 def _nd_commits(rows, info):
@@ -747,12 +761,10 @@ def readme_neardup():
     out = ["| documents | what | time | peak memory above start | pairs at J ≥ " + info.get("threshold", "?") + " |",
            "|---|---|---|---|---|"]
     for n in sorted({int(r["docs"]) for r in rows}):
-        base = _nd_in_memory(rows, n)
+        base, base_cpu = _nd_in_memory(rows, n), _nd_in_memory(rows, n, "cpu_s")
         mine = [r for r in rows if int(r["docs"]) == n]
         label = f"{n:,} ({mine[0]['text_mb']} MB of text)"
         for r in mine:
-            secs = float(r["seconds"])
-            vs = f" ({ratio(secs, base, 1)} in memory)" if base and r["path"] != "in memory" else ""
             if r["method"] == "simhash_near_duplicates":
                 what = f"`simhash_near_duplicates`, work_mem {r['work_mem']} ({r['path']})"
                 pairs = f"{int(r['pairs']):,} (exact)"
@@ -761,7 +773,7 @@ def readme_neardup():
                 what = f"{r['method']} ({r['path']}), from ready shingle sets"
                 pairs = f"{int(r['pairs']):,} (estimated)"
                 peak = f"+{fnum(r['peak_mb'], 0)} MB (its process)"
-            out.append(f"| {label} | {what} | {fnum(secs)} s{vs} | {peak} | {pairs} |")
+            out.append(f"| {label} | {what} | {_nd_time(r, base, base_cpu)} | {peak} | {pairs} |")
         for o in online:
             if int(o["docs"]) == n:
                 out.append(f"| {label} | `simhash_near_duplicates_of`, one lookup (GIN index {fnum(o['index_mb'], 0)} MB, "
@@ -793,29 +805,33 @@ def section_neardup_scale(out):
         "`(k text, body text, fp bigint DEFAULT 0)`.\n")
     out.append(
         "Join: one `SELECT count(*) FROM simhash_near_duplicates(...)` per `work_mem`, each in a fresh "
-        "session after a read of every body; peak is the backend's VmHWM (/proc/self/status) after the call "
+        "session after a read of every body; CPU is the backend's user + system time over the call "
+        "(/proc/self/stat), steadier than the wall time on a loaded machine; peak is the backend's VmHWM "
+        "(/proc/self/status) after the call "
         "minus before it, start its VmHWM before (shared buffers it mapped included). MinHash-LSH: "
         "`bench/neardup_quality.py`'s baseline (128 permutations, bands and rows chosen as datasketch chooses "
         "them, candidates kept when their MinHash estimate reaches the threshold; datasketch itself is not "
         "installed here) in a child process that first reads the shingle sets from the server; its time starts "
-        "from those ready sets (the read is given apart), its peak is the child's VmHWM above its size with the "
+        "from those ready sets (the read is given apart), its CPU is the child's over the same span, its peak is the child's VmHWM above its size with the "
         "sets loaded. Its pairs are estimates: neither precision nor recall is 1 (bench/QUALITY.md measures them "
         "at 10,000 documents). Online: `bench/neardup_online.py`'s measurement on the same table.\n")
     for n in sorted({int(r["docs"]) for r in rows}):
-        base = _nd_in_memory(rows, n)
+        base, base_cpu = _nd_in_memory(rows, n), _nd_in_memory(rows, n, "cpu_s")
         mine = [dict(r) for r in rows if int(r["docs"]) == n]
         for r in mine:
             r["vs"] = ratio(r["seconds"], base) if base else "n/a"
+            r["cpu"] = r.get("cpu_s") or "–"
+            r["vs_cpu"] = ratio(r["cpu_s"], base_cpu) if base_cpu and r.get("cpu_s") else "n/a"
             r["pairs_f"] = f"{int(r['pairs']):,}"
             r["cand_f"] = f"{int(r['candidates']):,}" if r.get("candidates") else "–"
             r["load"] = f"{r['load_before']}–{r['load_after']}"
             r["peak"] = f"+{r['peak_mb']} MB"
         out.append(f"**{n:,} documents**, {mine[0]['text_mb']} MB of text"
                    + (f", {int(mine[0]['shingles']):,} shingles" if mine[0].get("shingles") else "") + ":\n")
-        out.append(table(mine, ["method", "work_mem", "path", "seconds", "vs", "pairs_f", "cand_f", "peak", "start_mb",
-                                "load", "note"],
-                         ["method", "work_mem", "how it ran", "seconds", "vs in memory", "pairs", "candidates",
-                          "peak above start", "start MB", "load", "note"]))
+        out.append(table(mine, ["method", "work_mem", "path", "seconds", "vs", "cpu", "vs_cpu", "pairs_f", "cand_f",
+                                "peak", "start_mb", "load", "note"],
+                         ["method", "work_mem", "how it ran", "seconds", "vs in memory", "CPU s", "CPU vs in memory",
+                          "pairs", "candidates", "peak above start", "start MB", "load", "note"]))
         out.append("")
     if online:
         for o in online:

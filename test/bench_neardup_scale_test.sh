@@ -56,7 +56,8 @@ for r in nd:
     check(f"{r['work_mem']}: shingles counted", r["shingles"] != "" and int(r["shingles"]) > 0, str(r))
 for r in join:
     check(f"{r['method']} {r['work_mem']}: 300 documents", r["docs"] == "300", str(r))
-    check(f"{r['method']} {r['work_mem']}: time and peak are numbers", float(r["seconds"]) >= 0
+    check(f"{r['method']} {r['work_mem']}: time, CPU and peak are numbers", float(r["seconds"]) >= 0
+          and 0 <= float(r["cpu_s"]) <= float(r["seconds"]) + 1
           and float(r["peak_mb"]) >= 0 and float(r["start_mb"]) > 0, str(r))
     check(f"{r['method']} {r['work_mem']}: load averages", float(r["load_before"]) >= 0 and float(r["load_after"]) >= 0)
 check("one MinHash-LSH row", len(mh) == 1, str(join))
