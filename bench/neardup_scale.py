@@ -175,7 +175,7 @@ def run_size(n):
         shingles = shingles or sh
         pairs_seen.add(pairs)
         rows.append({"docs": n, "text_mb": f"{mb:.0f}", "shingles": sh, "method": "simhash_near_duplicates",
-                     "work_mem": wm, "seconds": f"{secs:.1f}", "cpu_s": f"{cpu:.1f}", "pairs": pairs, "peak_mb": f"{(hwm1 - hwm0) / 1024:.0f}",
+                     "work_mem": wm, "seconds": f"{secs:.2f}", "cpu_s": f"{cpu:.2f}", "pairs": pairs, "peak_mb": f"{(hwm1 - hwm0) / 1024:.0f}",
                      "start_mb": f"{hwm0 / 1024:.0f}", "path": path, "candidates": cand, "load_before": f"{lb:.1f}",
                      "load_after": f"{load1():.1f}", "note": "exact", "commit": commit()})
         q.log(f"  simhash_near_duplicates, work_mem {wm}: {secs:.1f} s ({cpu:.1f} s CPU), {pairs} pairs, peak +{(hwm1 - hwm0) / 1024:.0f} MB"
@@ -193,16 +193,19 @@ def run_size(n):
                      "note": f"from ready shingle sets (read in {m['read_s']:.1f} s)", "commit": commit()})
         q.log(f"  MinHash-LSH + estimate: {m['seconds']:.1f} s, {m['pairs']} pairs, peak +{m['peak_kb'] / 1024:.0f} MB"
               f" (sets read in {m['read_s']:.1f} s; load {lb:.1f})")
-    online = None
-    if ONLINE:
-        pool = [d["text"] for d in docs if d["edit"] == "original"]
-        online = no.measure(TABLE, texts, pool, random.Random(no.SEED))
-        online["load"] = f"{load1():.1f}"
-        online["commit"] = commit()
-        if online["differ"]:
-            sys.exit("neardup_scale: a lookup differs from the sequential scan")
+    return rows, docs
+
+
+def run_online(docs):
+    """The online lookup on the table of run_size (then dropped): its CSV row."""
+    pool = [d["text"] for d in docs if d["edit"] == "original"]
+    online = no.measure(TABLE, [d["text"] for d in docs], pool, random.Random(no.SEED))
+    online["load"] = f"{load1():.1f}"
+    online["commit"] = commit()
     q.psql(f"DROP TABLE {TABLE}; DROP TABLE IF EXISTS {TABLE}_queries")
-    return rows, online
+    if online["differ"]:
+        sys.exit("neardup_scale: a lookup differs from the sequential scan")
+    return online
 
 
 def kept(name):
@@ -226,12 +229,17 @@ def main():
     os.makedirs(RES, exist_ok=True)
     join_rows, online_rows = kept("neardup_scale_join.csv"), kept("neardup_scale_online.csv")
     for n in SIZES:
-        rows, online = run_size(n)
+        # the join's rows are written before the online lookup starts
+        rows, docs = run_size(n)
         join_rows += rows
-        online_rows += [online] if online else []
         write("neardup_scale_join.csv", join_rows, JOIN_FIELDS)
-        fields = [k for r in online_rows for k in r]
-        write("neardup_scale_online.csv", online_rows, list(dict.fromkeys(fields)))
+        if ONLINE:
+            online_rows.append(run_online(docs))
+        else:
+            q.psql(f"DROP TABLE {TABLE}")
+        if online_rows:
+            fields = [k for r in online_rows for k in r]
+            write("neardup_scale_online.csv", online_rows, list(dict.fromkeys(fields)))
     sizes = sorted({int(r["docs"]) for r in join_rows})
     write_info = [{"key": "threshold", "value": THRESHOLD}, {"key": "sizes", "value": " ".join(map(str, sizes))}]
     with open(os.path.join(RES, "neardup_scale_info.csv"), "w", newline="") as f:

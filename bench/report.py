@@ -778,7 +778,7 @@ def readme_neardup():
             if int(o["docs"]) == n:
                 out.append(f"| {label} | `simhash_near_duplicates_of`, one lookup (GIN index {fnum(o['index_mb'], 0)} MB, "
                            f"built in {fnum(o['index_build_s'])} s) | p50 {fnum(o['p50_ms'])} ms, p95 {fnum(o['p95_ms'])} ms "
-                           f"| +{fnum(o.get('peak_mb', '?'), 0)} MB over {o['queries']} lookups "
+                           f"| +{fnum(o.get('peak_mb', '?'), 0)} MB over {o['queries']} lookups, shared buffers included "
                            f"| {o['answers_mean']} per lookup (exact) |")
     out.append("")
     out.append(f"(`bench/neardup_scale.sh`, {_nd_commits(rows, info)}; PostgreSQL's backend "
@@ -840,7 +840,8 @@ def section_neardup_scale(out):
             o["peak"] = f"+{o.get('peak_mb', '?')} MB"
         out.append("Online lookup `simhash_near_duplicates_of` at 0.8 on the same table (GIN on "
                    "`simhash_prefix_tokens(body, 0.8)`; lookups timed inside the server, half stored documents, "
-                   "half fresh edits of them; checked against a sequential scan):\n")
+                   "half fresh edits of them; checked against a sequential scan; the backend's peak counts the "
+                   "shared buffers it touched, up to the index's and the table's size):\n")
         out.append(table(online, ["docs", "index_build_s", "index_mb", "queries", "p50_ms", "p95_ms", "max_ms", "cand",
                                   "answers_mean", "peak", "checks", "load"],
                          ["documents", "index build s", "index MB", "lookups", "p50 ms", "p95 ms", "max ms",
