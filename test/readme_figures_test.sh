@@ -10,7 +10,7 @@ import re
 readme = open("docs/performance.md", encoding="utf-8").read()
 report = open("bench/REPORT.md", encoding="utf-8").read()
 passed = failed = 0
-for name in ("performance", "tuning", "scale"):
+for name in ("performance", "tuning", "scale", "neardup"):
     pattern = rf"<!-- bench:{name} -->\n(.*?)\n<!-- /bench:{name} -->"
     mine, theirs = re.search(pattern, readme, re.S), re.search(pattern, report, re.S)
     if not mine or not theirs:
