@@ -99,7 +99,7 @@ def measure(table, docs, pool, rng, n_queries=N_QUERIES, n_checks=N_CHECKS):
     mb = float(q.psql(f"SELECT sum(octet_length(body)) / 1e6 FROM {table}"))
     t0 = time.time()
     q.psql(f"SET maintenance_work_mem = '1GB'; DROP INDEX IF EXISTS {index}; CREATE INDEX {index} ON {table}"
-           f" USING gin (simhash_prefix_tokens(body, {THRESHOLD}))")
+           f" USING gin (simhash_prefix_tokens(body, {THRESHOLD}) simhash_prefix_ops)")
     build = time.time() - t0
     q.psql(f"ANALYZE {table}")
     idx_mb = float(q.psql(f"SELECT pg_relation_size('{index}') / 1e6"))
@@ -123,7 +123,11 @@ def measure(table, docs, pool, rng, n_queries=N_QUERIES, n_checks=N_CHECKS):
     # VmHWM (peak resident size) before and after the lookups
     q.psql(f"SELECT count(*) FROM {table}")
     hwm = "substring(pg_read_file('/proc/self/status') from 'VmHWM:\\s+(\\d+)')::bigint"
+    # the backend's CPU time (utime + stime, in ticks of 10 ms) around the timed lookups alone
+    cpu = ("(SELECT f[14]::bigint + f[15]::bigint FROM"
+           " string_to_array(pg_read_file('/proc/' || pg_backend_pid() || '/stat'), ' ') f)")
     out = q.psql(f"""SELECT set_config('simhash_bench.hwm0', ({hwm})::text, false);
+SELECT set_config('simhash_bench.cpu0', ({cpu})::text, false);
 DO $$
 DECLARE r record; t timestamptz; n int; c int;
 BEGIN
@@ -131,19 +135,29 @@ BEGIN
     t := clock_timestamp();
     SELECT count(*) INTO n FROM simhash_near_duplicates_of('{table}', 'body', 'k', r.doc, {THRESHOLD});
     UPDATE {queries_t} SET ms = extract(epoch FROM clock_timestamp() - t) * 1000, answers = n WHERE i = r.i;
-    SELECT count(*) INTO c FROM {table} WHERE simhash_prefix_tokens(body, {THRESHOLD}) && simhash_prefix_probe(r.doc, {THRESHOLD});
+  END LOOP;
+  PERFORM set_config('simhash_bench.cpu1', ({cpu})::text, false);
+  PERFORM set_config('simhash_bench.load', split_part(pg_read_file('/proc/loadavg'), ' ', 1), false);
+  FOR r IN SELECT i, doc FROM {queries_t} ORDER BY i LOOP
+    SELECT count(*) INTO c FROM {table}
+      WHERE simhash_prefix_tokens(body, {THRESHOLD}) &&& simhash_prefix_probe(r.doc, {THRESHOLD});
     UPDATE {queries_t} SET candidates = c WHERE i = r.i;
   END LOOP;
 END $$;
-SELECT current_setting('simhash_bench.hwm0'), {hwm}""")
-    hwm0, hwm1 = (int(x) for x in out.strip().splitlines()[-1].split("|"))
+SELECT current_setting('simhash_bench.hwm0'), {hwm},
+  current_setting('simhash_bench.cpu1')::bigint - current_setting('simhash_bench.cpu0')::bigint,
+  current_setting('simhash_bench.load')""")
+    last = out.strip().splitlines()[-1].split("|")
+    hwm0, hwm1, ticks = (int(x) for x in last[:3])
+    load = float(last[3])
+    cpu_ms = ticks * 10.0 / n_queries
     out = q.psql("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY ms),"
                  " max(ms), avg(candidates), percentile_cont(0.5) WITHIN GROUP (ORDER BY candidates),"
                  f" percentile_cont(0.95) WITHIN GROUP (ORDER BY candidates), avg(answers) FROM {queries_t}")
     p50, p95, mx, cand, cand50, cand95, ans = (float(x) for x in out.strip().split("|"))
     q.log(f"lookups at {THRESHOLD}: p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {mx:.1f} ms; candidates per lookup"
           f" mean {cand:.0f}, p50 {cand50:.0f}, p95 {cand95:.0f}; answers per lookup {ans:.2f};"
-          f" backend peak +{(hwm1 - hwm0) / 1024:.0f} MB")
+          f" backend peak +{(hwm1 - hwm0) / 1024:.0f} MB; CPU {cpu_ms:.1f} ms a lookup (load {load:.1f})")
 
     # exactness: the lookup equals a sequential scan
     bad = 0
@@ -158,7 +172,7 @@ SELECT current_setting('simhash_bench.hwm0'), {hwm}""")
             "queries": n_queries, "p50_ms": f"{p50:.2f}", "p95_ms": f"{p95:.2f}", "max_ms": f"{mx:.2f}",
             "candidates_mean": f"{cand:.0f}", "candidates_p50": f"{cand50:.0f}", "candidates_p95": f"{cand95:.0f}",
             "answers_mean": f"{ans:.2f}", "checked": min(n_checks, n_queries), "differ": bad,
-            "peak_mb": f"{(hwm1 - hwm0) / 1024:.0f}"}
+            "peak_mb": f"{(hwm1 - hwm0) / 1024:.0f}", "cpu_ms": f"{cpu_ms:.2f}", "load": f"{load:.1f}"}
 
 
 def main():

@@ -1,8 +1,9 @@
 -- Online lookup: simhash_near_duplicates_of through a GIN index on
--- simhash_prefix_tokens.  Every lookup is compared with a sequential scan of
--- simhash_similarity over the whole table (the rows at or above the
--- threshold, with the same similarities), before and after inserts, deletes
--- and VACUUM; then the errors.
+-- simhash_prefix_tokens (opclass simhash_prefix_ops: two common tokens).
+-- Every lookup is compared with a sequential scan of simhash_similarity over
+-- the whole table (the rows at or above the threshold, with the same
+-- similarities), before and after inserts, deletes and VACUUM; then the
+-- errors.
 \set page `cat test/data/lighthouse.txt`
 \set other `cat test/data/bakery.txt`
 CREATE TABLE words AS
@@ -39,7 +40,7 @@ SELECT simhash_prefix_probe('The quick brown fox jumps over the lazy dog and nap
 
 -- no index yet: 55000, and the hint is the statement to run
 SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d');
-CREATE INDEX docs_prefix ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8));
+CREATE INDEX docs_prefix ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8) simhash_prefix_ops);
 
 -- every probe at several thresholds: the lookup equals the sequential scan
 CREATE FUNCTION mismatches(t float8) RETURNS TABLE (q text, answers bigint, missing bigint, extra bigint)
@@ -59,6 +60,32 @@ SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, 
 -- what some lookups return
 SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', (SELECT body FROM lookup_docs WHERE k = '389-400'), 0.8) ORDER BY 1;
 SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', '', 0.9) ORDER BY 1;
+-- a candidate meets two of the probe's tokens: a row sharing one rare
+-- shingle with the probe is no longer read (array_ops' && reads it)
+SELECT count(*) FILTER (WHERE simhash_prefix_tokens(body, 0.8) && simhash_prefix_probe(p.doc, 0.8)) AS one_common,
+       count(*) FILTER (WHERE simhash_prefix_tokens(body, 0.8) &&& simhash_prefix_probe(p.doc, 0.8)) AS two_common,
+       count(*) FILTER (WHERE simhash_similarity(body, p.doc) >= 0.8) AS similar
+  FROM lookup_docs, probes p WHERE p.q ~ '^(stored|edited)';
+-- &&& itself: two distinct common elements, NULLs and repeats counted
+-- once; the opclass answers as the operator does
+SELECT a, b, a &&& b AS match
+  FROM (VALUES ('{1,2,3}'::bigint[], '{3,2}'::bigint[]), ('{1,2,3}', '{3,4}'), ('{1,2}', '{1,1}'),
+               ('{1,NULL}', '{1,NULL}'), ('{}', '{1,2}'), ('{5,6,5}', '{6,5}')) v(a, b);
+CREATE TABLE token_rows AS
+  SELECT i, ARRAY(SELECT (i * 7 + j * j) % 23 FROM generate_series(1, 1 + i % 6) j)::bigint[] AS a
+    FROM generate_series(1, 400) i;
+INSERT INTO token_rows VALUES (401, '{}'), (402, '{1,NULL,2}'), (403, NULL), (404, '{3,3,3}');
+CREATE INDEX token_rows_a ON token_rows USING gin (a simhash_prefix_ops);
+CREATE TABLE token_queries (q bigint[]);
+INSERT INTO token_queries VALUES ('{1,2}'), ('{3,3}'), ('{3,4,5,6}'), ('{1,NULL,2}'), ('{}'), ('{7}'), ('{0,1,2,3,4,5,6,7,8,9,10,11}');
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT i FROM token_rows WHERE a &&& '{1,2}';
+SELECT q, count(*) AS rows FROM token_queries, token_rows WHERE a &&& q GROUP BY q ORDER BY q;
+RESET enable_seqscan;
+SET enable_bitmapscan = off; SET enable_indexscan = off;
+SELECT q, count(*) AS rows FROM token_queries, token_rows WHERE a &&& q GROUP BY q ORDER BY q;
+RESET enable_bitmapscan; RESET enable_indexscan;
+DROP TABLE token_rows, token_queries;
 -- the lookup went through the index (one index scan per lookup)
 SELECT pg_stat_get_xact_numscans('docs_prefix'::regclass) AS before \gset
 SELECT count(*) FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a lookup', 0.9);
@@ -77,14 +104,20 @@ SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, 
 -- below the index's threshold: 55000 naming the thresholds it serves;
 -- another index serves it, and the 0.8 index still serves 0.8
 SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', 0.6);
-CREATE INDEX docs_prefix_06 ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.6));
+CREATE INDEX docs_prefix_06 ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.6) simhash_prefix_ops);
 SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, sum(extra) AS extra
   FROM unnest('{0.6,0.7,0.8}'::float8[]) t, mismatches(t) GROUP BY t ORDER BY t;
+-- low thresholds, where small sets are similar with one common shingle
+-- (J = 1/2, 1/3): their tokens come twice
+CREATE INDEX docs_prefix_03 ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.3) simhash_prefix_ops);
+SELECT t, count(*) AS probes, sum(answers) AS answers, sum(missing) AS missing, sum(extra) AS extra
+  FROM unnest('{0.3,0.34,0.5}'::float8[]) t, mismatches(t) GROUP BY t ORDER BY t;
+DROP INDEX docs_prefix_03;
 -- an index with its own list of frequent shingles to keep out of the
 -- prefixes (here the 40 most frequent of the table): still exact, and used
 DROP INDEX docs_prefix, docs_prefix_06;
 DO $$ BEGIN
-  EXECUTE format('CREATE INDEX docs_prefix_listed ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8, %L))',
+  EXECUTE format('CREATE INDEX docs_prefix_listed ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8, %L) simhash_prefix_ops)',
                  (SELECT array_agg(h ORDER BY n DESC, h) FROM (SELECT h, count(*) AS n FROM lookup_docs, unnest(simhash_shingles(body)) h
                                                             GROUP BY h ORDER BY count(*) DESC, h LIMIT 40) f));
 END $$;
@@ -97,12 +130,14 @@ SELECT simhash_prefix_tokens('a b c d e', 0.8, '{1,NULL}');
 
 -- an index the lookup cannot use is not taken: partial, or on another expression
 DROP INDEX docs_prefix_listed;
-CREATE INDEX ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8)) WHERE id > 0;
-CREATE INDEX ON lookup_docs USING gin (simhash_prefix_tokens(lower(body), 0.8));
+CREATE INDEX ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8) simhash_prefix_ops) WHERE id > 0;
+CREATE INDEX ON lookup_docs USING gin (simhash_prefix_tokens(lower(body), 0.8) simhash_prefix_ops);
+-- array_ops answers && (one common token), not &&&
+CREATE INDEX ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8));
 SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', 0.8);
 
 -- bad input
-CREATE INDEX docs_prefix ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8));
+CREATE INDEX docs_prefix ON lookup_docs USING gin (simhash_prefix_tokens(body, 0.8) simhash_prefix_ops);
 SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', NULL);
 SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', 0);
 SELECT * FROM simhash_near_duplicates_of('lookup_docs', 'body', 'k', 'a b c d', 1.5);

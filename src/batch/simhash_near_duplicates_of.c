@@ -9,6 +9,9 @@
  *                              the tokens a lookup probes with
  *   simhash_prefix_index_for(rel, body, threshold, prefix_fn)
  *                              the GIN index on rel that serves a lookup
+ *   simhash_prefix_match(a, b) a &&& b: the arrays share two elements, and
+ *                              the GIN support of opclass simhash_prefix_ops
+ *                              that answers it from the index
  *
  * The tokens come from the core (src/core/search/prefix.h): the prefix of the
  * doc's distinct shingle set (the tokenizer of simhash(text) with its
@@ -21,6 +24,7 @@
 #include <math.h>
 
 #include "access/genam.h"
+#include "access/gin.h"
 #include "access/relation.h"
 #include "catalog/pg_am.h"
 #include "commands/defrem.h"
@@ -82,6 +86,17 @@ doc_shingles(text *doc, bool bounded, size_t *n)
 	}
 	SH_CHECK(st, "simhash_prefix_tokens");
 	return buf;
+}
+
+/* A stored row and a probe must share this many tokens (src/core/search/prefix.h). */
+#define SIMHASH_PREFIX_COMMON 2
+
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64 x = *(const int64 *) a, y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
 }
 
 static ArrayType *
@@ -171,7 +186,7 @@ simhash_prefix_tokens(PG_FUNCTION_ARGS)
 	simhash_check_threshold(t);
 	order = call_order(fcinfo, 2);
 	set = doc_shingles(PG_GETARG_TEXT_PP(0), false, &n);
-	cap = Max(sh_prefix_length(n, t), 1);
+	cap = sh_prefix_tokens_room(n, t);
 	tokens = palloc_extended(sizeof(uint64_t) * cap, MCXT_ALLOC_HUGE);
 	SH_CHECK(sh_prefix_tokens(set, n, t, order, tokens, cap, &ntok), "simhash_prefix_tokens");
 	PG_RETURN_ARRAYTYPE_P(token_array(tokens, ntok));
@@ -196,14 +211,127 @@ simhash_prefix_probe(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(token_array(tokens, ntok));
 }
 
+/* The distinct non-NULL elements of a bigint[] (palloc'd, ascending), *n of them. */
+static int64 *
+distinct_elements(ArrayType *arr, int *n)
+{
+	Datum *elems;
+	bool  *nulls;
+	int	   count, m = 0;
+	int64 *out;
+
+	if (ARR_ELEMTYPE(arr) != INT8OID)
+		ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+						errmsg("prefix tokens must be a bigint array, not %s",
+							   format_type_be(ARR_ELEMTYPE(arr)))));
+	deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &count);
+	out = palloc(sizeof(int64) * Max(count, 1));
+	for (int i = 0; i < count; i++)
+		if (!nulls[i])
+			out[m++] = DatumGetInt64(elems[i]);
+	qsort(out, m, sizeof(int64), int64_cmp);
+	*n = 0;
+	for (int i = 0; i < m; i++)
+		if (*n == 0 || out[*n - 1] != out[i])
+			out[(*n)++] = out[i];
+	pfree(elems);
+	pfree(nulls);
+	return out;
+}
+
+/* simhash_prefix_match(a bigint[], b bigint[]) -> bool (a &&& b): a and b share two distinct elements. */
+PG_FUNCTION_INFO_V1(simhash_prefix_match);
+Datum
+simhash_prefix_match(PG_FUNCTION_ARGS)
+{
+	int	   na, nb, i = 0, j = 0, common = 0;
+	int64 *a = distinct_elements(PG_GETARG_ARRAYTYPE_P(0), &na);
+	int64 *b = distinct_elements(PG_GETARG_ARRAYTYPE_P(1), &nb);
+
+	while (i < na && j < nb && common < SIMHASH_PREFIX_COMMON)
+	{
+		if (a[i] < b[j])
+			i++;
+		else if (a[i] > b[j])
+			j++;
+		else
+		{
+			common++;
+			i++;
+			j++;
+		}
+	}
+	PG_RETURN_BOOL(common >= SIMHASH_PREFIX_COMMON);
+}
+
+/*
+ * GIN extractQuery of simhash_prefix_ops: the distinct non-NULL elements of
+ * the query (a repeated element counts once, as in simhash_prefix_match); no
+ * entry, so no row, when fewer than two.
+ */
+PG_FUNCTION_INFO_V1(simhash_prefix_extract_query);
+Datum
+simhash_prefix_extract_query(PG_FUNCTION_ARGS)
+{
+	int32 *nentries = (int32 *) PG_GETARG_POINTER(1);
+	int32 *search_mode = (int32 *) PG_GETARG_POINTER(6);
+	int	   n;
+	int64 *elems = distinct_elements(PG_GETARG_ARRAYTYPE_P(0), &n);
+	Datum *entries;
+
+	*search_mode = GIN_SEARCH_MODE_DEFAULT;
+	*nentries = n >= SIMHASH_PREFIX_COMMON ? n : 0;
+	entries = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		entries[i] = Int64GetDatum(elems[i]);
+	PG_RETURN_POINTER(entries);
+}
+
+/* GIN consistent of simhash_prefix_ops: two of the query's entries are present (exact, no recheck). */
+PG_FUNCTION_INFO_V1(simhash_prefix_consistent);
+Datum
+simhash_prefix_consistent(PG_FUNCTION_ARGS)
+{
+	bool *check = (bool *) PG_GETARG_POINTER(0);
+	int32 nkeys = PG_GETARG_INT32(3);
+	bool *recheck = (bool *) PG_GETARG_POINTER(5);
+	int	  present = 0;
+
+	*recheck = false;
+	for (int i = 0; i < nkeys && present < SIMHASH_PREFIX_COMMON; i++)
+		present += check[i];
+	PG_RETURN_BOOL(present >= SIMHASH_PREFIX_COMMON);
+}
+
+/* GIN triConsistent of simhash_prefix_ops: the same over GIN_TRUE / GIN_MAYBE / GIN_FALSE. */
+PG_FUNCTION_INFO_V1(simhash_prefix_triconsistent);
+Datum
+simhash_prefix_triconsistent(PG_FUNCTION_ARGS)
+{
+	GinTernaryValue *check = (GinTernaryValue *) PG_GETARG_POINTER(0);
+	int32			 nkeys = PG_GETARG_INT32(3);
+	int				 present = 0, maybe = 0;
+
+	for (int i = 0; i < nkeys; i++)
+	{
+		if (check[i] == GIN_TRUE)
+			present++;
+		else if (check[i] == GIN_MAYBE)
+			maybe++;
+	}
+	if (present >= SIMHASH_PREFIX_COMMON)
+		PG_RETURN_GIN_TERNARY_VALUE(GIN_TRUE);
+	PG_RETURN_GIN_TERNARY_VALUE(present + maybe >= SIMHASH_PREFIX_COMMON ? GIN_MAYBE : GIN_FALSE);
+}
+
 /*
  * The threshold t0 of an index that serves lookups on column attno: a valid,
- * non-partial, single-column GIN index with the array_ops opclass on exactly
+ * non-partial, single-column GIN index with the simhash_prefix_ops opclass on exactly
  * prefix_fn(column, t0, frequent) with constants t0 and frequent (the list
  * into *frequent); -1 for any other index.
  */
 static double
-index_threshold(Relation index, AttrNumber attno, Oid prefix_fn, Oid array_ops, Datum *frequent)
+index_threshold(Relation index, AttrNumber attno, Oid prefix_fn, Oid prefix_ops, Datum *frequent)
 {
 	List	 *exprs;
 	FuncExpr *fe;
@@ -212,7 +340,7 @@ index_threshold(Relation index, AttrNumber attno, Oid prefix_fn, Oid array_ops, 
 
 	if (index->rd_rel->relam != GIN_AM_OID || !index->rd_index->indisvalid ||
 		!index->rd_index->indisready || index->rd_index->indnatts != 1 ||
-		index->rd_index->indkey.values[0] != 0 || index->rd_opfamily[0] != array_ops ||
+		index->rd_index->indkey.values[0] != 0 || index->rd_opfamily[0] != prefix_ops ||
 		RelationGetIndexPredicate(index) != NIL)
 		return -1;
 	exprs = RelationGetIndexExpressions(index);
@@ -248,7 +376,7 @@ simhash_prefix_index_for(PG_FUNCTION_ARGS)
 	char	  *body = NameStr(*PG_GETARG_NAME(1));
 	double	   threshold = PG_GETARG_FLOAT8(2);
 	Oid		   prefix_fn = PG_GETARG_OID(3);
-	Oid		   array_ops;
+	Oid		   prefix_ops;
 	AttrNumber attno;
 	Relation   rel;
 	List	  *indexes;
@@ -266,8 +394,10 @@ simhash_prefix_index_for(PG_FUNCTION_ARGS)
 	attno = get_attnum(relid, body);
 	if (attno == InvalidAttrNumber)
 		PG_RETURN_NULL();
-	array_ops =
-		get_opfamily_oid(GIN_AM_OID, list_make2(makeString("pg_catalog"), makeString("array_ops")),
+	prefix_ops =
+		get_opfamily_oid(GIN_AM_OID,
+						 list_make2(makeString(get_namespace_name(get_func_namespace(prefix_fn))),
+									makeString("simhash_prefix_ops")),
 						 false);
 	rel = relation_open(relid, AccessShareLock);
 	indexes = RelationGetIndexList(rel);
@@ -276,7 +406,7 @@ simhash_prefix_index_for(PG_FUNCTION_ARGS)
 	{
 		Relation index = index_open(lfirst_oid(lc), AccessShareLock);
 		Datum	 list = (Datum) 0;
-		double	 t0 = index_threshold(index, attno, prefix_fn, array_ops, &list);
+		double	 t0 = index_threshold(index, attno, prefix_fn, prefix_ops, &list);
 
 		if (t0 > 0)
 		{

@@ -59,7 +59,14 @@ uint64_t token(uint64_t h, uint32_t size_class)
     return mix(h ^ mix(0x9e3779b97f4a7c15ULL * (uint64_t{size_class} + 1)));
 }
 
-constexpr uint64_t kEmptyToken = 0x656d707479207365ULL;  // "empty se": the empty set's token
+// The second token of a hash of a small set (see prefix.h): bijective in h
+// for a class, as token() is.
+uint64_t second_token(uint64_t first)
+{
+    return mix(first ^ 0x5365636f6e64746bULL);  // "Secondtk"
+}
+
+constexpr uint64_t kEmptyToken = 0x656d707479207365ULL;  // "empty se": the empty set's first token
 
 bool threshold_valid(double t)
 {
@@ -75,8 +82,46 @@ std::pair<size_t, size_t> size_range(size_t n, double t)
     return {lo < 1 ? 1 : static_cast<size_t>(lo), static_cast<size_t>(hi)};
 }
 
-// The first p hashes of set in the global order, into prefix.
-void leading(const uint64_t *set, size_t n, size_t p, const sh_prefix_order *order,
+// A set of n small enough that a similar set may share a single hash with
+// it (J = 1 / (n + m - 1) >= t needs n <= 1 / t): its tokens come twice.
+bool small_set(size_t n, double t)
+{
+    return (t - SH_PREFIX_SLACK) * static_cast<double>(n) <= 1.0;
+}
+
+// The number of leading hashes whose tokens are stored or probed: one more
+// than the prefix, so that a pair with two or more common hashes shares two
+// of them (at most n).
+size_t kept(size_t n, double t)
+{
+    return std::min(n, sh_prefix_length(n, t) + 1);
+}
+
+// Appends the token of each of the first p hashes of prefix in class c, and
+// the second token too for a small set.
+void tag(const std::vector<uint64_t> &prefix, size_t p, uint32_t c, bool twice, std::vector<uint64_t> &tokens)
+{
+    for (size_t i = 0; i < p && i < prefix.size(); i++)
+    {
+        uint64_t first = token(prefix[i], c);
+        tokens.push_back(first);
+        if (twice)
+            tokens.push_back(second_token(first));
+    }
+}
+
+// The smallest set size of size class c (the inverse of sh_prefix_size_class).
+size_t class_min(uint32_t c)
+{
+    if (c < 8)
+        return c;
+    uint32_t e = c / 8;
+    return static_cast<size_t>(8 + c % 8) << (e - 3);
+}
+
+// The first p hashes of set in the global order, into prefix (in that order
+// when ordered is set).
+void leading(const uint64_t *set, size_t n, size_t p, const sh_prefix_order *order, bool ordered,
              std::vector<uint64_t> &prefix)
 {
     std::vector<std::pair<uint64_t, uint64_t>> keyed(n);
@@ -84,6 +129,8 @@ void leading(const uint64_t *set, size_t n, size_t p, const sh_prefix_order *ord
         keyed[i] = {order_key(set[i], order), set[i]};
     auto mid = keyed.begin() + static_cast<std::ptrdiff_t>(p);
     std::nth_element(keyed.begin(), mid - 1, keyed.end());
+    if (ordered)
+        std::sort(keyed.begin(), mid);
     prefix.clear();
     for (auto it = keyed.begin(); it != mid; ++it)
         prefix.push_back(it->second);
@@ -123,13 +170,20 @@ uint32_t sh_prefix_size_class(size_t n) noexcept
     return static_cast<uint32_t>(8 * e) + static_cast<uint32_t>((n >> (e - 3)) & 7);
 }
 
+size_t sh_prefix_tokens_room(size_t n, double t) noexcept
+{
+    if (n == 0 || !threshold_valid(t))
+        return 2;
+    return kept(n, t) * (small_set(n, t) ? 2 : 1);
+}
+
 size_t sh_prefix_probe_room(size_t n, double t) noexcept
 {
     if (n == 0 || !threshold_valid(t))
-        return 1;
+        return 2;
     auto range = size_range(n, t);
     size_t classes = sh_prefix_size_class(range.second) - sh_prefix_size_class(range.first) + 1;
-    return sh_prefix_length(n, t) * classes;
+    return sh_prefix_tokens_room(n, t) * classes;
 }
 
 sh_status sh_prefix_order_build(const uint64_t *by_frequency, size_t n, uint64_t *hashes, uint32_t *ranks,
@@ -169,13 +223,15 @@ sh_status sh_prefix_tokens(const uint64_t *set, size_t n, double t, const sh_pre
         {
             std::vector<uint64_t> tokens;
             if (n == 0)
+            {
                 tokens.push_back(kEmptyToken);
+                tokens.push_back(second_token(kEmptyToken));
+            }
             else
             {
-                leading(set, n, sh_prefix_length(n, t), order, tokens);
-                uint32_t c = sh_prefix_size_class(n);
-                for (auto &h : tokens)
-                    h = token(h, c);
+                std::vector<uint64_t> prefix;
+                leading(set, n, kept(n, t), order, false, prefix);
+                tag(prefix, prefix.size(), sh_prefix_size_class(n), small_set(n, t), tokens);
             }
             return emit(tokens, out, cap, nout);
         });
@@ -192,17 +248,31 @@ sh_status sh_prefix_probe(const uint64_t *set, size_t n, double t, const sh_pref
         {
             std::vector<uint64_t> tokens;
             if (n == 0)
+            {
                 tokens.push_back(kEmptyToken);
+                tokens.push_back(second_token(kEmptyToken));
+            }
             else
             {
                 std::vector<uint64_t> prefix;
-                leading(set, n, sh_prefix_length(n, t), order, prefix);
+                leading(set, n, kept(n, t), order, true, prefix);
                 auto range = size_range(n, t);
                 uint32_t first = sh_prefix_size_class(range.first), last = sh_prefix_size_class(range.second);
-                tokens.reserve(prefix.size() * (last - first + 1));
+                tokens.reserve(sh_prefix_probe_room(n, t));
                 for (uint32_t c = first; c <= last; c++)
-                    for (uint64_t h : prefix)
-                        tokens.push_back(token(h, c));
+                {
+                    // a stored set of m > n hashes with J >= t shares at
+                    // least ceil(t m) with this one, so its second common
+                    // hash lies within the first n - ceil(t m) + 2 of ours
+                    size_t m = class_min(c), p = prefix.size();
+                    if (m > n)
+                    {
+                        double common = std::ceil((t - SH_PREFIX_SLACK) * static_cast<double>(m));
+                        double within = static_cast<double>(n) + 2 - common;
+                        p = within < static_cast<double>(p) ? static_cast<size_t>(std::max(within, 0.0)) : p;
+                    }
+                    tag(prefix, p, c, small_set(n, t), tokens);
+                }
             }
             return emit(tokens, out, cap, nout);
         });

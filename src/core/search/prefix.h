@@ -5,15 +5,27 @@
  * (the query side of simhash_near_duplicates_of) use it.
  *
  * Prefix filtering in one FIXED global order, so that a stored row's tokens
- * never depend on the other rows: if J(A, B) >= t then the first common
- * hash of A and B (in that order) lies within the first
- * |A| - ceil(t |A|) + 1 hashes of A and within the first
- * |B| - ceil(t |B|) + 1 of B (the prefixes), and t |B| <= |A| <= |B| / t
- * (the length filter).  Each prefix hash becomes one token that also names
- * the size class of its set (classes grow by at most 9/8), so a probe with
- * the prefix of A in every class of the sizes t |A| .. |A| / t meets exactly
- * the stored sets that pass both filters, up to a class's width.  A set with
- * no hash has one token of its own (two empty sets are similar: J = 1).
+ * never depend on the other rows: if J(A, B) >= t then A and B share at
+ * least ceil(t max(|A|, |B|)) hashes, so the k-th common hash (in that order)
+ * lies within the first |A| - ceil(t |A|) + k hashes of A and within the
+ * first |B| - ceil(t |B|) + k of B, and t |B| <= |A| <= |B| / t (the length
+ * filter).  Tokens are kept for one hash more than the classic prefix
+ * (k = 2), so a similar pair with two or more common hashes shares TWO
+ * tokens, and a lookup needs a row to meet two of its tokens (the GIN
+ * opclass simhash_prefix_ops): a single shared rare shingle no longer makes
+ * a candidate.  A pair with one common hash is similar only when
+ * |A| + |B| - 1 <= 1 / t, so both sets have at most 1 / t hashes: the
+ * hashes of such a small set (the whole set, then) get a second token each,
+ * and a single common hash meets twice.  Each token also names the size
+ * class of its set (classes grow by at most 9/8), so a probe with the kept
+ * hashes of A in every class of the sizes t |A| .. |A| / t meets exactly
+ * the stored sets that pass the filters, up to a class's width.  In a class
+ * of sets larger than A, whose smallest size is m, A's kept hashes stop at
+ * |A| - ceil(t m) + 2: such a set shares ceil(t m) hashes or more.  A set with
+ * no hash has two tokens of its own (two empty sets are similar: J = 1).
+ * The two tokens of a hash are distinct bijective mixes of it within a
+ * class; a first token equal to another hash's second token (a 64-bit
+ * coincidence, as a collision of two shingle hashes) could lose a match.
  *
  * The order: every hash ascending by a 64-bit mix of it, except the 10,000
  * shingles of a built-in list of frequent ones (prefix_frequent.inc, made
@@ -69,18 +81,20 @@ extern "C"
      * The tokens a stored set of n hashes (ascending, distinct: what
      * sh_text_shingle_set returns) is indexed under at threshold t in the order
      * (NULL: the plain order): at most
-     * sh_prefix_length(n, t) of them, at least 1, written ascending (unsigned)
+     * sh_prefix_tokens_room(n, t) of them, at least 2, written ascending (unsigned)
      * and distinct to out (room for cap), their number to *nout.  SH_ERR_RANGE
      * (with *nout set to the room needed) when cap is too small, SH_ERR_ARGUMENT
      * for t outside (0, 1], SH_ERR_NOMEM.
      */
     sh_status sh_prefix_tokens(const uint64_t *set, size_t n, double t, const sh_prefix_order *order,
                                uint64_t *out, size_t cap, size_t *nout) SH_NOEXCEPT;
+    size_t sh_prefix_tokens_room(size_t n, double t) SH_NOEXCEPT;
 
     /*
      * The tokens that probe for the stored sets that may reach J >= t with this
-     * set: its prefix at t in every size class of t n .. n / t (the empty set's
-     * token for an empty set).  Same conventions as sh_prefix_tokens; at most
+     * set: its kept hashes at t in every size class of t n .. n / t (the empty
+     * set's tokens for an empty set); a stored set with J >= t meets two of
+     * them.  Same conventions as sh_prefix_tokens; at most
      * sh_prefix_probe_room(n, t) tokens.
      */
     sh_status sh_prefix_probe(const uint64_t *set, size_t n, double t, const sh_prefix_order *order,
