@@ -14,13 +14,13 @@
 --   s (k, sh)          every row's key and shingle set, by key: the one copy
 --                      of the sets;
 --   e (tok, k, n, pos) the prefix entries, by token: no set travels.  The
---                      prefixes are one hash longer than the prefix filter
---                      needs, so a similar pair with two or more common
---                      hashes shares two tokens;
+--                      prefixes are 4 hashes longer than the prefix filter
+--                      needs, so a similar pair with o common hashes shares
+--                      min(5, o) tokens;
 --   p (ka, kb, ...)    the pairs of entries of each token within the length
 --                      filter, by the first key, with sizes and positions;
---   v (kb, ka, sha)    each candidate (grouped on ka's shard: two common
---                      tokens when the similarity needs two common hashes,
+--   v (kb, ka, sha)    each candidate (grouped on ka's shard: min(5, o)
+--                      common tokens, o the overlap the similarity needs,
 --                      and PPJoin's positional filter at the first common
 --                      token) with the set of ka, by the second key.
 -- Then v joins s on kb's shard and the pair is verified exactly
@@ -135,9 +135,9 @@ BEGIN
         USING threshold, ell;
     GET DIAGNOSTICS nentries = ROW_COUNT;
 
-    -- the pairs of entries of each token, by the first key, at the first or
-    -- the second common hash of the pair: there, at positions i and j,
-    -- |A and B| <= 2 + min(|A| - i, |B| - j), and J >= t needs
+    -- the pairs of entries of each token, by the first key, at one of the
+    -- first ell common hashes of the pair: at the c-th, at positions i and
+    -- j, |A and B| <= c + min(|A| - i, |B| - j), and J >= t needs
     -- |A and B| >= t / (1 + t) (|A| + |B|).
     EXECUTE format('CREATE TABLE %s (ka text COLLATE "C" NOT NULL, kb text COLLATE "C" NOT NULL,'
                    ' na int NOT NULL, nb int NOT NULL, pa int NOT NULL, pb int NOT NULL)', p);
@@ -150,9 +150,9 @@ BEGIN
     GET DIAGNOSTICS ncand = ROW_COUNT;
 
     -- the candidates, with the set of the first key, by the second key.  A
-    -- pair needing o >= 2 common hashes shares two tokens (the prefixes are
-    -- one longer); at its first common token, every common hash is that one
-    -- or after it: |A and B| <= 1 + min(|A| - i, |B| - j).
+    -- pair needing o common hashes shows min(ell, o) tokens (the prefixes
+    -- are ell - 1 longer); at its first common token, every common hash is
+    -- that one or after it: |A and B| <= 1 + min(|A| - i, |B| - j).
     EXECUTE format('CREATE TABLE %s (kb text COLLATE "C" NOT NULL, ka text COLLATE "C" NOT NULL, sha bigint[] NOT NULL)', v);
     EXECUTE format('ALTER TABLE %s ALTER COLUMN sha SET STORAGE EXTERNAL', v);
     PERFORM create_distributed_table(v, 'kb', colocate_with => s);

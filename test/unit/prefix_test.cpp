@@ -247,7 +247,7 @@ TEST(Prefix, Errors)
 // The ordered prefix of the distributed join: one global order (a longer
 // prefix extends a shorter one, two sets order their common hashes alike),
 // every pair with J >= t meets at a first common hash where PPJoin's
-// positional bound holds, and the prefixes one longer share two hashes when
+// positional bound holds, and the prefixes k - 1 longer share k hashes when
 // the sets do.
 TEST(Prefix, OrderedPrefixFirstCommonHashPassesThePositionalBound)
 {
@@ -294,12 +294,15 @@ TEST(Prefix, OrderedPrefixFirstCommonHashPassesThePositionalBound)
             EXPECT_LE(common, 1 + std::min(a.size() - i, b.size() - k));
             EXPECT_GE(1.0 + static_cast<double>(std::min(a.size() - i, b.size() - k)),
                       (t - 1e-9) / (1 + t - 1e-9) * static_cast<double>(a.size() + b.size()));
-            Set qa = ordered(a, t, 2), qb = ordered(b, t, 2);
-            ASSERT_EQ(qa.size(), std::min(a.size(), pa.size() + 1));
-            size_t shared = 0;
-            for (uint64_t h : qa)
-                shared += std::find(qb.begin(), qb.end(), h) != qb.end();
-            EXPECT_GE(shared, std::min<size_t>(2, common)) << "J " << j << " t " << t;
+            for (size_t overlap : {2, 5})
+            {
+                Set qa = ordered(a, t, overlap), qb = ordered(b, t, overlap);
+                ASSERT_EQ(qa.size(), std::min(a.size(), pa.size() + overlap - 1));
+                size_t shared = 0;
+                for (uint64_t h : qa)
+                    shared += std::find(qb.begin(), qb.end(), h) != qb.end();
+                EXPECT_GE(shared, std::min(overlap, common)) << "J " << j << " t " << t;
+            }
         }
     }
     EXPECT_GT(similar, 1500u);
