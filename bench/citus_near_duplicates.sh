@@ -91,6 +91,7 @@ for tab in nd ndd; do
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	w1a=$(node_cpu "${PORTS[1]}"); w2a=$(node_cpu "${PORTS[2]}"); ca=$(node_cpu $C)
 	IFS='|' read -r pairs secs backend < <(run "$tab" 4GB)
+	sleep 2 # the backends Citus closes at the end of the call are reaped: their CPU counts
 	w1b=$(node_cpu "${PORTS[1]}"); w2b=$(node_cpu "${PORTS[2]}"); cb=$(node_cpu $C)
 	printf '%-4s pairs %s  wall %ss  coordinator backend %ss  coordinator all %ss  worker1 %ss  worker2 %ss  load %s\n' \
 		"$tab" "$pairs" "$secs" "$backend" "$(awk -v a="$ca" -v b="$cb" 'BEGIN{printf "%.2f", b-a}')" \

@@ -102,7 +102,7 @@ BEGIN
 
     -- the sets, by key (Citus repartitions unless rel is distributed by it)
     -- (the sets of hashes do not compress: stored without trying)
-    EXECUTE format('CREATE TABLE %s (k text COLLATE "C" NOT NULL, sh bigint[] NOT NULL, bl int NOT NULL)', s);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (k text COLLATE "C" NOT NULL, sh bigint[] NOT NULL, bl int NOT NULL)', s);
     EXECUTE format('ALTER TABLE %s ALTER COLUMN sh SET STORAGE EXTERNAL', s);
     PERFORM create_distributed_table(s, 'k', colocate_with => 'none', shard_count => shards);
     EXECUTE format('INSERT INTO %s (k, sh, bl) SELECT r.k, @extschema@.simhash_shingles(r.b), octet_length(r.b) FROM (%s) r(k, b)', s, src);
@@ -127,7 +127,7 @@ BEGIN
     -- the prefix entries, by token.  Empty sets (texts without shingles) are
     -- similar to each other (1) and to nothing else: they meet at token 0,
     -- where only they pass the length filter.
-    EXECUTE format('CREATE TABLE %s (tok bigint NOT NULL, k text COLLATE "C" NOT NULL, n int NOT NULL, pos int NOT NULL)', e);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (tok bigint NOT NULL, k text COLLATE "C" NOT NULL, n int NOT NULL, pos int NOT NULL)', e);
     PERFORM create_distributed_table(e, 'tok', colocate_with => 'none', shard_count => shards);
     EXECUTE format('INSERT INTO %s (tok, k, n, pos) SELECT x.tok, s.k, cardinality(s.sh), x.pos FROM %s s,'
                    ' unnest(CASE WHEN cardinality(s.sh) = 0 THEN ''{0}''::bigint[]'
@@ -139,7 +139,7 @@ BEGIN
     -- first ell common hashes of the pair: at the c-th, at positions i and
     -- j, |A and B| <= c + min(|A| - i, |B| - j), and J >= t needs
     -- |A and B| >= t / (1 + t) (|A| + |B|).
-    EXECUTE format('CREATE TABLE %s (ka text COLLATE "C" NOT NULL, kb text COLLATE "C" NOT NULL,'
+    EXECUTE format('CREATE UNLOGGED TABLE %s (ka text COLLATE "C" NOT NULL, kb text COLLATE "C" NOT NULL,'
                    ' na int NOT NULL, nb int NOT NULL, pa int NOT NULL, pb int NOT NULL)', p);
     PERFORM create_distributed_table(p, 'ka', colocate_with => s);
     EXECUTE format('INSERT INTO %s (ka, kb, na, nb, pa, pb) SELECT a.k, b.k, a.n, b.n, a.pos, b.pos'
@@ -153,7 +153,7 @@ BEGIN
     -- pair needing o common hashes shows min(ell, o) tokens (the prefixes
     -- are ell - 1 longer); at its first common token, every common hash is
     -- that one or after it: |A and B| <= 1 + min(|A| - i, |B| - j).
-    EXECUTE format('CREATE TABLE %s (kb text COLLATE "C" NOT NULL, ka text COLLATE "C" NOT NULL, sha bigint[] NOT NULL)', v);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (kb text COLLATE "C" NOT NULL, ka text COLLATE "C" NOT NULL, sha bigint[] NOT NULL)', v);
     EXECUTE format('ALTER TABLE %s ALTER COLUMN sha SET STORAGE EXTERNAL', v);
     PERFORM create_distributed_table(v, 'kb', colocate_with => s);
     EXECUTE format('INSERT INTO %s (kb, ka, sha) SELECT c.kb, c.ka, s.sh FROM'
