@@ -86,6 +86,27 @@ my ($got, $notes) = pairs('docs_ref', 0.8, 'SET work_mem = \'64kB\'');
 like($notes, qr/joining on disk in \d+ batches/, 'reference at 0.8: on disk at 64kB');
 is($got, $want, 'reference = local at 0.8, on disk');
 
+# 5,000 rows or more: the tokens frequent in a sample go last in the order
+# (short overlapping windows of the same text share many tokens)
+$coord->safe_psql('postgres', q{
+CREATE TABLE many_local (k text PRIMARY KEY, body text, fp simhash);
+INSERT INTO many_local (k, body)
+  SELECT format('w%s-%s', s, len), (SELECT string_agg(w, ' ' ORDER BY i) FROM words WHERE i >= s AND i < s + len)
+    FROM generate_series(1, 1250) AS s, unnest('{6,10,16,30}'::int[]) AS len;
+UPDATE many_local SET fp = simhash(body);
+CREATE TABLE many (LIKE many_local INCLUDING ALL);
+SELECT create_distributed_table('many', 'k', shard_count => 4);
+INSERT INTO many SELECT * FROM many_local;
+});
+for my $t (0.5, 0.8)
+{
+	my ($want) = pairs('many_local', $t);
+	my ($got, $notes) = pairs('many', $t);
+	like($notes, qr/prefix entries \(([1-9]\d*) frequent tokens last\)/, "5,000 rows at $t: frequent tokens last");
+	ok(($want =~ tr/\n//) > 100, "5,000 rows at $t: pairs");
+	is($got, $want, "5,000 rows at $t: distributed = local");
+}
+
 # every step is a repartitioned (or pushed down) INSERT ... SELECT: Citus
 # collects no rows on the coordinator
 ($got, $notes) = pairs('docs', 0.8, 'SET client_min_messages = debug1');

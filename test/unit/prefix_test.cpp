@@ -251,19 +251,32 @@ TEST(Prefix, Errors)
 // the sets do.
 TEST(Prefix, OrderedPrefixFirstCommonHashPassesThePositionalBound)
 {
-    auto ordered = [](const Set &s, double t, size_t overlap = 1)
+    // half the trials with a list of frequent hashes
+    std::mt19937_64 rng(2803);
+    Set listed;
+    for (int i = 0; i < 1500; i++)
+        listed.push_back(rng() % 5000);
+    Set hashes(listed.size());
+    std::vector<uint32_t> ranks(listed.size());
+    size_t nlisted = 0;
+    ASSERT_EQ(sh_prefix_order_build(listed.data(), listed.size(), hashes.data(), ranks.data(), &nlisted),
+              SH_OK);
+    sh_prefix_order frequent = {hashes.data(), ranks.data(), nlisted};
+    const sh_prefix_order *order = nullptr;
+    auto ordered = [&order](const Set &s, double t, size_t overlap = 1)
     {
         Set out(s.size());
         size_t n = 0;
-        EXPECT_EQ(sh_prefix_ordered(s.data(), s.size(), t, overlap, out.data(), out.size(), &n), SH_OK);
+        EXPECT_EQ(sh_prefix_ordered(s.data(), s.size(), t, overlap, order, out.data(), out.size(), &n),
+                  SH_OK);
         out.resize(n);
         return out;
     };
-    std::mt19937_64 rng(2803);
     const double ts[] = {0.3, 0.5, 2.0 / 3.0, 0.8, 0.9, 1.0};
     size_t similar = 0;
     for (int trial = 0; trial < 5000; trial++)
     {
+        order = trial % 2 ? &frequent : nullptr;
         Set a, b;
         random_pair(rng, a, b);
         Set full_a = ordered(a, 1e-9), full_b = ordered(b, 1e-9);
@@ -308,8 +321,8 @@ TEST(Prefix, OrderedPrefixFirstCommonHashPassesThePositionalBound)
     EXPECT_GT(similar, 1500u);
     size_t n = 0;
     uint64_t one = 7, out = 0;
-    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.0, 1, &out, 1, &n), SH_ERR_ARGUMENT);
-    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.8, 0, &out, 1, &n), SH_ERR_ARGUMENT);
-    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.8, 1, &out, 0, &n), SH_ERR_RANGE);
+    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.0, 1, nullptr, &out, 1, &n), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.8, 0, nullptr, &out, 1, &n), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.8, 1, nullptr, &out, 0, &n), SH_ERR_RANGE);
     EXPECT_EQ(n, 1u);
 }

@@ -208,8 +208,8 @@ sh_status sh_prefix_probe(const uint64_t *set, size_t n, double t, const sh_pref
         });
 }
 
-sh_status sh_prefix_ordered(const uint64_t *set, size_t n, double t, size_t overlap, uint64_t *out,
-                            size_t cap, size_t *nout) noexcept
+sh_status sh_prefix_ordered(const uint64_t *set, size_t n, double t, size_t overlap,
+                            const sh_prefix_order *order, uint64_t *out, size_t cap, size_t *nout) noexcept
 {
     *nout = 0;
     if (!threshold_valid(t) || overlap == 0)
@@ -223,7 +223,7 @@ sh_status sh_prefix_ordered(const uint64_t *set, size_t n, double t, size_t over
         {
             std::vector<std::pair<uint64_t, uint64_t>> keyed(n);
             for (size_t i = 0; i < n; i++)
-                keyed[i] = {order_key(set[i], nullptr), set[i]};
+                keyed[i] = {order_key(set[i], order), set[i]};
             auto mid = keyed.begin() + static_cast<std::ptrdiff_t>(p);
             std::partial_sort(keyed.begin(), mid, keyed.end());
             for (size_t i = 0; i < p; i++)

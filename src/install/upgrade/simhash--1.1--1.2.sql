@@ -671,8 +671,9 @@ COMMENT ON FUNCTION simhash_near_duplicates_of(regclass, name, name, text, float
 --
 -- The global order of the prefix filter is the fixed one of
 -- simhash_prefix_tokens (a mix of the hash, a built-in list of frequent
--- shingles last), so each worker computes the prefix of its rows alone, with
--- no statistics of the table.
+-- shingles last), with the tokens frequent in a sample of the table after
+-- those: one short list, the same on every worker, so each worker computes
+-- the prefix of its rows alone.
 -- Four scratch tables, each filled by an INSERT ... SELECT that Citus either
 -- pushes down or repartitions between the workers (no other transport):
 --   s (k, sh)          every row's key and shingle set, by key: the one copy
@@ -691,10 +692,11 @@ COMMENT ON FUNCTION simhash_near_duplicates_of(regclass, name, name, text, float
 -- (simhash_similarity): the coordinator receives only the verified pairs.
 -- ---------------------------------------------------------------------------
 
-CREATE FUNCTION simhash_prefix(set bigint[], threshold float8, overlap int DEFAULT 1) RETURNS bigint[]
+CREATE FUNCTION simhash_prefix(set bigint[], threshold float8, overlap int DEFAULT 1, frequent bigint[] DEFAULT '{}')
+    RETURNS bigint[]
     AS 'MODULE_PATHNAME', 'simhash_prefix' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION simhash_prefix(bigint[], float8, int) IS
-    'the prefix of a shingle set made by simhash_shingles at a Jaccard threshold: its first n - ceil(t n) + overlap hashes (all n at most) in the fixed global order of simhash_prefix_tokens (a 64-bit mix of the hash, a built-in list of frequent shingles last), in that order, t a hair below threshold; two sets with simhash_similarity >= threshold and at least overlap common hashes share overlap hashes in their prefixes';
+COMMENT ON FUNCTION simhash_prefix(bigint[], float8, int, bigint[]) IS
+    'the prefix of a shingle set made by simhash_shingles at a Jaccard threshold: its first n - ceil(t n) + overlap hashes (all n at most) in the fixed global order of simhash_prefix_tokens (a 64-bit mix of the hash, then a built-in list of frequent shingles, then the hashes listed in frequent, the first listed last), in that order, t a hair below threshold; two sets with simhash_similarity >= threshold and at least overlap common hashes share overlap hashes in their prefixes (with the same frequent list)';
 
 -- Whether rel is a Citus table distributed over workers (hash, range or
 -- append); false for reference and local tables and without Citus.
@@ -727,6 +729,8 @@ DECLARE
     t float8 := threshold - 1e-9;
     -- the common hashes a candidate shows (fewer when the pair needs fewer)
     ell int := 5;
+    sample bigint;
+    frequent bigint[];
     ns name;
     base text;
     s text; e text; p text; v text;
@@ -788,6 +792,19 @@ BEGIN
                   HINT = 'The body argument names the text to compare and the key argument the row''s name: were they swapped?';
     END IF;
 
+    -- this table's frequent prefix tokens, from a sample of about 1,000
+    -- rows of a table of 5,000 or more: those that would make token groups of
+    -- more than 64 entries go last in the order (any order is exact; this
+    -- one makes fewer pairs)
+    frequent := '{}';
+    IF nrows >= 5000 THEN
+        sample := nrows / 1000;
+        EXECUTE format('SELECT coalesce(array_agg(f.tok ORDER BY f.c DESC, f.tok), ''{}'') FROM'
+                       ' (SELECT x.tok, count(*) AS c FROM %s s, unnest(@extschema@.simhash_prefix(s.sh, $1, $2)) x(tok)'
+                       '   WHERE abs(hashtext(s.k) %% $3) = 0 GROUP BY x.tok HAVING count(*) >= $4) f', s)
+            INTO frequent USING threshold, ell, sample, greatest(2, 64 / sample);
+    END IF;
+
     -- the prefix entries, by token.  Empty sets (texts without shingles) are
     -- similar to each other (1) and to nothing else: they meet at token 0,
     -- where only they pass the length filter.
@@ -795,8 +812,8 @@ BEGIN
     PERFORM create_distributed_table(e, 'tok', colocate_with => 'none', shard_count => shards);
     EXECUTE format('INSERT INTO %s (tok, k, n, pos) SELECT x.tok, s.k, cardinality(s.sh), x.pos FROM %s s,'
                    ' unnest(CASE WHEN cardinality(s.sh) = 0 THEN ''{0}''::bigint[]'
-                   '             ELSE @extschema@.simhash_prefix(s.sh, $1, $2) END) WITH ORDINALITY x(tok, pos)', e, s)
-        USING threshold, ell;
+                   '             ELSE @extschema@.simhash_prefix(s.sh, $1, $2, $3) END) WITH ORDINALITY x(tok, pos)', e, s)
+        USING threshold, ell, frequent;
     GET DIAGNOSTICS nentries = ROW_COUNT;
 
     -- the pairs of entries of each token, by the first key, at one of the
@@ -827,8 +844,8 @@ BEGIN
                    ' JOIN %s s ON s.k = c.ka', v, p, s)
         USING t, ell;
     GET DIAGNOSTICS ndistinct = ROW_COUNT;
-    RAISE NOTICE 'simhash_near_duplicates: % rows, % prefix entries, % pairs of entries, % candidate pairs moved between the workers',
-        nrows, nentries, ncand, ndistinct;
+    RAISE NOTICE 'simhash_near_duplicates: % rows, % prefix entries (% frequent tokens last), % pairs of entries, % candidate pairs moved between the workers',
+        nrows, nentries, cardinality(frequent), ncand, ndistinct;
 
     -- verified on the shard of the second key
     RETURN QUERY EXECUTE format(
