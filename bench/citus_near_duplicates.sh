@@ -6,8 +6,11 @@
 # each worker's processes (utime + stime from /proc: the live processes plus
 # the children their postmaster has reaped, before and after the call).
 #
-#   CSV=docs.csv THRESHOLD=0.8 SHARDS=8 bash bench/citus_near_duplicates.sh
+#   CSV=docs.csv THRESHOLD=0.8 SHARDS=8 ROUNDS=2 bash bench/citus_near_duplicates.sh
 #
+# On the distributed table simhash_near_duplicates joins on the workers
+# (simhash_near_duplicates_distributed); the two tables alternate ROUNDS
+# times, each line with the load average at its start.
 # CSV holds (key, body) rows, e.g. the corpus of bench/neardup_quality.py.
 # Needs Citus in the server's installation; prints SKIP otherwise.
 set -euo pipefail
@@ -16,6 +19,7 @@ ROOT=$PWD
 CSV=${CSV:?CSV=file of key,body rows}
 THRESHOLD=${THRESHOLD:-0.8}
 SHARDS=${SHARDS:-8}
+ROUNDS=${ROUNDS:-1}
 
 if [ -z "${TMPC_BIN:-}" ]; then
 	source tools/tmp-cluster.sh
@@ -82,14 +86,18 @@ SELECT count(*), round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2),
 \copy res_$tab TO '$D/res_$tab.txt'
 SQL
 }
+for _ in $(seq "$ROUNDS"); do
 for tab in nd ndd; do
+	load=$(cut -d' ' -f1 /proc/loadavg)
 	w1a=$(node_cpu "${PORTS[1]}"); w2a=$(node_cpu "${PORTS[2]}"); ca=$(node_cpu $C)
 	IFS='|' read -r pairs secs backend < <(run "$tab" 4GB)
+	sleep 2 # the backends Citus closes at the end of the call are reaped: their CPU counts
 	w1b=$(node_cpu "${PORTS[1]}"); w2b=$(node_cpu "${PORTS[2]}"); cb=$(node_cpu $C)
-	printf '%-4s pairs %s  wall %ss  coordinator backend %ss  coordinator all %ss  worker1 %ss  worker2 %ss\n' \
+	printf '%-4s pairs %s  wall %ss  coordinator backend %ss  coordinator all %ss  worker1 %ss  worker2 %ss  load %s\n' \
 		"$tab" "$pairs" "$secs" "$backend" "$(awk -v a="$ca" -v b="$cb" 'BEGIN{printf "%.2f", b-a}')" \
 		"$(awk -v a="$w1a" -v b="$w1b" 'BEGIN{printf "%.2f", b-a}')" \
-		"$(awk -v a="$w2a" -v b="$w2b" 'BEGIN{printf "%.2f", b-a}')"
+		"$(awk -v a="$w2a" -v b="$w2b" 'BEGIN{printf "%.2f", b-a}')" "$load"
+done
 done
 if cmp -s <(sort "$D/res_nd.txt") <(sort "$D/res_ndd.txt"); then
 	echo "same pairs and similarities on both"

@@ -57,4 +57,7 @@ extern void			 nd_spill_release(NearDupCall *call);
 extern const uint32 *nd_spill_rows_of(NearDupCall *call, uint32 s, size_t *n);
 extern const char	*nd_spill_key(NearDupCall *call, uint32 row, StringInfo buf, uint32 *len);
 
+/* simhash_near_duplicates_citus.c */
+extern bool nd_citus_join(FunctionCallInfo fcinfo);
+
 #endif /* SIMHASH_NEAR_DUPLICATES_H */

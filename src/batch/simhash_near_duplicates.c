@@ -492,6 +492,8 @@ simhash_near_duplicates(PG_FUNCTION_ARGS)
 	SPIPlanPtr plan;
 	Portal	   portal;
 
+	if (nd_citus_join(fcinfo)) /* a Citus distributed table: joined on its workers */
+		return (Datum) 0;
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -1,92 +1,184 @@
 /*
  * simhash_near_duplicates_citus.c — the prefixes that the distributed form
  * of simhash_near_duplicates (src/install/49_near_duplicates_citus.sql)
- * repartitions on, and the test that reports each pair at one token only.
+ * repartitions on, and the switch of simhash_near_duplicates to that form
+ * on a Citus distributed table.
  *
- * The global order is the one simhash_shingles returns a set in: ascending
- * hashes as unsigned 64-bit numbers.  It needs no statistics of the table,
- * so every node computes the same prefix of a set by itself.  If J(A, B) >= t
- * then |A and B| >= ceil(t |A|), so A and B share an element within the
- * first |A| - ceil(t |A|) + 1 elements of A, and likewise of B: the pair
- * meets in the group of each token their prefixes share, and is kept only in
- * the group of the smallest one.
+ * The global order is the fixed one of simhash_prefix_tokens (prefix.h: a
+ * 64-bit mix of the hash, the built-in list of frequent shingles last), so
+ * every node computes the same prefix of a set by itself, and frequent
+ * shingles stay out of the prefixes.  If J(A, B) >= t then |A and B| >=
+ * ceil(t |A|), so A and B share an element within the first
+ * |A| - ceil(t |A|) + 1 elements of A in that order, and likewise of B.
  */
 #include "simhash.h"
 
-#include <math.h>
-
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
 
-/*
- * A hair below the threshold: a prefix one element longer (and a looser
- * length filter) only adds candidates, where rounding t * n up across an
- * integer would lose a pair.  The SQL side uses the same margin.
- */
-#define THRESHOLD_MARGIN 1e-9
+#include "near_duplicates.h"
+#include "prefix.h"
 
-/* The prefix length of a set of n elements at threshold t: n - ceil(t' n) + 1, t' a hair below t. */
-static int
-prefix_length(int n, float8 threshold)
+/* The order of one call site's list of frequent hashes, kept while the list stays the same. */
+typedef struct prefix_order_cache
 {
-	int need;
+	ArrayType	   *list;
+	sh_prefix_order order;
+} prefix_order_cache;
 
-	if (n == 0)
-		return 0;
-	need = (int) ceil((threshold - THRESHOLD_MARGIN) * n);
-	return n - Max(need, 1) + 1;
+static const sh_prefix_order *
+frequent_order(FunctionCallInfo fcinfo, ArrayType *arr)
+{
+	prefix_order_cache *cache = (prefix_order_cache *) fcinfo->flinfo->fn_extra;
+	MemoryContext		old;
+	int					count;
+
+	if (cache != NULL && VARSIZE(cache->list) == VARSIZE(arr) &&
+		memcmp(cache->list, arr, VARSIZE(arr)) == 0)
+		return &cache->order;
+	if (ARR_NDIM(arr) > 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("frequent shingles must be a one-dimensional bigint array without NULLs"),
+				 errhint("List shingle hashes of simhash_shingles, the most frequent first.")));
+	count = ARR_NDIM(arr) == 0 ? 0 : ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	if (cache == NULL)
+		cache = palloc0(sizeof(prefix_order_cache));
+	else
+	{
+		pfree(cache->list);
+		if (cache->order.n > 0)
+		{
+			pfree((void *) cache->order.hashes);
+			pfree((void *) cache->order.ranks);
+		}
+	}
+	memset(&cache->order, 0, sizeof(cache->order));
+	cache->list = (ArrayType *) palloc(VARSIZE(arr));
+	memcpy(cache->list, arr, VARSIZE(arr));
+	if (count > 0)
+	{
+		uint64_t *hashes = palloc(sizeof(uint64_t) * count);
+		uint32_t *ranks = palloc(sizeof(uint32_t) * count);
+		size_t	  n = 0;
+
+		/* no NULLs: the data follows the fixed header */
+		SH_CHECK(sh_prefix_order_build((const uint64_t *) ((const char *) cache->list +
+														   ARR_OVERHEAD_NONULLS(1)),
+									   (size_t) count, hashes, ranks, &n),
+				 "simhash_prefix");
+		cache->order.hashes = hashes;
+		cache->order.ranks = ranks;
+		cache->order.n = n;
+	}
+	fcinfo->flinfo->fn_extra = cache;
+	MemoryContextSwitchTo(old);
+	return &cache->order;
 }
 
-/* simhash_prefix(set bigint[], threshold float8): the set's first prefix_length elements. */
+/*
+ * simhash_prefix(set bigint[], threshold float8, overlap int, frequent
+ * bigint[]): the set's prefix at threshold that holds overlap common hashes,
+ * in the global order with the listed hashes last.
+ */
 PG_FUNCTION_INFO_V1(simhash_prefix);
 Datum
 simhash_prefix(PG_FUNCTION_ARGS)
 {
-	ArrayType	   *arr = PG_GETARG_ARRAYTYPE_P(0);
-	float8			threshold = PG_GETARG_FLOAT8(1);
-	int				n, len;
-	const uint64_t *v;
-	Datum		   *elems;
+	ArrayType			  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	float8				   threshold = PG_GETARG_FLOAT8(1);
+	int32				   overlap = PG_GETARG_INT32(2);
+	const sh_prefix_order *order = frequent_order(fcinfo, PG_GETARG_ARRAYTYPE_P(3));
+	int					   n;
+	size_t				   len;
+	const uint64_t		  *v;
+	uint64_t			  *prefix;
+	Datum				  *elems;
 
 	simhash_check_threshold(threshold);
+	if (overlap < 1)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("overlap %d is out of range", overlap),
+						errhint("The prefix holds overlap common hashes: 1 or more.")));
 	v = simhash_shingle_set_elements(arr, 1, &n);
-	len = prefix_length(n, threshold);
-	simhash_check_shingle_order(v, len, 1);
+	simhash_check_shingle_order(v, n, 1);
+	prefix = palloc(sizeof(uint64_t) * Max(n, 1));
+	SH_CHECK(sh_prefix_ordered(v, (size_t) n, threshold, (size_t) overlap, order, prefix,
+							   (size_t) n, &len),
+			 "simhash_prefix");
 	elems = palloc(sizeof(Datum) * Max(len, 1));
-	for (int i = 0; i < len; i++)
-		elems[i] = Int64GetDatum((int64) v[i]);
+	for (size_t i = 0; i < len; i++)
+		elems[i] = Int64GetDatum((int64) prefix[i]);
 	PG_RETURN_ARRAYTYPE_P(
-		construct_array(elems, len, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		construct_array(elems, (int) len, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /*
- * simhash_first_common_prefix_token(a bigint[], b bigint[], threshold
- * float8): the smallest hash in both prefixes, NULL when they share none.
- * A merge of the two prefixes, as unsigned numbers.
+ * When rel is a Citus table distributed over workers
+ * (simhash_citus_distributed, which looks Citus's catalog up only if it
+ * exists), returns simhash_near_duplicates_distributed's pairs as the
+ * result of the caller, simhash_near_duplicates, and true; else false, and
+ * the caller joins here.  The two SQL functions live in the caller's schema.
+ * The arguments have been checked.
  */
-PG_FUNCTION_INFO_V1(simhash_first_common_prefix_token);
-Datum
-simhash_first_common_prefix_token(PG_FUNCTION_ARGS)
+bool
+nd_citus_join(FunctionCallInfo fcinfo)
 {
-	float8			threshold = PG_GETARG_FLOAT8(2);
-	int				na, nb, la, lb, i = 0, j = 0;
-	const uint64_t *a, *b;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char	  *schema =
+		quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
+	Oid	   argtypes[5] = {REGCLASSOID, NAMEOID, NAMEOID, NAMEOID, FLOAT8OID};
+	Datum  args[5];
+	bool   distributed, isnull;
+	Portal portal;
 
-	simhash_check_threshold(threshold);
-	a = simhash_shingle_set_elements(PG_GETARG_ARRAYTYPE_P(0), 1, &na);
-	b = simhash_shingle_set_elements(PG_GETARG_ARRAYTYPE_P(1), 2, &nb);
-	la = prefix_length(na, threshold);
-	lb = prefix_length(nb, threshold);
-	simhash_check_shingle_order(a, la, 1);
-	simhash_check_shingle_order(b, lb, 2);
-	while (i < la && j < lb)
+	for (int i = 0; i < 5; i++)
+		args[i] = PG_GETARG_DATUM(i);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(psprintf("SELECT %s.simhash_citus_distributed($1)", schema), 1,
+							  argtypes, args, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "simhash_citus_distributed failed");
+	distributed =
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (!distributed)
 	{
-		if (a[i] == b[j])
-			PG_RETURN_INT64((int64) a[i]);
-		if (a[i] < b[j])
-			i++;
-		else
-			j++;
+		SPI_finish();
+		return false;
 	}
-	PG_RETURN_NULL();
+	InitMaterializedSRF(fcinfo, 0);
+	portal = SPI_cursor_open_with_args(NULL,
+									   psprintf("SELECT key_a, key_b, similarity FROM "
+												"%s.simhash_near_duplicates_distributed($1, $2, "
+												"$3, $4, $5)",
+												schema),
+									   5, argtypes, args, NULL, false, 0);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 1000);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			Datum values[3];
+			bool  nulls[3];
+
+			for (int c = 0; c < 3; c++)
+				values[c] =
+					SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &nulls[c]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+	return true;
 }

@@ -292,3 +292,86 @@ TEST(Prefix, Errors)
     EXPECT_EQ(sh_prefix_tokens(s.data(), s.size(), 0.5, nullptr, out, 2, &n), SH_ERR_RANGE);
     EXPECT_EQ(n, 7u);  // the room needed: 10 - 5 + 2
 }
+
+// The ordered prefix of the distributed join: one global order (a longer
+// prefix extends a shorter one, two sets order their common hashes alike),
+// every pair with J >= t meets at a first common hash where PPJoin's
+// positional bound holds, and the prefixes k - 1 longer share k hashes when
+// the sets do.
+TEST(Prefix, OrderedPrefixFirstCommonHashPassesThePositionalBound)
+{
+    // half the trials with a list of frequent hashes
+    std::mt19937_64 rng(2803);
+    Set listed;
+    for (int i = 0; i < 1500; i++)
+        listed.push_back(rng() % 5000);
+    Set hashes(listed.size());
+    std::vector<uint32_t> ranks(listed.size());
+    size_t nlisted = 0;
+    ASSERT_EQ(sh_prefix_order_build(listed.data(), listed.size(), hashes.data(), ranks.data(), &nlisted),
+              SH_OK);
+    sh_prefix_order frequent = {hashes.data(), ranks.data(), nlisted};
+    const sh_prefix_order *order = nullptr;
+    auto ordered = [&order](const Set &s, double t, size_t overlap = 1)
+    {
+        Set out(s.size());
+        size_t n = 0;
+        EXPECT_EQ(sh_prefix_ordered(s.data(), s.size(), t, overlap, order, out.data(), out.size(), &n),
+                  SH_OK);
+        out.resize(n);
+        return out;
+    };
+    const double ts[] = {0.3, 0.5, 2.0 / 3.0, 0.8, 0.9, 1.0};
+    size_t similar = 0;
+    for (int trial = 0; trial < 5000; trial++)
+    {
+        order = trial % 2 ? &frequent : nullptr;
+        Set a, b;
+        random_pair(rng, a, b);
+        Set full_a = ordered(a, 1e-9), full_b = ordered(b, 1e-9);
+        ASSERT_EQ(full_a.size(), a.size());
+        // the order of the common hashes is the same in both
+        Set ca, cb;
+        for (uint64_t h : full_a)
+            if (std::binary_search(b.begin(), b.end(), h))
+                ca.push_back(h);
+        for (uint64_t h : full_b)
+            if (std::binary_search(a.begin(), a.end(), h))
+                cb.push_back(h);
+        ASSERT_EQ(ca, cb);
+        double j = jaccard(a, b);
+        size_t common = ca.size();
+        for (double t : ts)
+        {
+            Set pa = ordered(a, t), pb = ordered(b, t);
+            ASSERT_EQ(pa.size(), a.empty() ? 0 : sh_prefix_length(a.size(), t));
+            ASSERT_TRUE(std::equal(pa.begin(), pa.end(), full_a.begin()));
+            if (j < t || a.empty() || b.empty())
+                continue;
+            similar++;
+            auto ia = std::find(pa.begin(), pa.end(), ca.front());
+            auto ib = std::find(pb.begin(), pb.end(), ca.front());
+            ASSERT_TRUE(ia != pa.end() && ib != pb.end()) << "J " << j << " t " << t;
+            size_t i = static_cast<size_t>(ia - pa.begin()) + 1, k = static_cast<size_t>(ib - pb.begin()) + 1;
+            EXPECT_LE(common, 1 + std::min(a.size() - i, b.size() - k));
+            EXPECT_GE(1.0 + static_cast<double>(std::min(a.size() - i, b.size() - k)),
+                      (t - 1e-9) / (1 + t - 1e-9) * static_cast<double>(a.size() + b.size()));
+            for (size_t overlap : {2, 5})
+            {
+                Set qa = ordered(a, t, overlap), qb = ordered(b, t, overlap);
+                ASSERT_EQ(qa.size(), std::min(a.size(), pa.size() + overlap - 1));
+                size_t shared = 0;
+                for (uint64_t h : qa)
+                    shared += std::find(qb.begin(), qb.end(), h) != qb.end();
+                EXPECT_GE(shared, std::min(overlap, common)) << "J " << j << " t " << t;
+            }
+        }
+    }
+    EXPECT_GT(similar, 1500u);
+    size_t n = 0;
+    uint64_t one = 7, out = 0;
+    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.0, 1, nullptr, &out, 1, &n), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.8, 0, nullptr, &out, 1, &n), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_prefix_ordered(&one, 1, 0.8, 1, nullptr, &out, 0, &n), SH_ERR_RANGE);
+    EXPECT_EQ(n, 1u);
+}

@@ -277,3 +277,27 @@ sh_status sh_prefix_probe(const uint64_t *set, size_t n, double t, const sh_pref
             return emit(tokens, out, cap, nout);
         });
 }
+
+sh_status sh_prefix_ordered(const uint64_t *set, size_t n, double t, size_t overlap,
+                            const sh_prefix_order *order, uint64_t *out, size_t cap, size_t *nout) noexcept
+{
+    *nout = 0;
+    if (!threshold_valid(t) || overlap == 0)
+        return SH_ERR_ARGUMENT;
+    size_t p = n == 0 ? 0 : std::min(n, sh_prefix_length(n, t) + overlap - 1);
+    *nout = p;
+    if (p > cap)
+        return SH_ERR_RANGE;
+    return sh::guard(
+        [&]
+        {
+            std::vector<std::pair<uint64_t, uint64_t>> keyed(n);
+            for (size_t i = 0; i < n; i++)
+                keyed[i] = {order_key(set[i], order), set[i]};
+            auto mid = keyed.begin() + static_cast<std::ptrdiff_t>(p);
+            std::partial_sort(keyed.begin(), mid, keyed.end());
+            for (size_t i = 0; i < p; i++)
+                out[i] = keyed[i].second;
+            return SH_OK;
+        });
+}

@@ -101,6 +101,19 @@ extern "C"
                               uint64_t *out, size_t cap, size_t *nout) SH_NOEXCEPT;
     size_t sh_prefix_probe_room(size_t n, double t) SH_NOEXCEPT;
 
+    /*
+     * The prefix itself, for a join that needs the positions (the distributed
+     * join's filters): the first sh_prefix_length(n, t) + overlap - 1 hashes
+     * of the set (all n at most) in the global order (NULL: the plain order),
+     * written IN THAT ORDER to out (room for cap); the empty set has none.
+     * Two sets with J >= t and at least overlap common hashes share overlap
+     * hashes in these prefixes.  Same status codes as sh_prefix_tokens;
+     * SH_ERR_ARGUMENT for overlap 0 too.
+     */
+    sh_status sh_prefix_ordered(const uint64_t *set, size_t n, double t, size_t overlap,
+                                const sh_prefix_order *order, uint64_t *out, size_t cap,
+                                size_t *nout) SH_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif
