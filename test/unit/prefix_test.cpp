@@ -327,7 +327,7 @@ TEST(Prefix, OrderedPrefixFirstCommonHashPassesThePositionalBound)
     {
         order = trial % 2 ? &frequent : nullptr;
         Set a, b;
-        random_pair(rng, a, b);
+        random_pair(rng, 60, a, b);
         Set full_a = ordered(a, 1e-9), full_b = ordered(b, 1e-9);
         ASSERT_EQ(full_a.size(), a.size());
         // the order of the common hashes is the same in both
