@@ -12,6 +12,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "storage/buffile.h"
+#include "storage/fileset.h"
 
 #include "neardup.h"
 
@@ -42,11 +44,33 @@ typedef struct NearDupCall
 	struct NearDupSpill	 *spill;
 	MemoryContextCallback release;
 	StringInfoData		  key_a, key_b; /* keys read back from disk */
+
+	/* parallel batches (near_duplicates_parallel.c) */
+	FileSet *fileset;	/* the files workers read, when workers may join */
+	BufFile *pair_sink; /* in a worker: where its verified pairs go */
 } NearDupCall;
 
 /* simhash_near_duplicates.c */
 extern void nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity);
 extern void nd_check_result_size(NearDupCall *call, uint64 nsets);
+
+/* near_duplicates_parallel.c */
+extern void		nd_parallel_begin(NearDupCall *call);
+extern BufFile *nd_spill_file(NearDupCall *call, const char *name);
+extern int		nd_parallel_workers(NearDupCall *call, uint64 set_bytes);
+extern uint32	nd_parallel_join(NearDupCall *call, int nworkers, BufFile **files,
+								 const uint64 *counts, uint32 nbatches);
+extern void		nd_parallel_put(NearDupCall *call, uint32 x, uint32 y, double similarity);
+
+/* A verified pair of sets: returned as rows, or in a worker handed to the leader. */
+static inline void
+nd_pair(NearDupCall *call, uint32 x, uint32 y, double similarity)
+{
+	if (call->pair_sink != NULL)
+		nd_parallel_put(call, x, y, similarity);
+	else
+		nd_emit_rows(call, x, y, similarity);
+}
 
 /* near_duplicates_spill.c */
 extern void nd_spill_begin(NearDupCall *call);
@@ -56,5 +80,10 @@ extern void			 nd_spill_join(NearDupCall *call);
 extern void			 nd_spill_release(NearDupCall *call);
 extern const uint32 *nd_spill_rows_of(NearDupCall *call, uint32 s, size_t *n);
 extern const char	*nd_spill_key(NearDupCall *call, uint32 row, StringInfo buf, uint32 *len);
+extern void
+nd_spill_join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbatches);
+extern void nd_spill_export(NearDupCall *call, uint32 *nsets, uint32 *head_k);
+extern void nd_spill_import(NearDupCall *call, uint32 nsets, uint32 head_k);
+extern void nd_spill_import_end(NearDupCall *call);
 
 #endif /* SIMHASH_NEAR_DUPLICATES_H */

@@ -195,9 +195,10 @@ nd_spill_begin(NearDupCall *call)
 	HASHCTL		  ctl;
 	sh_nd_stats	  stats;
 
-	sp->sets = BufFileCreateTemp(false);
+	nd_parallel_begin(call);
+	sp->sets = nd_spill_file(call, "sets");
 	sp->keys = BufFileCreateTemp(false);
-	sp->prefixes = BufFileCreateTemp(false);
+	sp->prefixes = nd_spill_file(call, "prefixes");
 	sp->maxsets = 1024;
 	sp->set_pos = palloc(sizeof(uint64) * sp->maxsets);
 	sp->set_len = palloc(sizeof(uint32) * sp->maxsets);
@@ -399,8 +400,8 @@ partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
 }
 
 /* Joins batch b: its candidates, verified, each pair returned here if b owns it. */
-static void
-join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbatches)
+void
+nd_spill_join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbatches)
 {
 	NearDupSpill *sp = call->spill;
 	sh_ndb_entry *ents = palloc(sizeof(sh_ndb_entry) * ENTRY_CHUNK);
@@ -469,7 +470,7 @@ join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbat
 			if (j >= call->threshold)
 			{
 				call->similar++;
-				nd_emit_rows(call, x, y, j);
+				nd_pair(call, x, y, j);
 			}
 		}
 		CHECK_FOR_INTERRUPTS();
@@ -489,6 +490,7 @@ nd_spill_join(NearDupCall *call)
 	size_t		  held, room;
 	double		  need;
 	uint32		  nbatches;
+	int			  nworkers;
 	BufFile		**files;
 	uint64		 *counts;
 	MemoryContext old;
@@ -504,13 +506,18 @@ nd_spill_join(NearDupCall *call)
 	nbatches =
 		(uint32) Min((double) MAX_BATCHES, Max(1.0, ceil((double) sp->prefix_bound *
 														 SH_NDB_BYTES_PER_ENTRY / (double) room)));
+	/* enough batches for every participant to take a few */
+	nworkers = nd_parallel_workers(call, sp->hashes * sizeof(uint64));
+	if (nworkers > 0)
+		nbatches = Max(nbatches, (uint32) Min(MAX_BATCHES, 2 * (nworkers + 1)));
 	need = (double) sh_nd_memory_needed(sp->hashes, sp->nsets, sp->nrows) + (double) sp->key_bytes +
 		   (double) sp->nrows * 56;
 	ereport(NOTICE, (errmsg("simhash_near_duplicates: " UINT64_FORMAT
 							" rows, %u distinct shingle sets, " UINT64_FORMAT
 							" shingles do not fit in work_mem (%d kB); joining on disk in "
-							"%u batches",
-							sp->nrows, sp->nsets, sp->hashes, work_mem, nbatches),
+							"%u batches%s",
+							sp->nrows, sp->nsets, sp->hashes, work_mem, nbatches,
+							nworkers > 0 ? psprintf(" with %d parallel workers", nworkers) : ""),
 					 errhint("With work_mem at %.0f kB or more the whole call joins in memory.",
 							 ceil(need / 1024.0))));
 
@@ -522,12 +529,13 @@ nd_spill_join(NearDupCall *call)
 	files = palloc(sizeof(BufFile *) * nbatches);
 	counts = palloc0(sizeof(uint64) * nbatches);
 	for (uint32 b = 0; b < nbatches; b++)
-		files[b] = BufFileCreateTemp(false);
+		files[b] = nd_spill_file(call, psprintf("b%u", b));
 	MemoryContextSwitchTo(old);
 	partition(call, files, counts, nbatches);
-	for (uint32 b = 0; b < nbatches; b++)
+	/* with workers every batch is joined there, else here */
+	for (uint32 b = nd_parallel_join(call, nworkers, files, counts, nbatches); b < nbatches; b++)
 	{
-		join_batch(call, files[b], counts[b], b, nbatches);
+		nd_spill_join_batch(call, files[b], counts[b], b, nbatches);
 		BufFileClose(files[b]);
 		if (simhash_near_duplicates_progress > 0 && b + 1 < nbatches)
 			ereport(NOTICE,
@@ -539,4 +547,72 @@ nd_spill_join(NearDupCall *call)
 	BufFileClose(sp->keys);
 	BufFileClose(sp->prefixes);
 	sp->sets = sp->keys = sp->prefixes = NULL;
+}
+
+/*
+ * For parallel workers (near_duplicates_parallel.c): the files of sets and
+ * prefix entries are complete, and what a batch's join needs in memory (the
+ * positions, lengths and heads of every set) goes to the file "meta".
+ */
+void
+nd_spill_export(NearDupCall *call, uint32 *nsets, uint32 *head_k)
+{
+	NearDupSpill *sp = call->spill;
+	BufFile		 *meta = nd_spill_file(call, "meta");
+	size_t		  n = sp->nsets;
+
+	BufFileExportFileSet(sp->sets);
+	BufFileExportFileSet(sp->prefixes);
+	BufFileWrite(meta, sp->set_pos, sizeof(uint64) * n);
+	BufFileWrite(meta, sp->set_len, sizeof(uint32) * n);
+	BufFileWrite(meta, sp->prefix_pos, sizeof(uint64) * n);
+	BufFileWrite(meta, sp->prefix_len, sizeof(uint32) * n);
+	BufFileWrite(meta, sp->head_len, n);
+	BufFileWrite(meta, sp->heads, sizeof(sh_ndb_entry) * n * sp->head_k);
+	BufFileClose(meta);
+	*nsets = sp->nsets;
+	*head_k = sp->head_k;
+}
+
+static void *
+read_array(NearDupCall *call, BufFile *file, size_t bytes)
+{
+	void *a = MemoryContextAllocExtended(call->cxt, Max(bytes, 1), MCXT_ALLOC_HUGE);
+
+	file_read(file, a, bytes);
+	return a;
+}
+
+/* In a worker: what nd_spill_export wrote, read back; then batches can be joined. */
+void
+nd_spill_import(NearDupCall *call, uint32 nsets, uint32 head_k)
+{
+	NearDupSpill *sp = MemoryContextAllocZero(call->cxt, sizeof(NearDupSpill));
+	BufFile		 *meta = BufFileOpenFileSet(call->fileset, "meta", O_RDONLY, false);
+	size_t		  n = nsets;
+
+	sp->nsets = sp->maxsets = nsets;
+	sp->head_k = head_k;
+	sp->set_pos = read_array(call, meta, sizeof(uint64) * n);
+	sp->set_len = read_array(call, meta, sizeof(uint32) * n);
+	sp->prefix_pos = read_array(call, meta, sizeof(uint64) * n);
+	sp->prefix_len = read_array(call, meta, sizeof(uint32) * n);
+	sp->head_len = read_array(call, meta, n);
+	sp->heads = read_array(call, meta, sizeof(sh_ndb_entry) * n * head_k);
+	BufFileClose(meta);
+	sp->sets = BufFileOpenFileSet(call->fileset, "sets", O_RDONLY, false);
+	sp->prefixes = BufFileOpenFileSet(call->fileset, "prefixes", O_RDONLY, false);
+	call->spill = sp;
+}
+
+/* In a worker, at its end: the files nd_spill_import opened. */
+void
+nd_spill_import_end(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+
+	BufFileClose(sp->sets);
+	BufFileClose(sp->prefixes);
+	sp->sets = sp->prefixes = NULL;
+	nd_spill_release(call);
 }
