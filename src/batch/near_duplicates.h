@@ -56,5 +56,16 @@ extern void			 nd_spill_join(NearDupCall *call);
 extern void			 nd_spill_release(NearDupCall *call);
 extern const uint32 *nd_spill_rows_of(NearDupCall *call, uint32 s, size_t *n);
 extern const char	*nd_spill_key(NearDupCall *call, uint32 row, StringInfo buf, uint32 *len);
+extern uint64		 nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed);
+
+/*
+ * A verified pair of sets (sa == sb: the rows sharing sa), from the chunk
+ * that found it: its rows are returned (a worker would hand it on instead).
+ */
+static inline void
+nd_pair(NearDupCall *call, uint32 sa, uint32 sb, double similarity)
+{
+	nd_emit_rows(call, sa, sb, similarity);
+}
 
 #endif /* SIMHASH_NEAR_DUPLICATES_H */
