@@ -45,8 +45,10 @@ typedef struct NearDupCall
 } NearDupCall;
 
 /* simhash_near_duplicates.c */
-extern void nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity);
-extern void nd_check_result_size(NearDupCall *call, uint64 nsets);
+extern void	  nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity);
+extern void	  nd_check_result_size(NearDupCall *call, uint64 nsets);
+extern size_t nd_result_kb(void);
+extern double nd_work_mem_kb(double bytes);
 
 /* near_duplicates_spill.c */
 extern void nd_spill_begin(NearDupCall *call);

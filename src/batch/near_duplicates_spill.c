@@ -347,7 +347,7 @@ check_largest(NearDupCall *call)
 							(int) Min(len, 64), key, sp->max_len, work_mem),
 					 errhint("Set work_mem to at least %.0f kB for this call, or leave that row "
 							 "out.",
-							 ceil((need - (double) SET_SLACK_BYTES) / 1024.0))));
+							 nd_work_mem_kb(need - (double) SET_SLACK_BYTES))));
 		}
 }
 
@@ -569,7 +569,7 @@ nd_spill_join(NearDupCall *call)
 							"chunks of %zu kB",
 							sp->nrows, sp->nsets, sp->hashes, work_mem, room / 1024),
 					 errhint("With work_mem at %.0f kB or more the whole call joins in memory.",
-							 ceil(need / 1024.0))));
+							 nd_work_mem_kb(need))));
 
 	for (uint32 s = 0; s < sp->nsets; s++)
 		if (sp->rows_at[s + 1] - sp->rows_at[s] > 1)
