@@ -1,8 +1,9 @@
--- simhash_near_duplicates with parallel workers: beyond work_mem the batches
--- of the disk join are joined by the leader and max_parallel_workers_per_gather
--- workers.  Every result must equal the serial join's (and the truth, the
--- naive join of every pair), at any number of batches; a cancel or an error
--- in a worker ends the call and leaves no temporary file.
+-- simhash_near_duplicates with parallel workers: beyond work_mem the parts
+-- of the disk join (a chunk of sets probed by a run of the sets after it) are
+-- joined by the leader and max_parallel_workers_per_gather workers.  Every
+-- result must equal the serial join's (and the truth, the naive join of every
+-- pair), however the work is cut; a cancel or an error in a worker ends the
+-- call and leaves no temporary file.
 \set page `cat test/data/lighthouse.txt`
 \set other `cat test/data/bakery.txt`
 CREATE TABLE words AS
@@ -30,9 +31,8 @@ SET max_parallel_workers_per_gather = 2;
 SET work_mem = '64kB';
 SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8);
 SET client_min_messages = warning;
--- serial, parallel and the truth, on disk in 7 batches (64kB), in 4 (512kB:
--- raised to 6 for 2 workers, so that every participant takes two) and in
--- memory (64MB)
+-- serial, parallel and the truth, on disk in 19 chunks (64kB), in 4 chunks
+-- whose probing sets are cut into parts (512kB) and in memory (64MB)
 CREATE TABLE runs (t float8, workers int, mem text, key_a text, key_b text, similarity float8);
 DO $$
 DECLARE
@@ -92,7 +92,7 @@ CREATE TABLE survivors_serial AS SELECT * FROM simhash_near_duplicate_survivors(
 SELECT (SELECT count(*) FROM survivors_serial) AS removed,
        (SELECT count(*) FROM (SELECT * FROM survivors_serial EXCEPT ALL SELECT * FROM survivors_parallel) x)
      + (SELECT count(*) FROM (SELECT * FROM survivors_parallel EXCEPT ALL SELECT * FROM survivors_serial) y) AS differences;
--- the leader may leave every batch to the workers
+-- the leader may leave every part to the workers
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = off;
 SELECT count(*) AS differences FROM (
@@ -102,10 +102,9 @@ SELECT count(*) AS differences FROM (
   (SELECT key_a, key_b, similarity FROM truth WHERE similarity >= 0.5
    EXCEPT ALL SELECT key_a, key_b, similarity FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.5))) d;
 RESET client_min_messages;
--- 1,500 texts that differ by one word: every pair is similar, and all of
--- them belong to the batch of one token.  A worker that joins it writes
--- 16 bytes a pair for the leader, more than temp_file_limit allows: the
--- worker's error ends the call.
+-- 1,500 texts that differ by one word: every pair is similar.  The leader
+-- leaves every part to the workers, which write 16 bytes a pair for it, more
+-- than temp_file_limit allows: a worker's error ends the call.
 CREATE TABLE nd_alike AS
   SELECT g AS id, 'a shared paragraph of many words that every row repeats before the one word it has of its own, '
                   'a shared paragraph of many words that every row repeats before the one word it has of its own, '

@@ -51,25 +51,42 @@ typedef struct NearDupCall
 } NearDupCall;
 
 /* simhash_near_duplicates.c */
-extern void nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity);
-extern void nd_check_result_size(NearDupCall *call, uint64 nsets);
+extern void	  nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity);
+extern void	  nd_check_result_size(NearDupCall *call, uint64 nsets);
+extern size_t nd_result_kb(void);
+extern double nd_work_mem_kb(double bytes);
+
+/* What a parallel worker needs of the disk join (near_duplicates_spill.c). */
+typedef struct NdExport
+{
+	int64  bytes;	/* of the file in join order */
+	size_t room;	/* bytes a chunk may take */
+	uint32 max_len; /* the largest set */
+} NdExport;
+
+/* A part of the disk join: a chunk, with itself or not, probed by some of the sets after it. */
+typedef struct NdPart
+{
+	uint64 chunk; /* where the chunk starts in the file in join order */
+	uint64 next;  /* where the set after it starts (PG_UINT64_MAX: none) */
+	uint64 from;  /* where the first set that probes it starts */
+	uint32 count; /* how many sets probe it at most (PG_UINT32_MAX: to the end) */
+	bool   own;	  /* the chunk is joined with itself too */
+} NdPart;
 
 /* near_duplicates_parallel.c */
-extern void		nd_parallel_begin(NearDupCall *call);
 extern BufFile *nd_spill_file(NearDupCall *call, const char *name);
-extern int		nd_parallel_workers(NearDupCall *call, uint64 set_bytes);
-extern uint32	nd_parallel_join(NearDupCall *call, int nworkers, BufFile **files,
-								 const uint64 *counts, uint32 nbatches);
+extern uint32	nd_parallel_join(NearDupCall *call);
 extern void		nd_parallel_put(NearDupCall *call, uint32 x, uint32 y, double similarity);
 
-/* A verified pair of sets: returned as rows, or in a worker handed to the leader. */
+/* A verified pair of sets (sa == sb: the rows sharing sa): returned, or in a worker handed on. */
 static inline void
-nd_pair(NearDupCall *call, uint32 x, uint32 y, double similarity)
+nd_pair(NearDupCall *call, uint32 sa, uint32 sb, double similarity)
 {
 	if (call->pair_sink != NULL)
-		nd_parallel_put(call, x, y, similarity);
+		nd_parallel_put(call, sa, sb, similarity);
 	else
-		nd_emit_rows(call, x, y, similarity);
+		nd_emit_rows(call, sa, sb, similarity);
 }
 
 /* near_duplicates_spill.c */
@@ -80,10 +97,12 @@ extern void			 nd_spill_join(NearDupCall *call);
 extern void			 nd_spill_release(NearDupCall *call);
 extern const uint32 *nd_spill_rows_of(NearDupCall *call, uint32 s, size_t *n);
 extern const char	*nd_spill_key(NearDupCall *call, uint32 row, StringInfo buf, uint32 *len);
-extern void
-nd_spill_join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbatches);
-extern void nd_spill_export(NearDupCall *call, uint32 *nsets, uint32 *head_k);
-extern void nd_spill_import(NearDupCall *call, uint32 nsets, uint32 head_k);
+extern uint64		 nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed);
+extern void			 nd_spill_export(NearDupCall *call, NdExport *out);
+extern NdPart *
+nd_spill_plan_parts(NearDupCall *call, int participants, uint32 *nchunks, uint32 *nparts);
+extern void nd_spill_import(NearDupCall *call, const NdExport *in);
 extern void nd_spill_import_end(NearDupCall *call);
+extern void nd_spill_join_part(NearDupCall *call, const NdPart *part);
 
 #endif /* SIMHASH_NEAR_DUPLICATES_H */

@@ -1,27 +1,29 @@
 /*
- * near_duplicates_parallel.c — the batches of simhash_near_duplicates'
- * disk join (near_duplicates_spill.c) joined by parallel workers.
+ * near_duplicates_parallel.c — simhash_near_duplicates' disk join
+ * (near_duplicates_spill.c) shared with parallel workers.
  *
- * The batches are independent: each holds the prefix entries of a range of
- * tokens, and a pair is verified and returned only by the batch of its first
- * common token.  So the leader reads the rows (with the caller's rights, as
- * always), writes the sets, their prefix entries and the batches to files of
- * a FileSet, and then the leader and the workers each take the next batch
- * until none is left.  Workers never read the table: they open the files by
- * name, join their batches exactly as the leader does, and write their
- * verified pairs of sets (16 bytes each) to a file of their own; the leader
- * returns its own pairs as it finds them, and the workers' once they are
- * done, as rows of keys.
+ * The disk join is a block nested loop over one file of the sets in join
+ * order: each chunk of sets that fits in work_mem is joined with itself and
+ * probed by the sets after it, and a pair is found once, in the chunk of its
+ * earlier set.  So the work splits into independent parts: a chunk probed by
+ * a run of the sets after it (nd_spill_plan_parts), even when the whole file
+ * is one chunk.  The leader reads the rows (with the caller's rights, as
+ * always) and writes that file to a FileSet; then the leader and the workers
+ * each take the next part until none is left.  Workers never read the table:
+ * they open the file by name, join their parts exactly as the leader does,
+ * and write their verified pairs of sets (16 bytes each) to a file of their
+ * own; the leader returns its own pairs as it finds them, and the workers'
+ * once they are done, as rows of keys.
  *
  * Planned as a parallel query plans its workers: max_parallel_workers_per_gather
- * of them (0: none, the serial join), when the sets written reach
+ * of them (0: none, the serial join), when the file reaches
  * min_parallel_table_scan_size, never in parallel mode (the functions are
  * PARALLEL UNSAFE, so a query that calls them has no workers of its own);
  * with parallel_leader_participation off the leader only returns rows.  Each
- * worker, like a hash join's, has work_mem of its own: its batch and the
- * positions of every set, as the leader holds them.  A worker checks for
- * interrupts as the leader does; an error in one ends the call in the leader.
- * The files are deleted when the call ends, on error too.
+ * worker, like a hash join's, has work_mem of its own: one chunk, as the
+ * leader holds it.  A worker checks for interrupts as the leader does; an
+ * error in one ends the call in the leader.  The files are deleted when the
+ * call ends, on error too.
  */
 #include "simhash.h"
 
@@ -46,19 +48,17 @@ typedef struct NdShared
 {
 	FileSet			 fileset;
 	double			 threshold;
-	Size			 budget;
-	uint32			 nsets;
-	uint32			 head_k;
-	uint32			 nbatches;
-	pg_atomic_uint32 next_batch;					/* the next batch nobody has taken */
-	uint64			 counts[FLEXIBLE_ARRAY_MEMBER]; /* prefix entries of each batch */
+	NdExport		 exp;
+	uint32			 nparts;
+	pg_atomic_uint32 next_part; /* the next part nobody has taken */
+	NdPart			 parts[FLEXIBLE_ARRAY_MEMBER];
 } NdShared;
 
 /* What a worker did, written by it at its end. */
 typedef struct NdWorkerDone
 {
 	bool   done;
-	uint32 batches;
+	uint32 parts;
 	uint64 candidates;
 	uint64 similar; /* pairs of sets written for the leader */
 } NdWorkerDone;
@@ -77,44 +77,35 @@ delete_files(void *arg)
 	FileSetDeleteAll((FileSet *) arg);
 }
 
-/*
- * When the call moves to disk: the files go to a FileSet if workers may
- * join them later (deleted when the call's memory goes, on error too).
- */
-void
-nd_parallel_begin(NearDupCall *call)
+/* Workers may join: not in parallel mode, and some allowed. */
+static bool
+workers_allowed(void)
 {
-	MemoryContextCallback *cb;
-
-	if (max_parallel_workers_per_gather <= 0 || max_parallel_workers <= 0 || IsInParallelMode() ||
-		!IsUnderPostmaster)
-		return;
-	call->fileset = MemoryContextAllocZero(call->cxt, sizeof(FileSet));
-	FileSetInit(call->fileset);
-	cb = MemoryContextAlloc(call->cxt, sizeof(MemoryContextCallback));
-	cb->func = delete_files;
-	cb->arg = call->fileset;
-	MemoryContextRegisterResetCallback(call->cxt, cb);
+	return max_parallel_workers_per_gather > 0 && max_parallel_workers > 0 && !IsInParallelMode() &&
+		   IsUnderPostmaster;
 }
 
-/* A new temporary file of the call, named if workers may open it. */
+/*
+ * A new temporary file of the call: in a FileSet, named, if workers may
+ * open it later (the set is deleted when the call's memory goes, on error
+ * too), else an anonymous one.
+ */
 BufFile *
 nd_spill_file(NearDupCall *call, const char *name)
 {
+	if (call->fileset == NULL && workers_allowed())
+	{
+		MemoryContextCallback *cb = MemoryContextAlloc(call->cxt, sizeof(MemoryContextCallback));
+
+		call->fileset = MemoryContextAllocZero(call->cxt, sizeof(FileSet));
+		FileSetInit(call->fileset);
+		cb->func = delete_files;
+		cb->arg = call->fileset;
+		MemoryContextRegisterResetCallback(call->cxt, cb);
+	}
 	if (call->fileset != NULL)
 		return BufFileCreateFileSet(call->fileset, name);
 	return BufFileCreateTemp(false);
-}
-
-/* The workers to plan for a disk join of set_bytes of sets (0: serial). */
-int
-nd_parallel_workers(NearDupCall *call, uint64 set_bytes)
-{
-	if (call->fileset == NULL || IsInParallelMode())
-		return 0;
-	if (set_bytes < (uint64) min_parallel_table_scan_size * BLCKSZ)
-		return 0;
-	return Min(max_parallel_workers_per_gather, max_parallel_workers);
 }
 
 void
@@ -128,18 +119,12 @@ nd_parallel_put(NearDupCall *call, uint32 x, uint32 y, double similarity)
 	BufFileWrite(call->pair_sink, &r, sizeof(r));
 }
 
-/* Takes the next batch nobody has taken, or returns false. */
+/* Takes the next part nobody has taken, or returns false. */
 static bool
-next_batch(NdShared *shared, uint32 *b)
+next_part(NdShared *shared, uint32 *p)
 {
-	*b = pg_atomic_fetch_add_u32(&shared->next_batch, 1);
-	return *b < shared->nbatches;
-}
-
-static char *
-batch_name(uint32 b)
-{
-	return psprintf("b%u", b);
+	*p = pg_atomic_fetch_add_u32(&shared->next_part, 1);
+	return *p < shared->nparts;
 }
 
 static char *
@@ -158,28 +143,25 @@ simhash_near_duplicates_worker(dsm_segment *seg, shm_toc *toc)
 	NdWorkerDone *done =
 		(NdWorkerDone *) shm_toc_lookup(toc, ND_KEY_DONE, false) + ParallelWorkerNumber;
 	NearDupCall call;
-	uint32		b;
+	uint32		p;
 
 	memset(&call, 0, sizeof(call));
 	call.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_near_duplicates worker",
 									 SIMHASH_CONTEXT_SIZES);
 	call.threshold = shared->threshold;
-	call.budget = shared->budget;
+	call.budget = (size_t) work_mem * 1024;
 	call.fileset = &shared->fileset;
-	nd_spill_import(&call, shared->nsets, shared->head_k);
+	nd_spill_import(&call, &shared->exp);
 	call.pair_sink = BufFileCreateFileSet(call.fileset, pairs_name(ParallelWorkerNumber));
-	while (next_batch(shared, &b))
+	while (next_part(shared, &p))
 	{
-		BufFile *file = BufFileOpenFileSet(call.fileset, batch_name(b), O_RDONLY, false);
-		nd_spill_join_batch(&call, file, shared->counts[b], b, shared->nbatches);
-		BufFileClose(file);
-		done->batches++;
+		nd_spill_join_part(&call, &shared->parts[p]);
+		done->parts++;
 	}
 	BufFileClose(call.pair_sink);
 	nd_spill_import_end(&call);
-	ereport(DEBUG1,
-			(errmsg_internal("simhash_near_duplicates: parallel worker %d joined %u batches",
-							 ParallelWorkerNumber, done->batches)));
+	ereport(DEBUG1, (errmsg_internal("simhash_near_duplicates: parallel worker %d joined %u parts",
+									 ParallelWorkerNumber, done->parts)));
 	done->candidates = call.candidates;
 	done->similar = call.similar;
 	done->done = true;
@@ -205,27 +187,31 @@ emit_worker_pairs(NearDupCall *call, int worker, uint64 npairs)
 }
 
 /*
- * Joins the batches (their files complete, counts[b] entries each) with up
- * to nworkers workers, the leader taking batches too, and closes their
- * files; returns how many it joined: all, or none without workers.
+ * Joins the file in join order with workers, if they may run and it is
+ * large enough; returns its chunks, or 0 when the caller is to join it alone.
  */
 uint32
-nd_parallel_join(NearDupCall *call, int nworkers, BufFile **files, const uint64 *counts,
-				 uint32 nbatches)
+nd_parallel_join(NearDupCall *call)
 {
 	ParallelContext *pcxt;
 	NdShared		*shared;
 	NdWorkerDone	*done;
-	Size			 estshared = add_size(offsetof(NdShared, counts), sizeof(uint64) * nbatches);
-	Size			 estdone = mul_size(sizeof(NdWorkerDone), nworkers);
-	uint32			 nsets, head_k, b;
-	int				 launched;
+	NdExport		 exp;
+	NdPart			*parts;
+	Size			 estshared, estdone;
+	uint32			 nchunks, nparts, p;
+	int				 nworkers, launched;
+	uint64			 leader_parts = 0;
 
-	if (nworkers <= 0)
+	if (call->fileset == NULL || !workers_allowed())
 		return 0;
-	nd_spill_export(call, &nsets, &head_k);
-	for (b = 0; b < nbatches; b++)
-		BufFileExportFileSet(files[b]);
+	nd_spill_export(call, &exp);
+	if (exp.bytes < (int64) min_parallel_table_scan_size * BLCKSZ)
+		return 0;
+	nworkers = Min(max_parallel_workers_per_gather, max_parallel_workers);
+	parts = nd_spill_plan_parts(call, nworkers + 1, &nchunks, &nparts);
+	estshared = add_size(offsetof(NdShared, parts), mul_size(sizeof(NdPart), nparts));
+	estdone = mul_size(sizeof(NdWorkerDone), nworkers);
 
 	EnterParallelMode();
 	pcxt = CreateParallelContext("simhash", "simhash_near_duplicates_worker", nworkers);
@@ -236,27 +222,35 @@ nd_parallel_join(NearDupCall *call, int nworkers, BufFile **files, const uint64 
 	shared = shm_toc_allocate(pcxt->toc, estshared);
 	memcpy(&shared->fileset, call->fileset, sizeof(FileSet));
 	shared->threshold = call->threshold;
-	shared->budget = call->budget;
-	shared->nsets = nsets;
-	shared->head_k = head_k;
-	shared->nbatches = nbatches;
-	pg_atomic_init_u32(&shared->next_batch, 0);
-	memcpy(shared->counts, counts, sizeof(uint64) * nbatches);
+	shared->exp = exp;
+	shared->nparts = nparts;
+	pg_atomic_init_u32(&shared->next_part, 0);
+	memcpy(shared->parts, parts, sizeof(NdPart) * nparts);
 	done = shm_toc_allocate(pcxt->toc, estdone);
 	memset(done, 0, estdone);
 	shm_toc_insert(pcxt->toc, ND_KEY_SHARED, shared);
 	shm_toc_insert(pcxt->toc, ND_KEY_DONE, done);
 	LaunchParallelWorkers(pcxt);
 	launched = pcxt->nworkers_launched;
+	ereport(NOTICE, (errmsg("simhash_near_duplicates: %u chunks in %u parts, joined by %s%d "
+							"parallel workers",
+							nchunks, nparts, parallel_leader_participation ? "the leader and " : "",
+							nworkers)));
 
-	/* the leader joins batches too, unless it may leave them to the workers */
-	while ((launched == 0 || parallel_leader_participation) && next_batch(shared, &b))
-		nd_spill_join_batch(call, files[b], counts[b], b, nbatches);
+	/* the leader joins parts too, unless it may leave them to the workers */
+	while ((launched == 0 || parallel_leader_participation) && next_part(shared, &p))
+	{
+		nd_spill_join_part(call, &shared->parts[p]);
+		leader_parts++;
+	}
 	WaitForParallelWorkersToFinish(pcxt);
 
 	if (launched < nworkers)
 		ereport(NOTICE, (errmsg("simhash_near_duplicates: %d of %d parallel workers launched",
 								launched, nworkers)));
+	ereport(DEBUG1,
+			(errmsg_internal("simhash_near_duplicates: the leader joined " UINT64_FORMAT " parts",
+							 leader_parts)));
 	for (int w = 0; w < launched; w++)
 	{
 		if (!done[w].done)
@@ -269,7 +263,7 @@ nd_parallel_join(NearDupCall *call, int nworkers, BufFile **files, const uint64 
 	}
 	DestroyParallelContext(pcxt);
 	ExitParallelMode();
-	for (b = 0; b < nbatches; b++)
-		BufFileClose(files[b]);
-	return nbatches;
+	nd_spill_release(call);
+	pfree(parts);
+	return nchunks;
 }

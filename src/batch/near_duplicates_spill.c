@@ -1,22 +1,24 @@
 /*
  * near_duplicates_spill.c — simhash_near_duplicates beyond work_mem: the
- * verified join in batches over temporary files, as a hash join partitions
- * its rows (the core's side is neardup_batch.h, which says why no pair is
- * lost or repeated).
+ * verified join by chunks of sets over temporary files, as a block nested
+ * loop join runs (the core's side is neardup_batch.h).
  *
  * While the rows are read, each distinct shingle set is written once to a
  * file of sets (identical sets are found by a 128-bit digest), each key to a
  * file of keys, and the sets' hashes are counted in a sketch of a quarter of
- * work_mem that fixes the global token order.  Then one sequential pass over
- * the sets writes each set's prefix entries to the batch of its token; the
- * number of batches is chosen so that one batch's join fits in what work_mem
- * leaves.  Each batch is joined in memory, its candidates read back from the
- * file of sets and verified exactly, and each pair returned by the batch that
- * owns it.
+ * work_mem that fixes the global token order.  Then the sets are written
+ * again, each with its prefix, to one file in join order (ascending size),
+ * and the sketch and digests are freed.  That file is cut into chunks that
+ * fit in what work_mem leaves; each chunk is indexed in memory, joined with
+ * itself, and probed by the later sets, read sequentially until they are too
+ * large to reach it.  Every pair is found once, in the chunk of its earlier
+ * set, with the in-memory join's filters.
  *
- * Memory: besides the batch, about 40 bytes per row and 60 per distinct set
- * (positions in the files, the rows of each set, the digests), and the
- * sketch.  The files count against temp_file_limit.
+ * Memory: besides the chunk, 16 bytes per row (where its key is, and which
+ * rows each set has) and 4 per distinct set; while reading, 12 more per set
+ * and the digests (about 60 per set).  One text whose join would need more
+ * than work_mem and 32 MB raises 53200.  The files count against
+ * temp_file_limit.
  */
 #include "simhash.h"
 
@@ -30,11 +32,9 @@
 #include "near_duplicates.h"
 #include "neardup_batch.h"
 
-#define MAX_BATCHES		1024
-#define HEAD_MAX		((size_t) 8)
-#define ENTRY_CHUNK		4096
-#define PAIR_CHUNK		4096
-#define MIN_BATCH_BYTES ((size_t) 64 << 10)
+#define MIN_CHUNK_BYTES ((size_t) 32 << 10)
+/* one text may take this much beyond work_mem before it is refused */
+#define SET_SLACK_BYTES ((size_t) 32 << 20)
 
 typedef struct DigestEntry
 {
@@ -45,34 +45,38 @@ typedef struct DigestEntry
 
 typedef struct NearDupSpill
 {
-	BufFile		 *sets;		  /* the distinct sets' hashes, one after another */
-	BufFile		 *keys;		  /* the keys, one after another */
-	BufFile		 *prefixes;	  /* the sets' prefix entries, one set after another */
-	uint64		 *set_pos;	  /* by set: where it starts in sets */
-	uint32		 *set_len;	  /* by set: its hashes */
-	uint64		 *prefix_pos; /* by set: where its prefix entries start */
-	uint32		 *prefix_len; /* by set: how many */
-	uint32		  nsets, maxsets;
-	uint64		 *key_pos; /* by row: where its key starts in keys */
-	uint32		 *key_len; /* by row */
-	uint32		 *row_set; /* by row: its set */
-	uint64		  nrows, maxrows;
-	uint64		  key_bytes;
-	HTAB		 *digests;
-	sh_ndo		 *order;
-	sh_ndb		 *batch;
-	uint64		  hashes;		/* of the distinct sets */
-	uint64		  prefix_bound; /* prefix entries, at most */
-	uint32		 *rows_at;		/* by set: start in rows (one more at the end) */
-	uint32		 *rows;			/* row ids grouped by set */
-	uint64		 *abuf, *bbuf;	/* two sets read back */
-	size_t		  acap, bcap;
-	sh_ndb_entry *heads;	/* by set: its first head_k prefix entries */
-	uint8		 *head_len; /* by set: how many of them */
-	uint32		  head_k;
-	sh_ndb_entry *apre, *bpre; /* two sets' prefix entries read back */
-	size_t		  apcap, bpcap;
+	BufFile *sets;	  /* the distinct sets' hashes, one after another */
+	BufFile *keys;	  /* the keys, one after another */
+	BufFile *joined;  /* the sets with their prefixes, in join order */
+	uint64	*set_pos; /* by set: where it starts in sets (until joined is written) */
+	uint32	*set_len; /* by set: its hashes (likewise) */
+	uint32	 nsets, maxsets;
+	uint64	*key_pos; /* by row: where its key starts in keys */
+	uint32	*key_len; /* by row */
+	uint32	*row_set; /* by row: its set (until grouped) */
+	uint64	 nrows, maxrows;
+	uint64	 key_bytes;
+	HTAB	*digests;
+	sh_ndo	*order;
+	sh_ndc	*chunk;
+	uint64	 hashes;  /* of the distinct sets */
+	uint32	 max_len; /* the largest set */
+	uint32	*rows_at; /* by set: start in rows (one more at the end) */
+	uint32	*rows;	  /* row ids grouped by set */
+	uint64	*hbuf;	  /* a set's hashes read back */
+	uint64	*tokens;  /* its prefix tokens */
+	uint32	*pos;	  /* and their positions */
+	size_t	 cap;	  /* of the three buffers */
+	size_t	 room;	  /* bytes a chunk may take */
 } NearDupSpill;
+
+/* A set in the file in join order: this header, m tokens, m positions, n hashes. */
+typedef struct JoinedSet
+{
+	uint32 set;
+	uint32 n;
+	uint32 m;
+} JoinedSet;
 
 static uint64
 file_tell(BufFile *file)
@@ -98,15 +102,6 @@ file_read(BufFile *file, void *data, size_t len)
 	if (len > 0 && BufFileRead(file, data, len) != len)
 		ereport(ERROR, (errcode_for_file_access(),
 						errmsg("could not read a temporary file of simhash_near_duplicates")));
-}
-
-/* n - ceil(t n) + 1 within 0..n, with t a hair below the threshold (as the core). */
-static uint32
-prefix_length(uint32 n, double threshold)
-{
-	double p = (double) n - ceil((threshold - 1e-9) * (double) n) + 1;
-
-	return p < 0 ? 0 : (p > n ? n : (uint32) p);
 }
 
 static void *
@@ -140,7 +135,7 @@ new_set(NearDupCall *call, const uint64_t *hashes, size_t n)
 	BufFileWrite(sp->sets, (void *) hashes, n * sizeof(uint64_t));
 	sh_ndo_count(sp->order, hashes, n);
 	sp->hashes += n;
-	sp->prefix_bound += prefix_length((uint32) n, call->threshold);
+	sp->max_len = Max(sp->max_len, (uint32) n);
 	return sp->nsets++;
 }
 
@@ -195,10 +190,8 @@ nd_spill_begin(NearDupCall *call)
 	HASHCTL		  ctl;
 	sh_nd_stats	  stats;
 
-	nd_parallel_begin(call);
-	sp->sets = nd_spill_file(call, "sets");
+	sp->sets = BufFileCreateTemp(false);
 	sp->keys = BufFileCreateTemp(false);
-	sp->prefixes = nd_spill_file(call, "prefixes");
 	sp->maxsets = 1024;
 	sp->set_pos = palloc(sizeof(uint64) * sp->maxsets);
 	sp->set_len = palloc(sizeof(uint32) * sp->maxsets);
@@ -272,46 +265,31 @@ nd_spill_release(NearDupCall *call)
 		return;
 	sh_ndo_free(sp->order);
 	sp->order = NULL;
-	sh_ndb_free(sp->batch);
-	sp->batch = NULL;
+	sh_ndc_free(sp->chunk);
+	sp->chunk = NULL;
 }
 
-/* Reads set s back into *buf (grown as needed). */
-static const uint64_t *
-read_set(NearDupCall *call, uint32 s, uint64 **buf, size_t *cap)
+/* Makes the set buffers hold a set of n hashes (never more than the largest set). */
+static void
+reserve(NearDupCall *call, size_t n)
 {
 	NearDupSpill *sp = call->spill;
-	size_t		  n = sp->set_len[s];
+	size_t		  cap;
 
-	if (n > *cap)
+	if (n <= sp->cap && sp->hbuf != NULL)
+		return;
+	cap = Max(n, Min(Max(sp->cap * 2, 1024), (size_t) sp->max_len));
+	if (sp->hbuf != NULL)
 	{
-		*cap = Max(n, *cap * 2);
-		if (*buf != NULL)
-			pfree(*buf);
-		*buf = MemoryContextAllocExtended(call->cxt, sizeof(uint64) * *cap, MCXT_ALLOC_HUGE);
+		pfree(sp->hbuf);
+		pfree(sp->tokens);
+		pfree(sp->pos);
 	}
-	file_seek(sp->sets, sp->set_pos[s]);
-	file_read(sp->sets, *buf, n * sizeof(uint64));
-	return *buf;
-}
-
-/* Reads set s's prefix entries back into *buf (grown as needed). */
-static const sh_ndb_entry *
-read_prefix(NearDupCall *call, uint32 s, sh_ndb_entry **buf, size_t *cap)
-{
-	NearDupSpill *sp = call->spill;
-	size_t		  n = sp->prefix_len[s];
-
-	if (n > *cap || *buf == NULL)
-	{
-		*cap = Max(n, Max(*cap * 2, 64));
-		if (*buf != NULL)
-			pfree(*buf);
-		*buf = MemoryContextAllocExtended(call->cxt, sizeof(sh_ndb_entry) * *cap, MCXT_ALLOC_HUGE);
-	}
-	file_seek(sp->prefixes, sp->prefix_pos[s]);
-	file_read(sp->prefixes, *buf, n * sizeof(sh_ndb_entry));
-	return *buf;
+	sp->hbuf = MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	sp->tokens =
+		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	sp->pos = MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	sp->cap = cap;
 }
 
 /* The rows of each set, grouped (rows_at, rows). */
@@ -337,149 +315,271 @@ group_rows(NearDupCall *call)
 	sp->row_set = NULL;
 }
 
-/* Writes every set's prefix entries to the file of its batch. */
-static void
-partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
+/* Bytes one set of n hashes takes in a chunk and in the buffers, at most. */
+static double
+set_bytes(uint32 n)
 {
-	NearDupSpill *sp = call->spill;
-	size_t		  cap = 64;
-	sh_ndb_entry *ents = MemoryContextAlloc(call->cxt, sizeof(sh_ndb_entry) * cap);
-
-	sp->prefix_pos =
-		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
-	sp->prefix_len =
-		MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
-	sp->heads =
-		MemoryContextAllocExtended(call->cxt,
-								   sizeof(sh_ndb_entry) * Max((size_t) sp->nsets * sp->head_k, 1),
-								   MCXT_ALLOC_HUGE);
-	sp->head_len = MemoryContextAllocExtended(call->cxt, Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
-	file_seek(sp->sets, 0);
-	for (uint32 s = 0; s < sp->nsets; s++)
-	{
-		size_t n = sp->set_len[s], m;
-
-		if (n > sp->acap)
-		{
-			sp->acap = Max(n, sp->acap * 2);
-			if (sp->abuf != NULL)
-				pfree(sp->abuf);
-			sp->abuf =
-				MemoryContextAllocExtended(call->cxt, sizeof(uint64) * sp->acap, MCXT_ALLOC_HUGE);
-		}
-		file_read(sp->sets, sp->abuf, n * sizeof(uint64));
-		if (n > cap)
-		{
-			cap = Max(n, cap * 2);
-			pfree(ents);
-			ents =
-				MemoryContextAllocExtended(call->cxt, sizeof(sh_ndb_entry) * cap, MCXT_ALLOC_HUGE);
-		}
-		SH_CHECK(sh_ndo_prefix(sp->order, sp->abuf, (uint32) n, call->threshold, s, ents, &m),
-				 "simhash_near_duplicates");
-		sp->prefix_pos[s] = file_tell(sp->prefixes);
-		sp->prefix_len[s] = (uint32) m;
-		sp->head_len[s] = (uint8) Min(m, sp->head_k);
-		if (m > 0)
-		{
-			memcpy(sp->heads + (size_t) s * sp->head_k, ents,
-				   sizeof(sh_ndb_entry) * sp->head_len[s]);
-			BufFileWrite(sp->prefixes, ents, m * sizeof(sh_ndb_entry));
-		}
-		for (size_t i = 0; i < m; i++)
-		{
-			uint32 b = sh_ndo_batch(ents[i].token, nbatches);
-
-			BufFileWrite(files[b], &ents[i], sizeof(sh_ndb_entry));
-			counts[b]++;
-		}
-		if ((s & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	pfree(ents);
+	return (double) sh_ndc_set_bytes(n, n) + (double) n * 20;
 }
 
-/* Joins batch b: its candidates, verified, each pair returned here if b owns it. */
-void
-nd_spill_join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbatches)
+/*
+ * One text whose join needs more than work_mem and the slack the chunks
+ * allow is refused before the join starts, naming its row.
+ */
+static void
+check_largest(NearDupCall *call)
 {
 	NearDupSpill *sp = call->spill;
-	sh_ndb_entry *ents = palloc(sizeof(sh_ndb_entry) * ENTRY_CHUNK);
-	uint32		 *pairs = palloc(sizeof(uint32) * 2 * PAIR_CHUNK);
-	uint32		  loaded = PG_UINT32_MAX, loaded_prefix = PG_UINT32_MAX;
-	int			  done = 0;
+	double		  need = set_bytes(sp->max_len);
+	uint32		  len;
+	const char	 *key;
 
-	SH_CHECK(sh_ndb_create(call->threshold, &sp->batch), "simhash_near_duplicates");
-	file_seek(file, 0);
-	for (uint64 read = 0; read < count;)
+	if (need <= (double) call->budget + (double) SET_SLACK_BYTES)
+		return;
+	for (uint32 s = 0; s < sp->nsets; s++)
+		if (sp->set_len[s] == sp->max_len)
+		{
+			key = nd_spill_key(call, sp->rows[sp->rows_at[s]], &call->key_a, &len);
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the text of key \"%.*s\" has %u distinct shingles, more than "
+							"simhash_near_duplicates joins within work_mem (%d kB)",
+							(int) Min(len, 64), key, sp->max_len, work_mem),
+					 errhint("Set work_mem to at least %.0f kB for this call, or leave that row "
+							 "out.",
+							 nd_work_mem_kb(need - (double) SET_SLACK_BYTES))));
+		}
+}
+
+static int
+join_order_cmp(const void *a, const void *b, void *arg)
+{
+	const uint32 *len = arg;
+	uint32		  x = *(const uint32 *) a, y = *(const uint32 *) b;
+
+	if (len[x] != len[y])
+		return len[x] < len[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Writes every set, with its prefix, to the file in join order (ascending
+ * size, then id); then frees what only the reading needed.
+ */
+static void
+write_joined(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+	uint32		 *ord;
+	MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
+	ord = palloc_extended(sizeof(uint32) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
+	sp->joined = nd_spill_file(call, "joined");
+	MemoryContextSwitchTo(old);
+	for (uint32 s = 0; s < sp->nsets; s++)
+		ord[s] = s;
+	qsort_arg(ord, sp->nsets, sizeof(uint32), join_order_cmp, sp->set_len);
+	for (uint32 i = 0; i < sp->nsets; i++)
 	{
-		size_t n = (size_t) Min(count - read, ENTRY_CHUNK);
+		uint32	  s = ord[i];
+		JoinedSet h;
+		size_t	  m;
 
-		file_read(file, ents, n * sizeof(sh_ndb_entry));
-		SH_CHECK(sh_ndb_add(sp->batch, ents, n), "simhash_near_duplicates");
-		read += n;
+		h.set = s;
+		h.n = sp->set_len[s];
+		reserve(call, h.n);
+		file_seek(sp->sets, sp->set_pos[s]);
+		file_read(sp->sets, sp->hbuf, sizeof(uint64) * h.n);
+		SH_CHECK(sh_ndo_prefix(sp->order, sp->hbuf, h.n, call->threshold, sp->tokens, sp->pos, &m),
+				 "simhash_near_duplicates");
+		h.m = (uint32) m;
+		BufFileWrite(sp->joined, &h, sizeof(h));
+		BufFileWrite(sp->joined, sp->tokens, sizeof(uint64) * m);
+		BufFileWrite(sp->joined, sp->pos, sizeof(uint32) * m);
+		BufFileWrite(sp->joined, sp->hbuf, sizeof(uint64) * h.n);
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
 	}
-	pfree(ents);
+	pfree(ord);
+	BufFileClose(sp->sets);
+	sp->sets = NULL;
+	pfree(sp->set_pos);
+	pfree(sp->set_len);
+	sp->set_pos = NULL;
+	sp->set_len = NULL;
+	sh_ndo_free(sp->order);
+	sp->order = NULL;
+	hash_destroy(sp->digests);
+	sp->digests = NULL;
+}
+
+/* Reads the next set of the file in join order into *h and the buffers; false at its end. */
+static bool
+read_joined(NearDupCall *call, JoinedSet *h)
+{
+	NearDupSpill *sp = call->spill;
+	size_t		  got = BufFileRead(sp->joined, h, sizeof(JoinedSet));
+
+	if (got == 0)
+		return false;
+	if (got != sizeof(JoinedSet))
+		ereport(ERROR, (errcode_for_file_access(),
+						errmsg("could not read a temporary file of simhash_near_duplicates")));
+	reserve(call, h->n);
+	file_read(sp->joined, sp->tokens, sizeof(uint64) * h->m);
+	file_read(sp->joined, sp->pos, sizeof(uint32) * h->m);
+	file_read(sp->joined, sp->hbuf, sizeof(uint64) * h->n);
+	return true;
+}
+
+static void
+emit_pairs(NearDupCall *call, const sh_nd_pair *pairs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		call->similar++;
+		nd_pair(call, pairs[i].a, pairs[i].b, pairs[i].similarity);
+	}
+}
+
+/*
+ * Loads the chunk that starts at offset `start` of the file in join order:
+ * the sets from there that fit in sp->room (at least one), indexed.  Returns
+ * where the next chunk starts, or PG_UINT64_MAX after the last; *placed gets
+ * the chunk's sets.
+ */
+static uint64
+chunk_load(NearDupCall *call, uint64 start, uint32 *placed)
+{
+	NearDupSpill *sp = call->spill;
+	uint64		  next = PG_UINT64_MAX;
+	JoinedSet	  h;
+	double		  bytes = 0;
+
+	if (sp->chunk == NULL)
+		SH_CHECK(sh_ndc_create(call->threshold, &sp->chunk), "simhash_near_duplicates");
+	sh_ndc_reset(sp->chunk);
+	file_seek(sp->joined, start);
 	for (;;)
 	{
-		size_t	  n;
-		sh_status st =
-			sh_ndb_next(sp->batch, pairs, PAIR_CHUNK, &n, &done, simhash_interrupt_pending, NULL);
+		uint64 at = file_tell(sp->joined);
+		double need;
 
-		if (st == SH_ERR_INTERRUPTED)
-		{
-			CHECK_FOR_INTERRUPTS();
-			continue;
-		}
-		SH_CHECK(st, "simhash_near_duplicates");
-		for (size_t i = 0; i < n; i++)
-		{
-			uint32				x = pairs[2 * i], y = pairs[2 * i + 1];
-			const sh_ndb_entry *px;
-			uint32				owner;
-			double				j;
-
-			/*
-			 * The owner from the prefixes alone, most often from their heads
-			 * in memory: a pair met in another batch costs little.
-			 */
-			owner = sh_ndo_owner_head(sp->heads + (size_t) x * sp->head_k, sp->head_len[x],
-									  sp->prefix_len[x] <= sp->head_k,
-									  sp->heads + (size_t) y * sp->head_k, sp->head_len[y],
-									  sp->prefix_len[y] <= sp->head_k, nbatches);
-			if (owner == SH_NDO_UNKNOWN)
-			{
-				if (y != loaded_prefix)
-				{
-					read_prefix(call, y, &sp->bpre, &sp->bpcap);
-					loaded_prefix = y;
-				}
-				px = read_prefix(call, x, &sp->apre, &sp->apcap);
-				owner = sh_ndo_owner(px, sp->prefix_len[x], sp->bpre, sp->prefix_len[y], nbatches);
-			}
-			if (owner != b)
-				continue; /* another batch reports it, or it cannot reach the threshold */
-			if (y != loaded)
-			{
-				read_set(call, y, &sp->bbuf, &sp->bcap);
-				loaded = y;
-			}
-			read_set(call, x, &sp->abuf, &sp->acap);
-			j = sh_ndo_jaccard(sp->abuf, sp->set_len[x], sp->bbuf, sp->set_len[y]);
-			call->candidates++;
-			if (j >= call->threshold)
-			{
-				call->similar++;
-				nd_pair(call, x, y, j);
-			}
-		}
-		CHECK_FOR_INTERRUPTS();
-		if (done)
+		if (!read_joined(call, &h))
 			break;
+		need = (double) sh_ndc_set_bytes(h.n, h.m);
+		if (sh_ndc_sets(sp->chunk) > 0 && bytes + need > (double) sp->room)
+		{
+			next = at; /* the first set after the chunk */
+			break;
+		}
+		SH_CHECK(sh_ndc_add(sp->chunk, h.set, sp->hbuf, h.n, sp->tokens, sp->pos, h.m),
+				 "simhash_near_duplicates");
+		bytes += need;
 	}
-	sh_ndb_free(sp->batch);
-	sp->batch = NULL;
-	pfree(pairs);
+	SH_CHECK(sh_ndc_build(sp->chunk), "simhash_near_duplicates");
+	*placed = sh_ndc_sets(sp->chunk);
+	return next;
+}
+
+/* The loaded chunk joined with itself. */
+static void
+chunk_own(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+	uint32		  nlocal = sh_ndc_sets(sp->chunk);
+
+	for (uint32 l = 0; l < nlocal; l++)
+	{
+		const sh_nd_pair *pairs;
+		size_t			  n;
+
+		SH_CHECK(sh_ndc_probe_own(sp->chunk, l, &pairs, &n), "simhash_near_duplicates");
+		emit_pairs(call, pairs, n);
+		if ((l & 255) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * The loaded chunk probed by at most `count` sets of the file from offset
+ * `from` (a set's start after the chunk), while they may reach one of its
+ * sets.
+ */
+static void
+chunk_probe(NearDupCall *call, uint64 from, uint32 count)
+{
+	NearDupSpill *sp = call->spill;
+	JoinedSet	  h;
+	bool		  have;
+
+	file_seek(sp->joined, from);
+	have = count > 0 && read_joined(call, &h);
+	for (uint32 probed = 0; have && sh_ndc_reaches(sp->chunk, h.n);)
+	{
+		size_t ncand;
+
+		SH_CHECK(sh_ndc_probe(sp->chunk, h.n, sp->tokens, sp->pos, h.m, &ncand),
+				 "simhash_near_duplicates");
+		if (ncand > 0)
+		{
+			const sh_nd_pair *pairs;
+			size_t			  n;
+
+			SH_CHECK(sh_ndc_verify(sp->chunk, h.set, sp->hbuf, h.n, &pairs, &n),
+					 "simhash_near_duplicates");
+			emit_pairs(call, pairs, n);
+		}
+		if ((probed & 255) == 0)
+			CHECK_FOR_INTERRUPTS();
+		have = ++probed < count && read_joined(call, &h);
+	}
+}
+
+/*
+ * Joins the chunk that starts at offset `start` of the file in join order:
+ * it takes the sets from there that fit in sp->room (at least one), is joined
+ * with itself, then probed by the sets after it while they may reach one of
+ * its sets.  Each pair goes to nd_pair.  Returns where the next chunk starts,
+ * or PG_UINT64_MAX after the last; *placed gets the chunk's sets.  Chunks are
+ * independent: each needs only the file and its start (and parts of one, see
+ * nd_spill_join_part).
+ */
+uint64
+nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed)
+{
+	uint64 next = chunk_load(call, start, placed);
+
+	chunk_own(call);
+	if (next != PG_UINT64_MAX)
+		chunk_probe(call, next, PG_UINT32_MAX);
+	call->candidates = sh_ndc_candidates(call->spill->chunk);
+	return next;
+}
+
+/* Every chunk, one after another; returns their number. */
+static uint32
+join_chunks(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+	uint64		  start = 0;
+	uint32		  placed = 0, nchunks = 0;
+
+	while (start != PG_UINT64_MAX)
+	{
+		uint32 in_chunk;
+
+		start = nd_spill_join_chunk(call, start, &in_chunk);
+		placed += in_chunk;
+		nchunks++;
+		if (simhash_near_duplicates_progress > 0 && start != PG_UINT64_MAX)
+			ereport(NOTICE, (errmsg("simhash_near_duplicates: chunk %u joined, %u of %u "
+									"sets, " UINT64_FORMAT " candidates verified",
+									nchunks, placed, sp->nsets, call->candidates)));
+	}
+	sh_ndc_free(sp->chunk);
+	sp->chunk = NULL;
+	return nchunks;
 }
 
 /* The join on disk, once every row is read. */
@@ -487,132 +587,195 @@ void
 nd_spill_join(NearDupCall *call)
 {
 	NearDupSpill *sp = call->spill;
-	size_t		  held, room;
-	double		  need;
-	uint32		  nbatches;
-	int			  nworkers;
-	BufFile		**files;
-	uint64		 *counts;
-	MemoryContext old;
+	double		  held, need;
+	size_t		  room;
+	uint32		  nchunks;
 
 	group_rows(call);
 	nd_check_result_size(call, sp->nsets);
-	/* the first prefix entries of every set stay in memory, within a quarter of work_mem */
-	sp->head_k = (uint32) Min(HEAD_MAX, call->budget / 4 /
-											((size_t) Max(sp->nsets, 1) * sizeof(sh_ndb_entry)));
-	held = (size_t) sp->nsets * (12 + 12 + 4 + 48 + 1 + sp->head_k * sizeof(sh_ndb_entry)) +
-		   (size_t) sp->nrows * (8 + 4 + 4) + sh_ndo_bytes(sp->order);
-	room = call->budget > held + MIN_BATCH_BYTES ? call->budget - held : MIN_BATCH_BYTES;
-	nbatches =
-		(uint32) Min((double) MAX_BATCHES, Max(1.0, ceil((double) sp->prefix_bound *
-														 SH_NDB_BYTES_PER_ENTRY / (double) room)));
-	/* enough batches for every participant to take a few */
-	nworkers = nd_parallel_workers(call, sp->hashes * sizeof(uint64));
-	if (nworkers > 0)
-		nbatches = Max(nbatches, (uint32) Min(MAX_BATCHES, 2 * (nworkers + 1)));
+	check_largest(call);
+	write_joined(call);
+	/* what stays besides the chunk: the rows of each set, the keys' places, the buffers */
+	held = (double) sp->nsets * 4 + (double) sp->nrows * (4 + 8 + 4) + (double) sp->cap * 20;
+	room = (double) call->budget > held + MIN_CHUNK_BYTES ? call->budget - (size_t) held
+														  : MIN_CHUNK_BYTES;
+	sp->room = room;
 	need = (double) sh_nd_memory_needed(sp->hashes, sp->nsets, sp->nrows) + (double) sp->key_bytes +
 		   (double) sp->nrows * 56;
 	ereport(NOTICE, (errmsg("simhash_near_duplicates: " UINT64_FORMAT
 							" rows, %u distinct shingle sets, " UINT64_FORMAT
 							" shingles do not fit in work_mem (%d kB); joining on disk in "
-							"%u batches%s",
-							sp->nrows, sp->nsets, sp->hashes, work_mem, nbatches,
-							nworkers > 0 ? psprintf(" with %d parallel workers", nworkers) : ""),
+							"chunks of %zu kB",
+							sp->nrows, sp->nsets, sp->hashes, work_mem, room / 1024),
 					 errhint("With work_mem at %.0f kB or more the whole call joins in memory.",
-							 ceil(need / 1024.0))));
+							 nd_work_mem_kb(need))));
 
 	for (uint32 s = 0; s < sp->nsets; s++)
 		if (sp->rows_at[s + 1] - sp->rows_at[s] > 1)
 			nd_emit_rows(call, s, s, 1.0);
 
-	old = MemoryContextSwitchTo(call->cxt);
-	files = palloc(sizeof(BufFile *) * nbatches);
-	counts = palloc0(sizeof(uint64) * nbatches);
-	for (uint32 b = 0; b < nbatches; b++)
-		files[b] = nd_spill_file(call, psprintf("b%u", b));
-	MemoryContextSwitchTo(old);
-	partition(call, files, counts, nbatches);
-	/* with workers every batch is joined there, else here */
-	for (uint32 b = nd_parallel_join(call, nworkers, files, counts, nbatches); b < nbatches; b++)
-	{
-		nd_spill_join_batch(call, files[b], counts[b], b, nbatches);
-		BufFileClose(files[b]);
-		if (simhash_near_duplicates_progress > 0 && b + 1 < nbatches)
-			ereport(NOTICE,
-					(errmsg("simhash_near_duplicates: %u of %u batches joined, " UINT64_FORMAT
-							" candidates verified",
-							b + 1, nbatches, call->candidates)));
-	}
-	BufFileClose(sp->sets);
+	nchunks = nd_parallel_join(call);
+	if (nchunks == 0)
+		nchunks = join_chunks(call);
+	elog(DEBUG1, "simhash_near_duplicates: %u chunks", nchunks);
 	BufFileClose(sp->keys);
-	BufFileClose(sp->prefixes);
-	sp->sets = sp->keys = sp->prefixes = NULL;
+	BufFileClose(sp->joined);
+	sp->keys = sp->joined = NULL;
 }
 
 /*
- * For parallel workers (near_duplicates_parallel.c): the files of sets and
- * prefix entries are complete, and what a batch's join needs in memory (the
- * positions, lengths and heads of every set) goes to the file "meta".
+ * For parallel workers (near_duplicates_parallel.c): the file in join order
+ * is complete and may be opened by other processes now; its size and what a
+ * worker needs to join parts of it.
  */
 void
-nd_spill_export(NearDupCall *call, uint32 *nsets, uint32 *head_k)
+nd_spill_export(NearDupCall *call, NdExport *out)
 {
 	NearDupSpill *sp = call->spill;
-	BufFile		 *meta = nd_spill_file(call, "meta");
-	size_t		  n = sp->nsets;
 
-	BufFileExportFileSet(sp->sets);
-	BufFileExportFileSet(sp->prefixes);
-	BufFileWrite(meta, sp->set_pos, sizeof(uint64) * n);
-	BufFileWrite(meta, sp->set_len, sizeof(uint32) * n);
-	BufFileWrite(meta, sp->prefix_pos, sizeof(uint64) * n);
-	BufFileWrite(meta, sp->prefix_len, sizeof(uint32) * n);
-	BufFileWrite(meta, sp->head_len, n);
-	BufFileWrite(meta, sp->heads, sizeof(sh_ndb_entry) * n * sp->head_k);
-	BufFileClose(meta);
-	*nsets = sp->nsets;
-	*head_k = sp->head_k;
+	BufFileExportFileSet(sp->joined);
+	out->bytes = BufFileSize(sp->joined);
+	out->room = sp->room;
+	out->max_len = sp->max_len;
 }
 
-static void *
-read_array(NearDupCall *call, BufFile *file, size_t bytes)
+/*
+ * The work split into parts for `participants` processes: every chunk (as
+ * nd_spill_join_chunk cuts them), and its probing sets cut into parts of
+ * about equal numbers of sets that may reach it (its largest set over the
+ * threshold, the length filter).  The first part of a chunk also joins it
+ * with itself; the last runs to the end of the file, so where the cuts fall
+ * changes the balance only, never the pairs.  One pass over the headers.
+ */
+NdPart *
+nd_spill_plan_parts(NearDupCall *call, int participants, uint32 *nchunks, uint32 *nparts)
 {
-	void *a = MemoryContextAllocExtended(call->cxt, Max(bytes, 1), MCXT_ALLOC_HUGE);
+	NearDupSpill *sp = call->spill;
+	uint64		 *off =
+		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
+	uint32 *len =
+		MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
+	uint32 *first = palloc(sizeof(uint32) * 64), *reach;
+	uint32	maxchunks = 64, k = 0, total = 0, target, np = 0, maxparts;
+	double	bytes = 0;
+	NdPart *parts;
 
-	file_read(file, a, bytes);
-	return a;
+	file_seek(sp->joined, 0);
+	for (uint32 i = 0; i < sp->nsets; i++)
+	{
+		JoinedSet h;
+		double	  need;
+
+		off[i] = file_tell(sp->joined);
+		file_read(sp->joined, &h, sizeof(h));
+		if (BufFileSeek(sp->joined, 0, (off_t) h.m * 12 + (off_t) h.n * 8, SEEK_CUR) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not seek in a temporary file of simhash_near_duplicates")));
+		len[i] = h.n;
+		need = (double) sh_ndc_set_bytes(h.n, h.m);
+		if (i == 0 || bytes + need > (double) sp->room)
+		{
+			if (k == maxchunks)
+			{
+				maxchunks *= 2;
+				first = repalloc_huge(first, sizeof(uint32) * maxchunks);
+			}
+			first[k++] = i;
+			bytes = 0;
+		}
+		bytes += need;
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	/* by chunk: the end of the sets that may reach it */
+	reach = palloc(sizeof(uint32) * Max(k, 1));
+	for (uint32 c = 0; c < k; c++)
+	{
+		uint32 end = c + 1 < k ? first[c + 1] : sp->nsets;
+		double limit = (double) len[end - 1] / (call->threshold - 1e-9) + 1;
+		uint32 lo = end, hi = sp->nsets;
+
+		while (lo < hi)
+		{
+			uint32 mid = lo + (hi - lo) / 2;
+
+			if ((double) len[mid] > limit)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		reach[c] = lo;
+		total += lo - end;
+	}
+	target = Max(total / (uint32) Max(4 * participants, 1), 1);
+	maxparts = k + total / target + 1;
+	parts = palloc(sizeof(NdPart) * maxparts);
+	for (uint32 c = 0; c < k; c++)
+	{
+		uint32 end = c + 1 < k ? first[c + 1] : sp->nsets;
+		uint32 from = end;
+
+		for (;;)
+		{
+			bool last = end >= sp->nsets || from + target >= reach[c];
+
+			Assert(np < maxparts);
+			parts[np].chunk = off[first[c]];
+			parts[np].next = end < sp->nsets ? off[end] : PG_UINT64_MAX;
+			parts[np].from = from < sp->nsets ? off[from] : PG_UINT64_MAX;
+			parts[np].count = end >= sp->nsets ? 0 : last ? PG_UINT32_MAX : target;
+			parts[np].own = from == end;
+			np++;
+			if (last)
+				break;
+			from += target;
+		}
+	}
+	pfree(off);
+	pfree(len);
+	pfree(first);
+	pfree(reach);
+	*nchunks = k;
+	*nparts = np;
+	return parts;
 }
 
-/* In a worker: what nd_spill_export wrote, read back; then batches can be joined. */
+/* In a worker: the file in join order, opened; then parts can be joined. */
 void
-nd_spill_import(NearDupCall *call, uint32 nsets, uint32 head_k)
+nd_spill_import(NearDupCall *call, const NdExport *in)
 {
 	NearDupSpill *sp = MemoryContextAllocZero(call->cxt, sizeof(NearDupSpill));
-	BufFile		 *meta = BufFileOpenFileSet(call->fileset, "meta", O_RDONLY, false);
-	size_t		  n = nsets;
 
-	sp->nsets = sp->maxsets = nsets;
-	sp->head_k = head_k;
-	sp->set_pos = read_array(call, meta, sizeof(uint64) * n);
-	sp->set_len = read_array(call, meta, sizeof(uint32) * n);
-	sp->prefix_pos = read_array(call, meta, sizeof(uint64) * n);
-	sp->prefix_len = read_array(call, meta, sizeof(uint32) * n);
-	sp->head_len = read_array(call, meta, n);
-	sp->heads = read_array(call, meta, sizeof(sh_ndb_entry) * n * head_k);
-	BufFileClose(meta);
-	sp->sets = BufFileOpenFileSet(call->fileset, "sets", O_RDONLY, false);
-	sp->prefixes = BufFileOpenFileSet(call->fileset, "prefixes", O_RDONLY, false);
+	sp->room = in->room;
+	sp->max_len = in->max_len;
+	sp->joined = BufFileOpenFileSet(call->fileset, "joined", O_RDONLY, false);
 	call->spill = sp;
 }
 
-/* In a worker, at its end: the files nd_spill_import opened. */
+/* In a worker, at its end. */
 void
 nd_spill_import_end(NearDupCall *call)
 {
 	NearDupSpill *sp = call->spill;
 
-	BufFileClose(sp->sets);
-	BufFileClose(sp->prefixes);
-	sp->sets = sp->prefixes = NULL;
+	BufFileClose(sp->joined);
+	sp->joined = NULL;
 	nd_spill_release(call);
+}
+
+/* Joins one part (nd_spill_plan_parts); its pairs go to nd_pair. */
+void
+nd_spill_join_part(NearDupCall *call, const NdPart *part)
+{
+	uint32 placed;
+
+	/* the plan cut the chunks as chunk_load does, or the parts would overlap */
+	if (chunk_load(call, part->chunk, &placed) != part->next)
+		elog(ERROR, "simhash_near_duplicates: a parallel part does not match its chunk");
+	if (part->own)
+		chunk_own(call);
+	if (part->count > 0)
+		chunk_probe(call, part->from, part->count);
+	call->candidates = sh_ndc_candidates(call->spill->chunk);
 }

@@ -420,6 +420,39 @@ join_in_memory(NearDupCall *call, sh_nd_stats *stats)
 	pfree(pairs);
 }
 
+/* The pairs' tuplestore takes this share of work_mem (it spills beyond), the join the rest. */
+#define RESULT_SHARE 8
+
+size_t
+nd_result_kb(void)
+{
+	return (size_t) Max(work_mem / RESULT_SHARE, 8);
+}
+
+double
+nd_work_mem_kb(double bytes)
+{
+	return ceil(bytes / 1024.0 * RESULT_SHARE / (RESULT_SHARE - 1));
+}
+
+/*
+ * Materializes the SRF with a tuplestore of nd_result_kb(), so the pairs
+ * and the join together stay within work_mem.
+ */
+static void
+init_result(FunctionCallInfo fcinfo)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext  old;
+
+	InitMaterializedSRF(fcinfo, 0);
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	tuplestore_end(rsinfo->setResult);
+	rsinfo->setResult = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+											  false, (int) nd_result_kb());
+	MemoryContextSwitchTo(old);
+}
+
 /* Reads the portal's rows and returns every verified pair of them. */
 static void
 near_duplicates(FunctionCallInfo fcinfo, Portal portal, double threshold, const char *what)
@@ -431,7 +464,7 @@ near_duplicates(FunctionCallInfo fcinfo, Portal portal, double threshold, const 
 	call = MemoryContextAllocZero(querycxt, sizeof(NearDupCall));
 	call->cxt = AllocSetContextCreate(querycxt, "simhash_near_duplicates", SIMHASH_CONTEXT_SIZES);
 	call->threshold = threshold;
-	call->budget = (size_t) work_mem * 1024;
+	call->budget = (size_t) work_mem * 1024 - nd_result_kb() * 1024;
 	call->rsinfo = rsinfo;
 	call->maxkeys = 1024;
 	call->keys = MemoryContextAlloc(call->cxt, sizeof(char *) * call->maxkeys);
@@ -492,7 +525,7 @@ simhash_near_duplicates(PG_FUNCTION_ARGS)
 	SPIPlanPtr plan;
 	Portal	   portal;
 
-	InitMaterializedSRF(fcinfo, 0);
+	init_result(fcinfo);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	plan = SPI_prepare(query, 0, NULL);
@@ -525,7 +558,7 @@ simhash_near_duplicates_cursor(PG_FUNCTION_ARGS)
 	Portal portal;
 
 	simhash_check_threshold(threshold);
-	InitMaterializedSRF(fcinfo, 0);
+	init_result(fcinfo);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	portal = SPI_cursor_find(cursor);
