@@ -18,7 +18,7 @@
  * beyond work_mem.
  *
  * The core objects live across calls that may raise an error, so a reset
- * callback of the query's memory context frees them if one does; the core
+ * callback of the call's memory context frees them if one does; the core
  * never runs below a PostgreSQL call, so no longjmp crosses a C++ frame.
  *
  * Progress: a NOTICE every simhash.near_duplicates_progress rows read and
@@ -474,7 +474,8 @@ near_duplicates(FunctionCallInfo fcinfo, Portal portal, double threshold, const 
 	SH_CHECK(sh_nd_create(&call->nd), "simhash_near_duplicates");
 	call->release.func = release_call;
 	call->release.arg = call;
-	MemoryContextRegisterResetCallback(querycxt, &call->release);
+	/* on call->cxt: a context's callbacks run before its memory goes, not after its children's */
+	MemoryContextRegisterResetCallback(call->cxt, &call->release);
 
 	read_rows(call, portal, what);
 	check_bodies(call, what);
