@@ -41,12 +41,12 @@ typedef struct NearDupCall
 	/* on disk, once spilled */
 	struct NearDupSpill	 *spill;
 	MemoryContextCallback release;
-	StringInfoData		  key_a, key_b; /* keys read back from disk */
 } NearDupCall;
 
 /* simhash_near_duplicates.c */
-extern void	  nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity);
-extern void	  nd_check_result_size(NearDupCall *call, uint64 nsets);
+extern void nd_put_pair(NearDupCall *call, const char *ka, uint32 alen, const char *kb, uint32 blen,
+						double similarity);
+extern void nd_check_result_pairs(double pairs);
 extern size_t nd_result_kb(void);
 extern double nd_work_mem_kb(double bytes);
 
@@ -54,20 +54,8 @@ extern double nd_work_mem_kb(double bytes);
 extern void nd_spill_begin(NearDupCall *call);
 extern void
 nd_spill_add(NearDupCall *call, const uint64_t *hashes, size_t n, const char *key, uint32 keylen);
-extern void			 nd_spill_join(NearDupCall *call);
-extern void			 nd_spill_release(NearDupCall *call);
-extern const uint32 *nd_spill_rows_of(NearDupCall *call, uint32 s, size_t *n);
-extern const char	*nd_spill_key(NearDupCall *call, uint32 row, StringInfo buf, uint32 *len);
-extern uint64		 nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed);
-
-/*
- * A verified pair of sets (sa == sb: the rows sharing sa), from the chunk
- * that found it: its rows are returned (a worker would hand it on instead).
- */
-static inline void
-nd_pair(NearDupCall *call, uint32 sa, uint32 sb, double similarity)
-{
-	nd_emit_rows(call, sa, sb, similarity);
-}
+extern void	  nd_spill_join(NearDupCall *call);
+extern void	  nd_spill_release(NearDupCall *call);
+extern uint64 nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed);
 
 #endif /* SIMHASH_NEAR_DUPLICATES_H */
