@@ -56,6 +56,8 @@ extern void
 nd_spill_add(NearDupCall *call, const uint64_t *hashes, size_t n, const char *key, uint32 keylen);
 extern void	  nd_spill_join(NearDupCall *call);
 extern void	  nd_spill_release(NearDupCall *call);
-extern uint64 nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed);
+extern uint64 nd_spill_chunk_load(NearDupCall *call, uint64 start, uint32 *placed);
+extern void	  nd_spill_chunk_own(NearDupCall *call);
+extern void	  nd_spill_chunk_probe(NearDupCall *call, uint64 from, uint64 to);
 
 #endif /* SIMHASH_NEAR_DUPLICATES_H */

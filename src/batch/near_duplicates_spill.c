@@ -40,6 +40,7 @@
 /* one text may take this much beyond work_mem before it is refused */
 #define SET_SLACK_BYTES ((size_t) 32 << 20)
 #define MAX_KEY_SHOWN	64
+#define SEGMENT_BYTES	((off_t) 1 << 30) /* a BufFile's segment (buffile.c) */
 #define EMIT_POLL		1024
 
 /* The columns of a row's tuple in the sort. */
@@ -101,6 +102,12 @@ file_tell(BufFile *file)
 	off_t offset;
 
 	BufFileTell(file, &fileno, &offset);
+	/* the end of a full segment is the start of the next: one place, one value */
+	if (offset == SEGMENT_BYTES)
+	{
+		fileno++;
+		offset = 0;
+	}
 	return ((uint64) fileno << 32) | (uint64) offset;
 }
 
@@ -497,23 +504,18 @@ keep_chunk_keys(NearDupCall *call, uint32 nrows)
 }
 
 /*
- * Joins the chunk that starts at offset `start` of the file in join order:
- * it takes the sets from there that fit in sp->room (at least one), returns
- * the pairs of rows within each of its sets, is joined with itself, then
- * probed by the sets after it while they may reach one of its sets.  Returns
- * where the next chunk starts, or PG_UINT64_MAX after the last; *placed gets
- * the chunk's sets.  Chunks are independent: each needs only the file and
- * its start.
+ * Loads the chunk that starts at offset `start` of the file in join order:
+ * the sets from there that fit in sp->room (at least one), indexed; returns
+ * the pairs of rows within each of its sets.  Returns where the next chunk
+ * starts (the first set after it), or PG_UINT64_MAX after the last; *placed
+ * gets the chunk's sets.  Chunks are independent: each needs only the file
+ * and its start.
  */
 uint64
-nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed)
+nd_spill_chunk_load(NearDupCall *call, uint64 start, uint32 *placed)
 {
 	NearDupSpill *sp = call->spill;
-	uint64		  next = PG_UINT64_MAX;
-	JoinedSet	  h;
-	bool		  have = false;
 	double		  bytes = 0;
-	uint32		  nlocal;
 
 	if (sp->chunk == NULL)
 		SH_CHECK(sh_ndc_create(call->threshold, &sp->chunk), "simhash_near_duplicates");
@@ -522,17 +524,18 @@ nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed)
 	file_seek(sp->joined, start);
 	for (;;)
 	{
-		uint64 at = file_tell(sp->joined);
-		double need;
+		uint64	  at = file_tell(sp->joined);
+		JoinedSet h;
+		double	  need;
 
 		if (!read_joined(call, &h))
 			break;
 		need = (double) sh_ndc_set_bytes(h.n, h.m) + h.key_bytes + 8;
 		if (sh_ndc_sets(sp->chunk) > 0 && bytes + need > (double) sp->room)
 		{
-			have = true; /* the first set after the chunk */
-			next = at;
-			break;
+			SH_CHECK(sh_ndc_build(sp->chunk), "simhash_near_duplicates");
+			*placed = sh_ndc_sets(sp->chunk);
+			return at;
 		}
 		if (sh_ndc_sets(sp->chunk) == 0)
 			sp->first = h.set;
@@ -544,8 +547,17 @@ nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed)
 			emit_keys(call, sp->keys.data, h.nrows, sp->keys.data, h.nrows, true, 1.0);
 	}
 	SH_CHECK(sh_ndc_build(sp->chunk), "simhash_near_duplicates");
-	nlocal = sh_ndc_sets(sp->chunk);
-	*placed = nlocal;
+	*placed = sh_ndc_sets(sp->chunk);
+	return PG_UINT64_MAX;
+}
+
+/* Joins the loaded chunk with itself. */
+void
+nd_spill_chunk_own(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+	uint32		  nlocal = sh_ndc_sets(sp->chunk);
+
 	for (uint32 l = 0; l < nlocal; l++)
 	{
 		const sh_nd_pair *pairs;
@@ -564,10 +576,27 @@ nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed)
 		if ((l & 255) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	for (uint32 probed = 0; have && sh_ndc_reaches(sp->chunk, h.n); probed++)
+	call->candidates = sh_ndc_candidates(sp->chunk);
+}
+
+/*
+ * The sets of the file from offset `from` (a set's start after the loaded
+ * chunk) up to offset `to` or its end probe the chunk, until one is too
+ * large to reach any set of it (the later ones are larger still).
+ */
+void
+nd_spill_chunk_probe(NearDupCall *call, uint64 from, uint64 to)
+{
+	NearDupSpill *sp = call->spill;
+	JoinedSet	  h;
+
+	file_seek(sp->joined, from);
+	for (uint32 probed = 0; file_tell(sp->joined) < to && read_joined(call, &h); probed++)
 	{
 		size_t ncand;
 
+		if (!sh_ndc_reaches(sp->chunk, h.n))
+			break;
 		SH_CHECK(sh_ndc_probe(sp->chunk, h.n, sp->tokens, sp->pos, h.m, &ncand),
 				 "simhash_near_duplicates");
 		if (ncand > 0)
@@ -588,10 +617,8 @@ nd_spill_join_chunk(NearDupCall *call, uint64 start, uint32 *placed)
 		}
 		if ((probed & 255) == 0)
 			CHECK_FOR_INTERRUPTS();
-		have = read_joined(call, &h);
 	}
 	call->candidates = sh_ndc_candidates(sp->chunk);
-	return next;
 }
 
 /* Every chunk, one after another; returns their number. */
@@ -605,8 +632,12 @@ join_chunks(NearDupCall *call)
 	while (start != PG_UINT64_MAX)
 	{
 		uint32 in_chunk;
+		uint64 next = nd_spill_chunk_load(call, start, &in_chunk);
 
-		start = nd_spill_join_chunk(call, start, &in_chunk);
+		nd_spill_chunk_own(call);
+		if (next != PG_UINT64_MAX)
+			nd_spill_chunk_probe(call, next, PG_UINT64_MAX);
+		start = next;
 		placed += in_chunk;
 		nchunks++;
 		if (simhash_near_duplicates_progress > 0 && start != PG_UINT64_MAX)
