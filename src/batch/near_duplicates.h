@@ -54,6 +54,7 @@ extern double nd_work_mem_kb(double bytes);
 extern void nd_spill_begin(NearDupCall *call);
 extern void
 nd_spill_add(NearDupCall *call, const uint64_t *hashes, size_t n, const char *key, uint32 keylen);
+extern void	  nd_check_text(NearDupCall *call, size_t n, const char *key, uint32 keylen);
 extern void	  nd_spill_join(NearDupCall *call);
 extern void	  nd_spill_release(NearDupCall *call);
 extern uint64 nd_spill_chunk_load(NearDupCall *call, uint64 start, uint32 *placed);

@@ -282,9 +282,37 @@ set_bytes(uint32 n)
 	return (double) sh_ndc_set_bytes(n, n) + (double) n * 20;
 }
 
+/* Raises 53200 for the text of that key: n distinct shingles, need bytes to join. */
+static void
+refuse_text(const char *key, uint32 keylen, size_t n, double need)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the text of key \"%.*s\" has %zu distinct shingles, more than "
+					"simhash_near_duplicates joins within work_mem (%d kB)",
+					(int) Min(keylen, MAX_KEY_SHOWN), key, n, work_mem),
+			 errhint("Set work_mem to at least %.0f kB for this call, or leave that row out.",
+					 nd_work_mem_kb(need - (double) SET_SLACK_BYTES))));
+}
+
 /*
- * One text whose join needs more than work_mem and the slack the chunks
- * allow is refused before the join starts, naming its row.
+ * A text of n distinct shingles that neither the in-memory join nor a chunk
+ * could hold within work_mem and the slack is refused as soon as it is read.
+ */
+void
+nd_check_text(NearDupCall *call, size_t n, const char *key, uint32 keylen)
+{
+	double need = set_bytes((uint32) Min(n, PG_UINT32_MAX));
+
+	if ((double) sh_nd_memory_needed(n, 1, 1) <= (double) call->budget ||
+		need <= (double) call->budget + (double) SET_SLACK_BYTES)
+		return;
+	refuse_text(key, keylen, n, need);
+}
+
+/*
+ * One text whose join by chunks needs more than work_mem and the slack is
+ * refused before the join starts (it fitted the in-memory join's budget).
  */
 static void
 check_largest(NearDupCall *call)
@@ -292,15 +320,8 @@ check_largest(NearDupCall *call)
 	NearDupSpill *sp = call->spill;
 	double		  need = set_bytes(sp->max_len);
 
-	if (need <= (double) call->budget + (double) SET_SLACK_BYTES)
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("the text of key \"%s\" has %u distinct shingles, more than "
-					"simhash_near_duplicates joins within work_mem (%d kB)",
-					sp->max_key, sp->max_len, work_mem),
-			 errhint("Set work_mem to at least %.0f kB for this call, or leave that row out.",
-					 nd_work_mem_kb(need - (double) SET_SLACK_BYTES))));
+	if (need > (double) call->budget + (double) SET_SLACK_BYTES)
+		refuse_text(sp->max_key, (uint32) strlen(sp->max_key), sp->max_len, need);
 }
 
 /* Appends a key to buf as (uint32 length, bytes). */

@@ -152,6 +152,7 @@ keep_key(NearDupCall *call, const char *key, uint32 len)
 static void
 add_row(NearDupCall *call, const uint64_t *hashes, size_t n, const char *key, uint32 keylen)
 {
+	nd_check_text(call, n, key, keylen);
 	if (call->spill == NULL)
 	{
 		sh_nd_stats stats;
