@@ -21,7 +21,7 @@ typedef struct NearDupCall
 {
 	MemoryContext  cxt; /* everything the call holds */
 	double		   threshold;
-	size_t		   budget; /* work_mem, bytes */
+	size_t		   budget; /* bytes of work_mem the join may take (the rest: the pairs) */
 	ReturnSetInfo *rsinfo;
 	uint64		   rows;	   /* rows read (with a key and a body) */
 	uint64		   empty_rows; /* of those, with no shingle */
