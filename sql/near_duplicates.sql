@@ -110,6 +110,24 @@ SELECT duplicate, survivor, similarity::numeric(6, 4) FROM simhash_near_duplicat
 RESET work_mem;
 RESET extra_float_digits;
 DROP TABLE nd_digits;
+-- on disk as in memory with empty texts (no shingle), exact copies and edited
+-- copies mixed: identical sets are found by sorting their digests
+CREATE TABLE nd_mixed AS
+  SELECT g AS id, 0::bigint AS fp,
+         CASE WHEN g % 5 = 0 THEN '.'
+              WHEN g % 5 = 1 THEN 'copy ' || (g % 7) || ' of a text of several words'
+              ELSE (SELECT string_agg('w' || ((g * 31 + i * 7) % (40 + g % 9)), ' ') FROM generate_series(1, 30 + g % 4) i)
+         END AS body
+  FROM generate_series(1, 300) g;
+CREATE TABLE nd_mixed_mem AS SELECT * FROM simhash_near_duplicates('nd_mixed', 'fp', 'body', 'id', 0.6);
+SET work_mem = '64kB';
+CREATE TABLE nd_mixed_disk AS SELECT * FROM simhash_near_duplicates('nd_mixed', 'fp', 'body', 'id', 0.6);
+RESET work_mem;
+SELECT (SELECT count(*) FROM nd_mixed_mem) AS pairs,
+       (SELECT count(*) FROM nd_mixed_mem WHERE similarity = 1) AS identical,
+       (SELECT count(*) FROM (SELECT * FROM nd_mixed_mem EXCEPT ALL SELECT * FROM nd_mixed_disk) x)
+     + (SELECT count(*) FROM (SELECT * FROM nd_mixed_disk EXCEPT ALL SELECT * FROM nd_mixed_mem) y) AS differences;
+DROP TABLE nd_mixed, nd_mixed_mem, nd_mixed_disk;
 -- one huge text: on disk, its join would take far more than work_mem, so it
 -- is refused up front (53200) with the work_mem it needs; in memory it joins
 CREATE TABLE nd_huge (id int, body text, fp bigint DEFAULT 0);

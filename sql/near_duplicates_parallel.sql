@@ -31,7 +31,7 @@ SET max_parallel_workers_per_gather = 2;
 SET work_mem = '64kB';
 SELECT count(*) FROM simhash_near_duplicates('ndp_docs', 'fp', 'body', 'k', 0.8);
 SET client_min_messages = warning;
--- serial, parallel and the truth, on disk in 19 chunks (64kB), in 4 chunks
+-- serial, parallel and the truth, on disk in many chunks (64kB), in a few
 -- whose probing sets are cut into parts (512kB) and in memory (64MB)
 CREATE TABLE ndp_runs (t float8, workers int, mem text, key_a text, key_b text, similarity float8);
 DO $$

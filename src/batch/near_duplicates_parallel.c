@@ -60,14 +60,15 @@ typedef struct NdWorkerDone
 	bool   done;
 	uint32 parts;
 	uint64 candidates;
-	uint64 similar; /* pairs of sets written for the leader */
+	uint64 similar; /* similar pairs of sets */
+	uint64 pairs;	/* pairs of keys written for the leader */
 } NdWorkerDone;
 
-/* A verified pair of sets as a worker hands it to the leader. */
+/* A pair of keys as a worker hands it to the leader: this, then the two keys. */
 typedef struct NdPairRecord
 {
-	uint32 x;
-	uint32 y;
+	uint32 alen;
+	uint32 blen;
 	double similarity;
 } NdPairRecord;
 
@@ -109,14 +110,18 @@ nd_spill_file(NearDupCall *call, const char *name)
 }
 
 void
-nd_parallel_put(NearDupCall *call, uint32 x, uint32 y, double similarity)
+nd_parallel_put(NearDupCall *call, const char *ka, uint32 alen, const char *kb, uint32 blen,
+				double similarity)
 {
 	NdPairRecord r;
 
-	r.x = x;
-	r.y = y;
+	r.alen = alen;
+	r.blen = blen;
 	r.similarity = similarity;
 	BufFileWrite(call->pair_sink, &r, sizeof(r));
+	BufFileWrite(call->pair_sink, unconstify(char *, ka), alen);
+	BufFileWrite(call->pair_sink, unconstify(char *, kb), blen);
+	call->emitted++;
 }
 
 /* Takes the next part nobody has taken, or returns false. */
@@ -164,25 +169,34 @@ simhash_near_duplicates_worker(dsm_segment *seg, shm_toc *toc)
 									 ParallelWorkerNumber, done->parts)));
 	done->candidates = call.candidates;
 	done->similar = call.similar;
+	done->pairs = call.emitted;
 	done->done = true;
 }
 
-/* Returns the rows of the pairs a worker found. */
+/* Returns the pairs a worker found, as rows. */
 static void
 emit_worker_pairs(NearDupCall *call, int worker, uint64 npairs)
 {
-	BufFile		*file = BufFileOpenFileSet(call->fileset, pairs_name(worker), O_RDONLY, false);
-	NdPairRecord r;
+	BufFile		  *file = BufFileOpenFileSet(call->fileset, pairs_name(worker), O_RDONLY, false);
+	StringInfoData keys;
+	NdPairRecord   r;
 
+	initStringInfo(&keys);
 	for (uint64 i = 0; i < npairs; i++)
 	{
 		if (BufFileRead(file, &r, sizeof(r)) != sizeof(r))
 			ereport(ERROR, (errcode_for_file_access(),
 							errmsg("could not read a temporary file of simhash_near_duplicates")));
-		nd_emit_rows(call, r.x, r.y, r.similarity);
+		resetStringInfo(&keys);
+		enlargeStringInfo(&keys, (int) (r.alen + r.blen));
+		if (BufFileRead(file, keys.data, r.alen + r.blen) != r.alen + r.blen)
+			ereport(ERROR, (errcode_for_file_access(),
+							errmsg("could not read a temporary file of simhash_near_duplicates")));
+		nd_put_pair(call, keys.data, r.alen, keys.data + r.alen, r.blen, r.similarity);
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+	pfree(keys.data);
 	BufFileClose(file);
 }
 
@@ -257,7 +271,7 @@ nd_parallel_join(NearDupCall *call)
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("parallel worker %d of simhash_near_duplicates did not finish", w)));
-		emit_worker_pairs(call, w, done[w].similar);
+		emit_worker_pairs(call, w, done[w].pairs);
 		call->candidates += done[w].candidates;
 		call->similar += done[w].similar;
 	}

@@ -310,8 +310,10 @@ TEST(NearDupChunks, SetsGoInJoinOrderBeforeTheBuild)
     EXPECT_EQ(sh_ndc_add(chunk, 2, a, 3, a, pos, 1), SH_ERR_ARGUMENT);  // built
     EXPECT_TRUE(sh_ndc_reaches(chunk, 3));
     EXPECT_FALSE(sh_ndc_reaches(chunk, 4));  // 3 / 4 < 0.8
-    EXPECT_EQ(sh_ndc_create(1.5, &chunk), SH_ERR_ARGUMENT);
     sh_ndc_free(chunk);
+    sh_ndc *bad = nullptr;
+    EXPECT_EQ(sh_ndc_create(1.5, &bad), SH_ERR_ARGUMENT);
+    EXPECT_EQ(bad, nullptr);
 }
 
 TEST(NearDup, BudgetRefusesWithWhatItNeeds)
