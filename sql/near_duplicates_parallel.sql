@@ -103,7 +103,7 @@ SELECT count(*) AS differences FROM (
    EXCEPT ALL SELECT key_a, key_b, similarity FROM simhash_near_duplicates('ndp_docs', 'fp', 'body', 'k', 0.5))) d;
 RESET client_min_messages;
 -- 1,500 texts that differ by one word: every pair is similar.  The leader
--- leaves every part to the workers, which write 16 bytes a pair for it, more
+-- leaves every part to the workers, which write each pair of keys for it, more
 -- than temp_file_limit allows: a worker's error ends the call.
 CREATE TABLE ndp_alike AS
   SELECT g AS id, 'a shared paragraph of many ndp_words that every row repeats before the one word it has of its own, '

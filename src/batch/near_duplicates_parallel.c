@@ -11,9 +11,8 @@
  * always) and writes that file to a FileSet; then the leader and the workers
  * each take the next part until none is left.  Workers never read the table:
  * they open the file by name, join their parts exactly as the leader does,
- * and write their verified pairs of sets (16 bytes each) to a file of their
- * own; the leader returns its own pairs as it finds them, and the workers'
- * once they are done, as rows of keys.
+ * and write their pairs of keys to a file of their own; the leader returns
+ * its own pairs as it finds them, and the workers' once they are done.
  *
  * Planned as a parallel query plans its workers: max_parallel_workers_per_gather
  * of them (0: none, the serial join), when the file reaches
