@@ -75,9 +75,9 @@ SET simhash.near_duplicates_progress = 100;
 SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8);
 RESET simhash.near_duplicates_progress;
 -- the same answer on disk: at the smallest work_mem the distinct sets go to
--- temporary files and the join runs in batches of prefix entries (the
--- NOTICE says how many); at every threshold against the truth (the naive
--- join of every pair) and against the in-memory join
+-- temporary files and the join runs in chunks of sets (a NOTICE after each
+-- chunk); at every threshold against the truth (the naive join of every
+-- pair) and against the in-memory join
 SET work_mem = '64kB';
 SELECT count(*) FROM simhash_near_duplicates('real_docs', 'fp', 'body', 'k', 0.8);
 SET client_min_messages = warning;
@@ -110,6 +110,36 @@ SELECT duplicate, survivor, similarity::numeric(6, 4) FROM simhash_near_duplicat
 RESET work_mem;
 RESET extra_float_digits;
 DROP TABLE nd_digits;
+-- on disk as in memory with empty texts (no shingle), exact copies and edited
+-- copies mixed: identical sets are found by sorting their digests
+CREATE TABLE nd_mixed AS
+  SELECT g AS id, 0::bigint AS fp,
+         CASE WHEN g % 5 = 0 THEN '.'
+              WHEN g % 5 = 1 THEN 'copy ' || (g % 7) || ' of a text of several words'
+              ELSE (SELECT string_agg('w' || ((g * 31 + i * 7) % (40 + g % 9)), ' ') FROM generate_series(1, 30 + g % 4) i)
+         END AS body
+  FROM generate_series(1, 300) g;
+CREATE TABLE nd_mixed_mem AS SELECT * FROM simhash_near_duplicates('nd_mixed', 'fp', 'body', 'id', 0.6);
+SET work_mem = '64kB';
+CREATE TABLE nd_mixed_disk AS SELECT * FROM simhash_near_duplicates('nd_mixed', 'fp', 'body', 'id', 0.6);
+RESET work_mem;
+SELECT (SELECT count(*) FROM nd_mixed_mem) AS pairs,
+       (SELECT count(*) FROM nd_mixed_mem WHERE similarity = 1) AS identical,
+       (SELECT count(*) FROM (SELECT * FROM nd_mixed_mem EXCEPT ALL SELECT * FROM nd_mixed_disk) x)
+     + (SELECT count(*) FROM (SELECT * FROM nd_mixed_disk EXCEPT ALL SELECT * FROM nd_mixed_mem) y) AS differences;
+DROP TABLE nd_mixed, nd_mixed_mem, nd_mixed_disk;
+-- one huge text: on disk, its join would take far more than work_mem, so it
+-- is refused up front (53200) with the work_mem it needs; in memory it joins
+CREATE TABLE nd_huge (id int, body text, fp bigint DEFAULT 0);
+INSERT INTO nd_huge (id, body) SELECT 1, string_agg('w' || g, ' ') FROM generate_series(1, 400000) g;
+INSERT INTO nd_huge (id, body) SELECT 2, string_agg('w' || g, ' ') FROM generate_series(1, 20) g;
+INSERT INTO nd_huge (id, body) SELECT 3, string_agg('w' || g, ' ') FROM generate_series(1, 21) g;
+SET work_mem = '64kB';
+SELECT count(*) FROM simhash_near_duplicates('nd_huge', 'fp', 'body', 'id');
+SET work_mem = '64MB';
+SELECT key_a, key_b, similarity::numeric(6, 4) FROM simhash_near_duplicates('nd_huge', 'fp', 'body', 'id');
+RESET work_mem;
+DROP TABLE nd_huge;
 -- exact copies: the pairs of rows that share a text are counted before any
 -- is written, so more than temp_file_limit holds is refused at once; and
 -- writing them can be cancelled (3,000 copies: 4,498,500 pairs)

@@ -12,6 +12,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "storage/buffile.h"
+#include "storage/fileset.h"
 
 #include "neardup.h"
 
@@ -21,7 +23,7 @@ typedef struct NearDupCall
 {
 	MemoryContext  cxt; /* everything the call holds */
 	double		   threshold;
-	size_t		   budget; /* work_mem, bytes */
+	size_t		   budget; /* bytes of work_mem the join may take (the rest: the pairs) */
 	ReturnSetInfo *rsinfo;
 	uint64		   rows;	   /* rows read (with a key and a body) */
 	uint64		   empty_rows; /* of those, with no shingle */
@@ -41,21 +43,59 @@ typedef struct NearDupCall
 	/* on disk, once spilled */
 	struct NearDupSpill	 *spill;
 	MemoryContextCallback release;
-	StringInfoData		  key_a, key_b; /* keys read back from disk */
+
+	/* parallel workers (near_duplicates_parallel.c) */
+	FileSet *fileset;	/* the files workers read, when workers may join */
+	BufFile *pair_sink; /* in a worker: where its pairs of keys go */
 } NearDupCall;
 
 /* simhash_near_duplicates.c */
-extern void nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity);
-extern void nd_check_result_size(NearDupCall *call, uint64 nsets);
+extern void nd_put_pair(NearDupCall *call, const char *ka, uint32 alen, const char *kb, uint32 blen,
+						double similarity);
+extern void nd_check_result_pairs(double pairs);
+extern size_t nd_result_kb(void);
+extern double nd_work_mem_kb(double bytes);
+
+/* What a parallel worker needs of the disk join (near_duplicates_spill.c). */
+typedef struct NdExport
+{
+	int64  bytes;	/* of the file in join order */
+	size_t room;	/* bytes a chunk may take */
+	uint32 max_len; /* the largest set */
+} NdExport;
+
+/* A part of the disk join: a chunk, with itself or not, probed by a run of the sets after it. */
+typedef struct NdPart
+{
+	uint64 chunk; /* where the chunk starts in the file in join order */
+	uint64 next;  /* where the set after it starts (PG_UINT64_MAX: none) */
+	uint64 from;  /* where the first set that probes it starts */
+	uint64 to;	  /* where the sets that probe it end (PG_UINT64_MAX: the end) */
+	bool   own;	  /* the chunk is joined with itself too */
+} NdPart;
+
+/* near_duplicates_parallel.c */
+extern BufFile *nd_spill_file(NearDupCall *call, const char *name);
+extern uint32	nd_parallel_join(NearDupCall *call);
+extern void		nd_parallel_put(NearDupCall *call, const char *ka, uint32 alen, const char *kb,
+								uint32 blen, double similarity);
 
 /* near_duplicates_spill.c */
 extern void nd_spill_begin(NearDupCall *call);
 extern void
 nd_spill_add(NearDupCall *call, const uint64_t *hashes, size_t n, const char *key, uint32 keylen);
-extern void			 nd_spill_join(NearDupCall *call);
-extern void			 nd_spill_release(NearDupCall *call);
-extern const uint32 *nd_spill_rows_of(NearDupCall *call, uint32 s, size_t *n);
-extern const char	*nd_spill_key(NearDupCall *call, uint32 row, StringInfo buf, uint32 *len);
+extern void	  nd_check_text(NearDupCall *call, size_t n, const char *key, uint32 keylen);
+extern void	  nd_spill_join(NearDupCall *call);
+extern void	  nd_spill_release(NearDupCall *call);
+extern uint64 nd_spill_chunk_load(NearDupCall *call, uint64 start, uint32 *placed);
+extern void	  nd_spill_chunk_own(NearDupCall *call);
+extern void	  nd_spill_chunk_probe(NearDupCall *call, uint64 from, uint64 to);
+extern void	  nd_spill_export(NearDupCall *call, NdExport *out);
+extern NdPart *
+nd_spill_plan_parts(NearDupCall *call, int participants, uint32 *nchunks, uint32 *nparts);
+extern void nd_spill_import(NearDupCall *call, const NdExport *in);
+extern void nd_spill_import_end(NearDupCall *call);
+extern void nd_spill_join_part(NearDupCall *call, const NdPart *part);
 
 /* simhash_near_duplicates_citus.c */
 extern bool nd_citus_join(FunctionCallInfo fcinfo);

@@ -1,78 +1,99 @@
 /*
  * near_duplicates_spill.c — simhash_near_duplicates beyond work_mem: the
- * verified join in batches over temporary files, as a hash join partitions
- * its rows (the core's side is neardup_batch.h, which says why no pair is
- * lost or repeated).
+ * verified join by chunks of sets over temporary files, as a block nested
+ * loop join runs (the core's side is neardup_batch.h).
  *
- * While the rows are read, each distinct shingle set is written once to a
- * file of sets (identical sets are found by a 128-bit digest), each key to a
- * file of keys, and the sets' hashes are counted in a sketch of a quarter of
- * work_mem that fixes the global token order.  Then one sequential pass over
- * the sets writes each set's prefix entries to the batch of its token; the
- * number of batches is chosen so that one batch's join fits in what work_mem
- * leaves.  Each batch is joined in memory, its candidates read back from the
- * file of sets and verified exactly, and each pair returned by the batch that
- * owns it.
+ * While the rows are read, each row's shingle set goes to a file of sets (a
+ * set the in-memory join already held, once), its hashes are counted in a
+ * sketch of a quarter of work_mem that fixes the global token order, and a
+ * tuple (size, 128-bit digest of the set, where the set is, key) goes to a
+ * tuplesort, which keeps a quarter of work_mem and spills the rest.  Sorted,
+ * those tuples bring identical sets together in join order (ascending size):
+ * each distinct set is then written once, with its prefix and the keys of
+ * its rows, to one file in join order.  That file is cut into chunks that
+ * fit in what work_mem leaves; each chunk is indexed in memory, joined with
+ * itself, and probed by the later sets, read sequentially until they are too
+ * large to reach it.  Every pair is found once, in the chunk of its earlier
+ * set, with the in-memory join's filters, and its rows' keys are at hand in
+ * the chunk and in the probing set's record.
  *
- * Memory: besides the batch, about 40 bytes per row and 60 per distinct set
- * (positions in the files, the rows of each set, the digests), and the
- * sketch.  The files count against temp_file_limit.
+ * Memory: the sketch and the sort while reading, then the chunk; nothing
+ * grows with the rows or sets.  One text whose join would need more than
+ * work_mem and 32 MB raises 53200.  The files count against temp_file_limit.
  */
 #include "simhash.h"
 
 #include <math.h>
 
+#include "catalog/pg_operator_d.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "storage/buffile.h"
-#include "utils/hsearch.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/tuplesort.h"
 
 #include "near_duplicates.h"
 #include "neardup_batch.h"
 
-#define MAX_BATCHES		1024
-#define HEAD_MAX		((size_t) 8)
-#define ENTRY_CHUNK		4096
-#define PAIR_CHUNK		4096
-#define MIN_BATCH_BYTES ((size_t) 64 << 10)
+#define MIN_CHUNK_BYTES ((size_t) 32 << 10)
+/* one text may take this much beyond work_mem before it is refused */
+#define SET_SLACK_BYTES ((size_t) 32 << 20)
+#define MAX_KEY_SHOWN	64
+#define SEGMENT_BYTES	((off_t) 1 << 30) /* a BufFile's segment (buffile.c) */
+#define EMIT_POLL		1024
 
-typedef struct DigestEntry
+/* The columns of a row's tuple in the sort. */
+enum
 {
-	uint64 digest[2];
-	uint32 n; /* the key: digest and size */
-	uint32 set;
-} DigestEntry;
+	COL_SIZE = 1,
+	COL_DIGEST0,
+	COL_DIGEST1,
+	COL_SET_POS,
+	COL_KEY,
+	NCOLS = COL_KEY
+};
 
 typedef struct NearDupSpill
 {
-	BufFile		 *sets;		  /* the distinct sets' hashes, one after another */
-	BufFile		 *keys;		  /* the keys, one after another */
-	BufFile		 *prefixes;	  /* the sets' prefix entries, one set after another */
-	uint64		 *set_pos;	  /* by set: where it starts in sets */
-	uint32		 *set_len;	  /* by set: its hashes */
-	uint64		 *prefix_pos; /* by set: where its prefix entries start */
-	uint32		 *prefix_len; /* by set: how many */
-	uint32		  nsets, maxsets;
-	uint64		 *key_pos; /* by row: where its key starts in keys */
-	uint32		 *key_len; /* by row */
-	uint32		 *row_set; /* by row: its set */
-	uint64		  nrows, maxrows;
-	uint64		  key_bytes;
-	HTAB		 *digests;
-	sh_ndo		 *order;
-	sh_ndb		 *batch;
-	uint64		  hashes;		/* of the distinct sets */
-	uint64		  prefix_bound; /* prefix entries, at most */
-	uint32		 *rows_at;		/* by set: start in rows (one more at the end) */
-	uint32		 *rows;			/* row ids grouped by set */
-	uint64		 *abuf, *bbuf;	/* two sets read back */
-	size_t		  acap, bcap;
-	sh_ndb_entry *heads;	/* by set: its first head_k prefix entries */
-	uint8		 *head_len; /* by set: how many of them */
-	uint32		  head_k;
-	sh_ndb_entry *apre, *bpre; /* two sets' prefix entries read back */
-	size_t		  apcap, bpcap;
+	BufFile		   *sets;	/* the rows' sets' hashes, one after another */
+	BufFile		   *joined; /* the distinct sets with prefixes and keys, in join order */
+	Tuplesortstate *sort;	/* a tuple per row, to be sorted by (size, digest) */
+	TupleDesc		desc;
+	TupleTableSlot *in, *out;
+	sh_ndo		   *order;
+	sh_ndc		   *chunk;
+	uint64			nrows;
+	uint64			key_bytes;					/* of the rows' keys */
+	uint32			nsets;						/* distinct sets (once joined is written) */
+	uint64			hashes;						/* of the distinct sets (likewise) */
+	uint32			max_len;					/* the largest set */
+	char			max_key[MAX_KEY_SHOWN + 1]; /* its row's key (the start of it) */
+	uint64		   *hbuf;						/* a set's hashes read back */
+	uint64		   *tokens;						/* its prefix tokens */
+	uint32		   *pos;						/* and their positions */
+	size_t			cap;						/* of the three buffers */
+	StringInfoData	keys;	 /* the keys of that set's rows: (uint32 length, bytes) each */
+	StringInfoData	ckeys;	 /* the keys of the chunk's sets, one set after another */
+	uint32		   *ckey_at; /* by set of the chunk: start in ckeys (one more at the end) */
+	uint32		   *ckey_n;	 /* by set of the chunk: its rows */
+	uint32			ckey_cap;
+	uint32			first; /* the chunk's first set id */
+	size_t			room;  /* bytes a chunk may take */
 } NearDupSpill;
+
+/*
+ * A set in the file in join order: this header, m prefix tokens, m
+ * positions, n hashes, then key_bytes of keys of its rows.
+ */
+typedef struct JoinedSet
+{
+	uint32 set;
+	uint32 n;
+	uint32 m;
+	uint32 nrows;
+	uint32 key_bytes;
+} JoinedSet;
 
 static uint64
 file_tell(BufFile *file)
@@ -81,6 +102,12 @@ file_tell(BufFile *file)
 	off_t offset;
 
 	BufFileTell(file, &fileno, &offset);
+	/* the end of a full segment is the start of the next: one place, one value */
+	if (offset == SEGMENT_BYTES)
+	{
+		fileno++;
+		offset = 0;
+	}
 	return ((uint64) fileno << 32) | (uint64) offset;
 }
 
@@ -100,135 +127,128 @@ file_read(BufFile *file, void *data, size_t len)
 						errmsg("could not read a temporary file of simhash_near_duplicates")));
 }
 
-/* n - ceil(t n) + 1 within 0..n, with t a hair below the threshold (as the core). */
-static uint32
-prefix_length(uint32 n, double threshold)
-{
-	double p = (double) n - ceil((threshold - 1e-9) * (double) n) + 1;
-
-	return p < 0 ? 0 : (p > n ? n : (uint32) p);
-}
-
-static void *
-grow(void *array, size_t elem, uint64 *max)
-{
-	*max *= 2;
-	return repalloc_huge(array, elem * *max);
-}
-
-/* Writes a new distinct set and returns its id. */
-static uint32
-new_set(NearDupCall *call, const uint64_t *hashes, size_t n)
+/* Makes the set buffers hold a set of n hashes (never more than the largest set). */
+static void
+reserve(NearDupCall *call, size_t n)
 {
 	NearDupSpill *sp = call->spill;
+	size_t		  cap;
 
-	if (sp->nsets == sp->maxsets)
+	if (n <= sp->cap && sp->hbuf != NULL)
+		return;
+	cap = Max(n, Min(Max(sp->cap * 2, 1024), (size_t) sp->max_len));
+	if (sp->hbuf != NULL)
 	{
-		uint64 max = sp->maxsets;
-
-		if (max >= PG_UINT32_MAX / 2)
-			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							errmsg("simhash_near_duplicates takes at most %u distinct texts",
-								   PG_UINT32_MAX / 2)));
-		sp->set_pos = grow(sp->set_pos, sizeof(uint64), &max);
-		max = sp->maxsets;
-		sp->set_len = grow(sp->set_len, sizeof(uint32), &max);
-		sp->maxsets = (uint32) max;
+		pfree(sp->hbuf);
+		pfree(sp->tokens);
+		pfree(sp->pos);
 	}
-	sp->set_pos[sp->nsets] = file_tell(sp->sets);
-	sp->set_len[sp->nsets] = (uint32) n;
+	sp->hbuf = MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	sp->tokens =
+		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	sp->pos = MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	sp->cap = cap;
+}
+
+/* Sorts a row: its set (n hashes, at pos in the file of sets) and its key. */
+static void
+sort_row(NearDupCall *call, const uint64_t *hashes, size_t n, uint64 pos, const char *key,
+		 uint32 keylen)
+{
+	NearDupSpill   *sp = call->spill;
+	TupleTableSlot *slot = sp->in;
+	uint64_t		digest[2];
+	text		   *k = cstring_to_text_with_len(key, (int) keylen);
+
+	if (n > PG_INT32_MAX)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("a text of simhash_near_duplicates has more than %d shingles",
+							   PG_INT32_MAX)));
+	sh_ndo_digest(hashes, n, digest);
+	ExecClearTuple(slot);
+	slot->tts_values[COL_SIZE - 1] = Int32GetDatum((int32) n);
+	slot->tts_values[COL_DIGEST0 - 1] = Int64GetDatum((int64) digest[0]);
+	slot->tts_values[COL_DIGEST1 - 1] = Int64GetDatum((int64) digest[1]);
+	slot->tts_values[COL_SET_POS - 1] = Int64GetDatum((int64) pos);
+	slot->tts_values[COL_KEY - 1] = PointerGetDatum(k);
+	memset(slot->tts_isnull, 0, sizeof(bool) * NCOLS);
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(sp->sort, slot);
+	pfree(k);
+	sp->nrows++;
+	sp->key_bytes += keylen;
+	if (n > sp->max_len || sp->nrows == 1)
+	{
+		sp->max_len = (uint32) n;
+		memcpy(sp->max_key, key, Min(keylen, MAX_KEY_SHOWN));
+		sp->max_key[Min(keylen, MAX_KEY_SHOWN)] = '\0';
+	}
+}
+
+/* Writes a set to the file of sets and counts it in the sketch; returns where it starts. */
+static uint64
+write_set(NearDupSpill *sp, const uint64_t *hashes, size_t n)
+{
+	uint64 pos = file_tell(sp->sets);
+
 	BufFileWrite(sp->sets, (void *) hashes, n * sizeof(uint64_t));
 	sh_ndo_count(sp->order, hashes, n);
-	sp->hashes += n;
-	sp->prefix_bound += prefix_length((uint32) n, call->threshold);
-	return sp->nsets++;
-}
-
-/* The set of these hashes: an earlier identical one, or a new one. */
-static uint32
-set_of(NearDupCall *call, const uint64_t *hashes, size_t n)
-{
-	NearDupSpill *sp = call->spill;
-	DigestEntry	  probe, *found;
-	bool		  exists;
-
-	memset(&probe, 0, sizeof(probe));
-	sh_ndo_digest(hashes, n, probe.digest);
-	probe.n = (uint32) n;
-	found = hash_search(sp->digests, &probe, HASH_ENTER, &exists);
-	if (!exists)
-		found->set = new_set(call, hashes, n);
-	return found->set;
-}
-
-static void
-add_key(NearDupSpill *sp, uint32 set, const char *key, uint32 len)
-{
-	if (sp->nrows == sp->maxrows)
-	{
-		uint64 max = sp->maxrows;
-
-		sp->key_pos = grow(sp->key_pos, sizeof(uint64), &max);
-		max = sp->maxrows;
-		sp->key_len = grow(sp->key_len, sizeof(uint32), &max);
-		max = sp->maxrows;
-		sp->row_set = grow(sp->row_set, sizeof(uint32), &max);
-		sp->maxrows = max;
-	}
-	sp->key_pos[sp->nrows] = file_tell(sp->keys);
-	sp->key_len[sp->nrows] = len;
-	sp->row_set[sp->nrows] = set;
-	sp->nrows++;
-	sp->key_bytes += len;
-	BufFileWrite(sp->keys, (void *) key, len);
+	return pos;
 }
 
 /*
- * Moves the call to disk: the sets and keys the core holds go to the files,
- * and the core is freed.
+ * Moves the call to disk: the sets and keys the core holds go to the files
+ * and the sort, and the core is freed.
  */
 void
 nd_spill_begin(NearDupCall *call)
 {
 	MemoryContext old = MemoryContextSwitchTo(call->cxt);
 	NearDupSpill *sp = palloc0(sizeof(NearDupSpill));
-	HASHCTL		  ctl;
+	AttrNumber	  cols[3] = {COL_SIZE, COL_DIGEST0, COL_DIGEST1};
+	Oid			  ops[3] = {Int4LessOperator, Int8LessOperator, Int8LessOperator};
+	Oid			  colls[3] = {InvalidOid, InvalidOid, InvalidOid};
+	bool		  nulls_first[3] = {false, false, false};
 	sh_nd_stats	  stats;
+	uint64		 *set_pos;
 
 	sp->sets = BufFileCreateTemp(false);
-	sp->keys = BufFileCreateTemp(false);
-	sp->prefixes = BufFileCreateTemp(false);
-	sp->maxsets = 1024;
-	sp->set_pos = palloc(sizeof(uint64) * sp->maxsets);
-	sp->set_len = palloc(sizeof(uint32) * sp->maxsets);
-	sp->maxrows = 1024;
-	sp->key_pos = palloc(sizeof(uint64) * sp->maxrows);
-	sp->key_len = palloc(sizeof(uint32) * sp->maxrows);
-	sp->row_set = palloc(sizeof(uint32) * sp->maxrows);
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = offsetof(DigestEntry, set);
-	ctl.entrysize = sizeof(DigestEntry);
-	ctl.hcxt = call->cxt;
-	sp->digests = hash_create("simhash_near_duplicates digests", 1024, &ctl,
-							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	sp->desc = CreateTemplateTupleDesc(NCOLS);
+	TupleDescInitBuiltinEntry(sp->desc, COL_SIZE, "n", INT4OID, -1, 0);
+	TupleDescInitBuiltinEntry(sp->desc, COL_DIGEST0, "d0", INT8OID, -1, 0);
+	TupleDescInitBuiltinEntry(sp->desc, COL_DIGEST1, "d1", INT8OID, -1, 0);
+	TupleDescInitBuiltinEntry(sp->desc, COL_SET_POS, "pos", INT8OID, -1, 0);
+	TupleDescInitBuiltinEntry(sp->desc, COL_KEY, "key", TEXTOID, -1, 0);
+	sp->in = MakeSingleTupleTableSlot(sp->desc, &TTSOpsVirtual);
+	sp->out = MakeSingleTupleTableSlot(sp->desc, &TTSOpsMinimalTuple);
+	sp->sort = tuplesort_begin_heap(sp->desc, 3, cols, ops, colls, nulls_first,
+									(int) Max(call->budget / 4 / 1024, 64), NULL, TUPLESORT_NONE);
+	initStringInfo(&sp->keys);
+	initStringInfo(&sp->ckeys);
 	call->spill = sp;
 	SH_CHECK(sh_ndo_create(call->budget / 4, &sp->order), "simhash_near_duplicates");
-	MemoryContextSwitchTo(old);
 
 	sh_nd_get_stats(call->nd, &stats);
+	set_pos = palloc_extended(sizeof(uint64) * Max(stats.sets, 1), MCXT_ALLOC_HUGE);
+	MemoryContextSwitchTo(old);
 	for (uint32 s = 0; s < stats.sets; s++)
 	{
 		size_t			n;
 		const uint64_t *h = sh_nd_set_hashes(call->nd, s, &n);
 
-		(void) set_of(call, h, n);
+		set_pos[s] = write_set(sp, h, n);
 		CHECK_FOR_INTERRUPTS();
 	}
 	for (uint32 r = 0; r < stats.rows; r++)
 	{
-		add_key(sp, sh_nd_set_of_row(call->nd, r), call->keys[r], call->keylen[r]);
+		uint32			s = sh_nd_set_of_row(call->nd, r);
+		size_t			n;
+		const uint64_t *h = sh_nd_set_hashes(call->nd, s, &n);
+
+		sort_row(call, h, n, set_pos[s], call->keys[r], call->keylen[r]);
 		pfree(call->keys[r]);
 	}
+	pfree(set_pos);
 	sh_nd_free(call->nd);
 	call->nd = NULL;
 	call->key_bytes = 0;
@@ -237,29 +257,9 @@ nd_spill_begin(NearDupCall *call)
 void
 nd_spill_add(NearDupCall *call, const uint64_t *hashes, size_t n, const char *key, uint32 keylen)
 {
-	add_key(call->spill, set_of(call, hashes, n), key, keylen);
-}
-
-const uint32 *
-nd_spill_rows_of(NearDupCall *call, uint32 s, size_t *n)
-{
 	NearDupSpill *sp = call->spill;
 
-	*n = sp->rows_at[s + 1] - sp->rows_at[s];
-	return sp->rows + sp->rows_at[s];
-}
-
-const char *
-nd_spill_key(NearDupCall *call, uint32 row, StringInfo buf, uint32 *len)
-{
-	NearDupSpill *sp = call->spill;
-
-	*len = sp->key_len[row];
-	resetStringInfo(buf);
-	enlargeStringInfo(buf, (int) *len + 1);
-	file_seek(sp->keys, sp->key_pos[row]);
-	file_read(sp->keys, buf->data, *len);
-	return buf->data;
+	sort_row(call, hashes, n, write_set(sp, hashes, n), key, keylen);
 }
 
 void
@@ -271,214 +271,407 @@ nd_spill_release(NearDupCall *call)
 		return;
 	sh_ndo_free(sp->order);
 	sp->order = NULL;
-	sh_ndb_free(sp->batch);
-	sp->batch = NULL;
+	sh_ndc_free(sp->chunk);
+	sp->chunk = NULL;
 }
 
-/* Reads set s back into *buf (grown as needed). */
-static const uint64_t *
-read_set(NearDupCall *call, uint32 s, uint64 **buf, size_t *cap)
+/* Bytes one set of n hashes takes in a chunk and in the buffers, at most. */
+static double
+set_bytes(uint32 n)
 {
-	NearDupSpill *sp = call->spill;
-	size_t		  n = sp->set_len[s];
-
-	if (n > *cap)
-	{
-		*cap = Max(n, *cap * 2);
-		if (*buf != NULL)
-			pfree(*buf);
-		*buf = MemoryContextAllocExtended(call->cxt, sizeof(uint64) * *cap, MCXT_ALLOC_HUGE);
-	}
-	file_seek(sp->sets, sp->set_pos[s]);
-	file_read(sp->sets, *buf, n * sizeof(uint64));
-	return *buf;
+	return (double) sh_ndc_set_bytes(n, n) + (double) n * 20;
 }
 
-/* Reads set s's prefix entries back into *buf (grown as needed). */
-static const sh_ndb_entry *
-read_prefix(NearDupCall *call, uint32 s, sh_ndb_entry **buf, size_t *cap)
-{
-	NearDupSpill *sp = call->spill;
-	size_t		  n = sp->prefix_len[s];
-
-	if (n > *cap || *buf == NULL)
-	{
-		*cap = Max(n, Max(*cap * 2, 64));
-		if (*buf != NULL)
-			pfree(*buf);
-		*buf = MemoryContextAllocExtended(call->cxt, sizeof(sh_ndb_entry) * *cap, MCXT_ALLOC_HUGE);
-	}
-	file_seek(sp->prefixes, sp->prefix_pos[s]);
-	file_read(sp->prefixes, *buf, n * sizeof(sh_ndb_entry));
-	return *buf;
-}
-
-/* The rows of each set, grouped (rows_at, rows). */
+/* Raises 53200 for the text of that key: n distinct shingles, need bytes to join. */
 static void
-group_rows(NearDupCall *call)
+refuse_text(const char *key, uint32 keylen, size_t n, double need)
 {
-	NearDupSpill *sp = call->spill;
-	uint32		 *fill;
-
-	sp->rows_at = MemoryContextAllocZero(call->cxt, sizeof(uint32) * ((size_t) sp->nsets + 1));
-	sp->rows =
-		MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(sp->nrows, 1), MCXT_ALLOC_HUGE);
-	for (uint64 r = 0; r < sp->nrows; r++)
-		sp->rows_at[sp->row_set[r] + 1]++;
-	for (uint32 s = 0; s < sp->nsets; s++)
-		sp->rows_at[s + 1] += sp->rows_at[s];
-	fill = palloc(sizeof(uint32) * Max(sp->nsets, 1));
-	memcpy(fill, sp->rows_at, sizeof(uint32) * sp->nsets);
-	for (uint64 r = 0; r < sp->nrows; r++)
-		sp->rows[fill[sp->row_set[r]]++] = (uint32) r;
-	pfree(fill);
-	pfree(sp->row_set);
-	sp->row_set = NULL;
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("the text of key \"%.*s\" has %zu distinct shingles, more than "
+					"simhash_near_duplicates joins within work_mem (%d kB)",
+					(int) Min(keylen, MAX_KEY_SHOWN), key, n, work_mem),
+			 errhint("Set work_mem to at least %.0f kB for this call, or leave that row out.",
+					 nd_work_mem_kb(need - (double) SET_SLACK_BYTES))));
 }
 
-/* Writes every set's prefix entries to the file of its batch. */
+/*
+ * A text of n distinct shingles that neither the in-memory join nor a chunk
+ * could hold within work_mem and the slack is refused as soon as it is read.
+ */
+void
+nd_check_text(NearDupCall *call, size_t n, const char *key, uint32 keylen)
+{
+	double need = set_bytes((uint32) Min(n, PG_UINT32_MAX));
+
+	if ((double) sh_nd_memory_needed(n, 1, 1) <= (double) call->budget ||
+		need <= (double) call->budget + (double) SET_SLACK_BYTES)
+		return;
+	refuse_text(key, keylen, n, need);
+}
+
+/*
+ * One text whose join by chunks needs more than work_mem and the slack is
+ * refused before the join starts (it fitted the in-memory join's budget).
+ */
 static void
-partition(NearDupCall *call, BufFile **files, uint64 *counts, uint32 nbatches)
+check_largest(NearDupCall *call)
 {
 	NearDupSpill *sp = call->spill;
-	size_t		  cap = 64;
-	sh_ndb_entry *ents = MemoryContextAlloc(call->cxt, sizeof(sh_ndb_entry) * cap);
+	double		  need = set_bytes(sp->max_len);
 
-	sp->prefix_pos =
-		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
-	sp->prefix_len =
-		MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
-	sp->heads =
-		MemoryContextAllocExtended(call->cxt,
-								   sizeof(sh_ndb_entry) * Max((size_t) sp->nsets * sp->head_k, 1),
-								   MCXT_ALLOC_HUGE);
-	sp->head_len = MemoryContextAllocExtended(call->cxt, Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
-	file_seek(sp->sets, 0);
-	for (uint32 s = 0; s < sp->nsets; s++)
+	if (need > (double) call->budget + (double) SET_SLACK_BYTES)
+		refuse_text(sp->max_key, (uint32) strlen(sp->max_key), sp->max_len, need);
+}
+
+/* Appends a key to buf as (uint32 length, bytes). */
+static void
+append_key(StringInfo buf, Datum key)
+{
+	text  *t = DatumGetTextPP(key);
+	uint32 len = VARSIZE_ANY_EXHDR(t);
+
+	appendBinaryStringInfo(buf, (char *) &len, sizeof(len));
+	appendBinaryStringInfo(buf, VARDATA_ANY(t), (int) len);
+	if ((Pointer) t != DatumGetPointer(key))
+		pfree(t);
+}
+
+/* Writes one distinct set (h, read from the file of sets), its prefix and its rows' keys. */
+static void
+write_group(NearDupCall *call, JoinedSet *h, uint64 set_pos)
+{
+	NearDupSpill *sp = call->spill;
+	size_t		  m;
+
+	reserve(call, h->n);
+	file_seek(sp->sets, set_pos);
+	file_read(sp->sets, sp->hbuf, sizeof(uint64) * h->n);
+	SH_CHECK(sh_ndo_prefix(sp->order, sp->hbuf, h->n, call->threshold, sp->tokens, sp->pos, &m),
+			 "simhash_near_duplicates");
+	h->m = (uint32) m;
+	h->key_bytes = (uint32) sp->keys.len;
+	BufFileWrite(sp->joined, h, sizeof(*h));
+	BufFileWrite(sp->joined, sp->tokens, sizeof(uint64) * m);
+	BufFileWrite(sp->joined, sp->pos, sizeof(uint32) * m);
+	BufFileWrite(sp->joined, sp->hbuf, sizeof(uint64) * h->n);
+	BufFileWrite(sp->joined, sp->keys.data, sp->keys.len);
+}
+
+/*
+ * Sorts the rows and writes each distinct set once, in join order (ascending
+ * size, then digest), to the file for the join; then frees what only the
+ * reading needed.  Returns the pairs of rows that share a set.
+ */
+static double
+write_joined(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+	JoinedSet	  h = {0, 0, 0, 0, 0};
+	uint64		  set_pos = 0, d0 = 0, d1 = 0;
+	bool		  open = false;
+	double		  shared = 0;
+	MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
+	sp->joined = nd_spill_file(call, "joined");
+	MemoryContextSwitchTo(old);
+	tuplesort_performsort(sp->sort);
+	for (uint64 r = 0;; r++)
 	{
-		size_t n = sp->set_len[s], m;
+		bool  isnull;
+		bool  more = tuplesort_gettupleslot(sp->sort, true, false, sp->out, NULL);
+		int32 n = more ? DatumGetInt32(slot_getattr(sp->out, COL_SIZE, &isnull)) : 0;
+		int64 e0 = more ? DatumGetInt64(slot_getattr(sp->out, COL_DIGEST0, &isnull)) : 0;
+		int64 e1 = more ? DatumGetInt64(slot_getattr(sp->out, COL_DIGEST1, &isnull)) : 0;
 
-		if (n > sp->acap)
+		if (open && (!more || (uint32) n != h.n || (uint64) e0 != d0 || (uint64) e1 != d1))
 		{
-			sp->acap = Max(n, sp->acap * 2);
-			if (sp->abuf != NULL)
-				pfree(sp->abuf);
-			sp->abuf =
-				MemoryContextAllocExtended(call->cxt, sizeof(uint64) * sp->acap, MCXT_ALLOC_HUGE);
+			write_group(call, &h, set_pos);
+			shared += (double) h.nrows * (h.nrows - 1) / 2;
+			sp->hashes += h.n;
+			sp->nsets++;
+			open = false;
 		}
-		file_read(sp->sets, sp->abuf, n * sizeof(uint64));
-		if (n > cap)
+		if (!more)
+			break;
+		if (!open)
 		{
-			cap = Max(n, cap * 2);
-			pfree(ents);
-			ents =
-				MemoryContextAllocExtended(call->cxt, sizeof(sh_ndb_entry) * cap, MCXT_ALLOC_HUGE);
+			if (sp->nsets == PG_UINT32_MAX)
+				ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+								errmsg("simhash_near_duplicates takes at most %u distinct texts",
+									   PG_UINT32_MAX)));
+			h.set = sp->nsets;
+			h.n = (uint32) n;
+			h.nrows = 0;
+			d0 = (uint64) e0;
+			d1 = (uint64) e1;
+			set_pos = (uint64) DatumGetInt64(slot_getattr(sp->out, COL_SET_POS, &isnull));
+			resetStringInfo(&sp->keys);
+			open = true;
 		}
-		SH_CHECK(sh_ndo_prefix(sp->order, sp->abuf, (uint32) n, call->threshold, s, ents, &m),
-				 "simhash_near_duplicates");
-		sp->prefix_pos[s] = file_tell(sp->prefixes);
-		sp->prefix_len[s] = (uint32) m;
-		sp->head_len[s] = (uint8) Min(m, sp->head_k);
-		if (m > 0)
-		{
-			memcpy(sp->heads + (size_t) s * sp->head_k, ents,
-				   sizeof(sh_ndb_entry) * sp->head_len[s]);
-			BufFileWrite(sp->prefixes, ents, m * sizeof(sh_ndb_entry));
-		}
-		for (size_t i = 0; i < m; i++)
-		{
-			uint32 b = sh_ndo_batch(ents[i].token, nbatches);
-
-			BufFileWrite(files[b], &ents[i], sizeof(sh_ndb_entry));
-			counts[b]++;
-		}
-		if ((s & 1023) == 0)
+		append_key(&sp->keys, slot_getattr(sp->out, COL_KEY, &isnull));
+		h.nrows++;
+		if ((r & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	pfree(ents);
+	tuplesort_end(sp->sort);
+	sp->sort = NULL;
+	ExecDropSingleTupleTableSlot(sp->in);
+	ExecDropSingleTupleTableSlot(sp->out);
+	BufFileClose(sp->sets);
+	sp->sets = NULL;
+	sh_ndo_free(sp->order);
+	sp->order = NULL;
+	return shared;
 }
 
-/* Joins batch b: its candidates, verified, each pair returned here if b owns it. */
-static void
-join_batch(NearDupCall *call, BufFile *file, uint64 count, uint32 b, uint32 nbatches)
+/*
+ * Reads the next set of the file in join order into *h and the buffers (its
+ * keys into sp->keys); false at its end.
+ */
+static bool
+read_joined(NearDupCall *call, JoinedSet *h)
 {
 	NearDupSpill *sp = call->spill;
-	sh_ndb_entry *ents = palloc(sizeof(sh_ndb_entry) * ENTRY_CHUNK);
-	uint32		 *pairs = palloc(sizeof(uint32) * 2 * PAIR_CHUNK);
-	uint32		  loaded = PG_UINT32_MAX, loaded_prefix = PG_UINT32_MAX;
-	int			  done = 0;
+	size_t		  got = BufFileRead(sp->joined, h, sizeof(JoinedSet));
 
-	SH_CHECK(sh_ndb_create(call->threshold, &sp->batch), "simhash_near_duplicates");
-	file_seek(file, 0);
-	for (uint64 read = 0; read < count;)
+	if (got == 0)
+		return false;
+	if (got != sizeof(JoinedSet))
+		ereport(ERROR, (errcode_for_file_access(),
+						errmsg("could not read a temporary file of simhash_near_duplicates")));
+	reserve(call, h->n);
+	file_read(sp->joined, sp->tokens, sizeof(uint64) * h->m);
+	file_read(sp->joined, sp->pos, sizeof(uint32) * h->m);
+	file_read(sp->joined, sp->hbuf, sizeof(uint64) * h->n);
+	resetStringInfo(&sp->keys);
+	enlargeStringInfo(&sp->keys, (int) h->key_bytes);
+	file_read(sp->joined, sp->keys.data, h->key_bytes);
+	sp->keys.len = (int) h->key_bytes;
+	return true;
+}
+
+/* The next key of a list of (uint32 length, bytes); advances *at. */
+static const char *
+next_key(const char *keys, size_t *at, uint32 *len)
+{
+	memcpy(len, keys + *at, sizeof(uint32));
+	*at += sizeof(uint32) + *len;
+	return keys + *at - *len;
+}
+
+/*
+ * Returns the row pairs of two sets' key lists (a == b: the pairs within
+ * one list), with that similarity.
+ */
+static void
+emit_keys(NearDupCall *call, const char *a, uint32 na, const char *b, uint32 nb, bool same,
+		  double similarity)
+{
+	size_t at_a = 0;
+	uint32 polled = 0;
+
+	for (uint32 i = 0; i < na; i++)
 	{
-		size_t n = (size_t) Min(count - read, ENTRY_CHUNK);
+		uint32		alen;
+		const char *ka = next_key(a, &at_a, &alen);
+		size_t		at_b = same ? at_a : 0;
 
-		file_read(file, ents, n * sizeof(sh_ndb_entry));
-		SH_CHECK(sh_ndb_add(sp->batch, ents, n), "simhash_near_duplicates");
-		read += n;
+		for (uint32 j = same ? i + 1 : 0; j < nb; j++)
+		{
+			uint32		blen;
+			const char *kb = next_key(b, &at_b, &blen);
+
+			nd_put_pair(call, ka, alen, kb, blen, similarity);
+			if (++polled == EMIT_POLL)
+			{
+				polled = 0;
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
 	}
-	pfree(ents);
+}
+
+/* The keys of set `set` of the chunk. */
+static const char *
+chunk_keys(NearDupSpill *sp, uint32 set, uint32 *nrows)
+{
+	uint32 l = set - sp->first;
+
+	*nrows = sp->ckey_n[l];
+	return sp->ckeys.data + sp->ckey_at[l];
+}
+
+/* Keeps the keys just read (sp->keys) as those of the chunk's next set. */
+static void
+keep_chunk_keys(NearDupCall *call, uint32 nrows)
+{
+	NearDupSpill *sp = call->spill;
+	uint32		  l = sh_ndc_sets(sp->chunk);
+
+	if (l + 1 >= sp->ckey_cap)
+	{
+		sp->ckey_cap = Max(64, sp->ckey_cap * 2);
+		sp->ckey_at = sp->ckey_at == NULL
+						  ? MemoryContextAlloc(call->cxt, sizeof(uint32) * sp->ckey_cap)
+						  : repalloc(sp->ckey_at, sizeof(uint32) * sp->ckey_cap);
+		sp->ckey_n = sp->ckey_n == NULL
+						 ? MemoryContextAlloc(call->cxt, sizeof(uint32) * sp->ckey_cap)
+						 : repalloc(sp->ckey_n, sizeof(uint32) * sp->ckey_cap);
+	}
+	sp->ckey_at[l] = (uint32) sp->ckeys.len;
+	sp->ckey_n[l] = nrows;
+	appendBinaryStringInfo(&sp->ckeys, sp->keys.data, sp->keys.len);
+}
+
+/*
+ * Loads the chunk that starts at offset `start` of the file in join order:
+ * the sets from there that fit in sp->room (at least one), indexed (the
+ * pairs of rows within each of its sets come with nd_spill_chunk_own).
+ * Returns where the next chunk starts (the first set after it), or
+ * PG_UINT64_MAX after the last; *placed gets the chunk's sets.  Chunks are
+ * independent: each needs only the file and its start.
+ */
+uint64
+nd_spill_chunk_load(NearDupCall *call, uint64 start, uint32 *placed)
+{
+	NearDupSpill *sp = call->spill;
+	double		  bytes = 0;
+
+	if (sp->chunk == NULL)
+		SH_CHECK(sh_ndc_create(call->threshold, &sp->chunk), "simhash_near_duplicates");
+	sh_ndc_reset(sp->chunk);
+	resetStringInfo(&sp->ckeys);
+	file_seek(sp->joined, start);
 	for (;;)
 	{
-		size_t	  n;
-		sh_status st =
-			sh_ndb_next(sp->batch, pairs, PAIR_CHUNK, &n, &done, simhash_interrupt_pending, NULL);
+		uint64	  at = file_tell(sp->joined);
+		JoinedSet h;
+		double	  need;
 
-		if (st == SH_ERR_INTERRUPTED)
+		if (!read_joined(call, &h))
+			break;
+		need = (double) sh_ndc_set_bytes(h.n, h.m) + h.key_bytes + 8;
+		if (sh_ndc_sets(sp->chunk) > 0 && bytes + need > (double) sp->room)
 		{
-			CHECK_FOR_INTERRUPTS();
-			continue;
+			SH_CHECK(sh_ndc_build(sp->chunk), "simhash_near_duplicates");
+			*placed = sh_ndc_sets(sp->chunk);
+			return at;
 		}
-		SH_CHECK(st, "simhash_near_duplicates");
+		if (sh_ndc_sets(sp->chunk) == 0)
+			sp->first = h.set;
+		keep_chunk_keys(call, h.nrows);
+		SH_CHECK(sh_ndc_add(sp->chunk, h.set, sp->hbuf, h.n, sp->tokens, sp->pos, h.m),
+				 "simhash_near_duplicates");
+		bytes += need;
+	}
+	SH_CHECK(sh_ndc_build(sp->chunk), "simhash_near_duplicates");
+	*placed = sh_ndc_sets(sp->chunk);
+	return PG_UINT64_MAX;
+}
+
+/* Joins the loaded chunk with itself. */
+void
+nd_spill_chunk_own(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+	uint32		  nlocal = sh_ndc_sets(sp->chunk);
+
+	/* the rows within each set (here, not in the load: parts of a chunk load it again) */
+	for (uint32 l = 0; l < nlocal; l++)
+		if (sp->ckey_n[l] > 1)
+			emit_keys(call, sp->ckeys.data + sp->ckey_at[l], sp->ckey_n[l],
+					  sp->ckeys.data + sp->ckey_at[l], sp->ckey_n[l], true, 1.0);
+	for (uint32 l = 0; l < nlocal; l++)
+	{
+		const sh_nd_pair *pairs;
+		size_t			  n;
+
+		SH_CHECK(sh_ndc_probe_own(sp->chunk, l, &pairs, &n), "simhash_near_duplicates");
 		for (size_t i = 0; i < n; i++)
 		{
-			uint32				x = pairs[2 * i], y = pairs[2 * i + 1];
-			const sh_ndb_entry *px;
-			uint32				owner;
-			double				j;
+			uint32		na, nb;
+			const char *ka = chunk_keys(sp, pairs[i].a, &na);
+			const char *kb = chunk_keys(sp, pairs[i].b, &nb);
 
-			/*
-			 * The owner from the prefixes alone, most often from their heads
-			 * in memory: a pair met in another batch costs little.
-			 */
-			owner = sh_ndo_owner_head(sp->heads + (size_t) x * sp->head_k, sp->head_len[x],
-									  sp->prefix_len[x] <= sp->head_k,
-									  sp->heads + (size_t) y * sp->head_k, sp->head_len[y],
-									  sp->prefix_len[y] <= sp->head_k, nbatches);
-			if (owner == SH_NDO_UNKNOWN)
+			call->similar++;
+			emit_keys(call, ka, na, kb, nb, false, pairs[i].similarity);
+		}
+		if ((l & 255) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	call->candidates = sh_ndc_candidates(sp->chunk);
+}
+
+/*
+ * The sets of the file from offset `from` (a set's start after the loaded
+ * chunk) up to offset `to` or its end probe the chunk, until one is too
+ * large to reach any set of it (the later ones are larger still).
+ */
+void
+nd_spill_chunk_probe(NearDupCall *call, uint64 from, uint64 to)
+{
+	NearDupSpill *sp = call->spill;
+	JoinedSet	  h;
+
+	file_seek(sp->joined, from);
+	for (uint32 probed = 0; file_tell(sp->joined) < to && read_joined(call, &h); probed++)
+	{
+		size_t ncand;
+
+		if (!sh_ndc_reaches(sp->chunk, h.n))
+			break;
+		SH_CHECK(sh_ndc_probe(sp->chunk, h.n, sp->tokens, sp->pos, h.m, &ncand),
+				 "simhash_near_duplicates");
+		if (ncand > 0)
+		{
+			const sh_nd_pair *pairs;
+			size_t			  n;
+
+			SH_CHECK(sh_ndc_verify(sp->chunk, h.set, sp->hbuf, h.n, &pairs, &n),
+					 "simhash_near_duplicates");
+			for (size_t i = 0; i < n; i++)
 			{
-				if (y != loaded_prefix)
-				{
-					read_prefix(call, y, &sp->bpre, &sp->bpcap);
-					loaded_prefix = y;
-				}
-				px = read_prefix(call, x, &sp->apre, &sp->apcap);
-				owner = sh_ndo_owner(px, sp->prefix_len[x], sp->bpre, sp->prefix_len[y], nbatches);
-			}
-			if (owner != b)
-				continue; /* another batch reports it, or it cannot reach the threshold */
-			if (y != loaded)
-			{
-				read_set(call, y, &sp->bbuf, &sp->bcap);
-				loaded = y;
-			}
-			read_set(call, x, &sp->abuf, &sp->acap);
-			j = sh_ndo_jaccard(sp->abuf, sp->set_len[x], sp->bbuf, sp->set_len[y]);
-			call->candidates++;
-			if (j >= call->threshold)
-			{
+				uint32		na;
+				const char *ka = chunk_keys(sp, pairs[i].a, &na);
+
 				call->similar++;
-				nd_emit_rows(call, x, y, j);
+				emit_keys(call, ka, na, sp->keys.data, h.nrows, false, pairs[i].similarity);
 			}
 		}
-		CHECK_FOR_INTERRUPTS();
-		if (done)
-			break;
+		if ((probed & 255) == 0)
+			CHECK_FOR_INTERRUPTS();
 	}
-	sh_ndb_free(sp->batch);
-	sp->batch = NULL;
-	pfree(pairs);
+	call->candidates = sh_ndc_candidates(sp->chunk);
+}
+
+/* Every chunk, one after another; returns their number. */
+static uint32
+join_chunks(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+	uint64		  start = 0;
+	uint32		  placed = 0, nchunks = 0;
+
+	while (start != PG_UINT64_MAX)
+	{
+		uint32 in_chunk;
+		uint64 next = nd_spill_chunk_load(call, start, &in_chunk);
+
+		nd_spill_chunk_own(call);
+		if (next != PG_UINT64_MAX)
+			nd_spill_chunk_probe(call, next, PG_UINT64_MAX);
+		start = next;
+		placed += in_chunk;
+		nchunks++;
+		if (simhash_near_duplicates_progress > 0 && start != PG_UINT64_MAX)
+			ereport(NOTICE, (errmsg("simhash_near_duplicates: chunk %u joined, %u of %u "
+									"sets, " UINT64_FORMAT " candidates verified",
+									nchunks, placed, sp->nsets, call->candidates)));
+	}
+	sh_ndc_free(sp->chunk);
+	sp->chunk = NULL;
+	return nchunks;
 }
 
 /* The join on disk, once every row is read. */
@@ -486,57 +679,193 @@ void
 nd_spill_join(NearDupCall *call)
 {
 	NearDupSpill *sp = call->spill;
-	size_t		  held, room;
-	double		  need;
-	uint32		  nbatches;
-	BufFile		**files;
-	uint64		 *counts;
-	MemoryContext old;
+	double		  need, shared;
+	uint32		  nchunks;
 
-	group_rows(call);
-	nd_check_result_size(call, sp->nsets);
-	/* the first prefix entries of every set stay in memory, within a quarter of work_mem */
-	sp->head_k = (uint32) Min(HEAD_MAX, call->budget / 4 /
-											((size_t) Max(sp->nsets, 1) * sizeof(sh_ndb_entry)));
-	held = (size_t) sp->nsets * (12 + 12 + 4 + 48 + 1 + sp->head_k * sizeof(sh_ndb_entry)) +
-		   (size_t) sp->nrows * (8 + 4 + 4) + sh_ndo_bytes(sp->order);
-	room = call->budget > held + MIN_BATCH_BYTES ? call->budget - held : MIN_BATCH_BYTES;
-	nbatches =
-		(uint32) Min((double) MAX_BATCHES, Max(1.0, ceil((double) sp->prefix_bound *
-														 SH_NDB_BYTES_PER_ENTRY / (double) room)));
+	check_largest(call);
+	shared = write_joined(call);
+	nd_check_result_pairs(shared);
+	/* besides the chunk: the buffers of one set */
+	sp->room = call->budget > (size_t) sp->cap * 20 + MIN_CHUNK_BYTES
+				   ? call->budget - (size_t) sp->cap * 20
+				   : MIN_CHUNK_BYTES;
 	need = (double) sh_nd_memory_needed(sp->hashes, sp->nsets, sp->nrows) + (double) sp->key_bytes +
 		   (double) sp->nrows * 56;
 	ereport(NOTICE, (errmsg("simhash_near_duplicates: " UINT64_FORMAT
 							" rows, %u distinct shingle sets, " UINT64_FORMAT
 							" shingles do not fit in work_mem (%d kB); joining on disk in "
-							"%u batches",
-							sp->nrows, sp->nsets, sp->hashes, work_mem, nbatches),
+							"chunks of %zu kB",
+							sp->nrows, sp->nsets, sp->hashes, work_mem, sp->room / 1024),
 					 errhint("With work_mem at %.0f kB or more the whole call joins in memory.",
-							 ceil(need / 1024.0))));
+							 nd_work_mem_kb(need))));
+	nchunks = nd_parallel_join(call);
+	if (nchunks == 0)
+		nchunks = join_chunks(call);
+	elog(DEBUG1, "simhash_near_duplicates: %u chunks", nchunks);
+	BufFileClose(sp->joined);
+	sp->joined = NULL;
+}
 
-	for (uint32 s = 0; s < sp->nsets; s++)
-		if (sp->rows_at[s + 1] - sp->rows_at[s] > 1)
-			nd_emit_rows(call, s, s, 1.0);
+/*
+ * For parallel workers (near_duplicates_parallel.c): the file in join order
+ * is complete and may be opened by other processes now; its size and what a
+ * worker needs to join parts of it.
+ */
+void
+nd_spill_export(NearDupCall *call, NdExport *out)
+{
+	NearDupSpill *sp = call->spill;
 
-	old = MemoryContextSwitchTo(call->cxt);
-	files = palloc(sizeof(BufFile *) * nbatches);
-	counts = palloc0(sizeof(uint64) * nbatches);
-	for (uint32 b = 0; b < nbatches; b++)
-		files[b] = BufFileCreateTemp(false);
-	MemoryContextSwitchTo(old);
-	partition(call, files, counts, nbatches);
-	for (uint32 b = 0; b < nbatches; b++)
+	BufFileExportFileSet(sp->joined);
+	out->bytes = BufFileSize(sp->joined);
+	out->room = sp->room;
+	out->max_len = sp->max_len;
+}
+
+/*
+ * The work split into parts for `participants` processes: every chunk (cut
+ * as nd_spill_chunk_load cuts them), and the sets after it that probe it cut
+ * into runs of about equal numbers of the sets that may reach it (its largest
+ * set over the threshold: the length filter).  The first part of a chunk also
+ * joins it with itself; its last runs to the end of the file, where the
+ * length filter stops it, so where the cuts fall changes the balance only,
+ * never the pairs.  One pass over the headers; 12 bytes a set meanwhile.
+ */
+NdPart *
+nd_spill_plan_parts(NearDupCall *call, int participants, uint32 *nchunks, uint32 *nparts)
+{
+	NearDupSpill *sp = call->spill;
+	uint64		 *off =
+		MemoryContextAllocExtended(call->cxt, sizeof(uint64) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
+	uint32 *len =
+		MemoryContextAllocExtended(call->cxt, sizeof(uint32) * Max(sp->nsets, 1), MCXT_ALLOC_HUGE);
+	uint32 *first = palloc(sizeof(uint32) * 64), *reach;
+	uint32	maxchunks = 64, k = 0, np = 0, maxparts;
+	uint64	total = 0, target;
+	double	bytes = 0;
+	NdPart *parts;
+
+	file_seek(sp->joined, 0);
+	for (uint32 i = 0; i < sp->nsets; i++)
 	{
-		join_batch(call, files[b], counts[b], b, nbatches);
-		BufFileClose(files[b]);
-		if (simhash_near_duplicates_progress > 0 && b + 1 < nbatches)
-			ereport(NOTICE,
-					(errmsg("simhash_near_duplicates: %u of %u batches joined, " UINT64_FORMAT
-							" candidates verified",
-							b + 1, nbatches, call->candidates)));
+		JoinedSet h;
+		double	  need;
+
+		off[i] = file_tell(sp->joined);
+		file_read(sp->joined, &h, sizeof(h));
+		if (BufFileSeek(sp->joined, 0, (off_t) h.m * 12 + (off_t) h.n * 8 + (off_t) h.key_bytes,
+						SEEK_CUR) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not seek in a temporary file of simhash_near_duplicates")));
+		len[i] = h.n;
+		/* as nd_spill_chunk_load */
+		need = (double) sh_ndc_set_bytes(h.n, h.m) + h.key_bytes + 8;
+		if (i == 0 || bytes + need > (double) sp->room)
+		{
+			if (k == maxchunks)
+			{
+				maxchunks *= 2;
+				first = repalloc_huge(first, sizeof(uint32) * maxchunks);
+			}
+			first[k++] = i;
+			bytes = 0;
+		}
+		bytes += need;
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 	}
-	BufFileClose(sp->sets);
-	BufFileClose(sp->keys);
-	BufFileClose(sp->prefixes);
-	sp->sets = sp->keys = sp->prefixes = NULL;
+	/* by chunk: the end of the sets that may reach it */
+	reach = palloc(sizeof(uint32) * Max(k, 1));
+	for (uint32 c = 0; c < k; c++)
+	{
+		uint32 end = c + 1 < k ? first[c + 1] : sp->nsets;
+		double limit = (double) len[end - 1] / (call->threshold - 1e-9) + 1;
+		uint32 lo = end, hi = sp->nsets;
+
+		while (lo < hi)
+		{
+			uint32 mid = lo + (hi - lo) / 2;
+
+			if ((double) len[mid] > limit)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		reach[c] = lo;
+		total += lo - end;
+	}
+	target = Max(total / (uint64) Max(4 * participants, 1), 1);
+	maxparts = k + (uint32) (total / target) + 1;
+	parts = palloc(sizeof(NdPart) * maxparts);
+	for (uint32 c = 0; c < k; c++)
+	{
+		uint32 end = c + 1 < k ? first[c + 1] : sp->nsets;
+		uint32 from = end;
+
+		for (;;)
+		{
+			bool last = end >= sp->nsets || from + target >= reach[c];
+
+			Assert(np < maxparts);
+			parts[np].chunk = off[first[c]];
+			parts[np].next = end < sp->nsets ? off[end] : PG_UINT64_MAX;
+			parts[np].from = from < sp->nsets ? off[from] : PG_UINT64_MAX;
+			parts[np].to = last ? PG_UINT64_MAX : off[from + target];
+			parts[np].own = from == end;
+			np++;
+			if (last)
+				break;
+			from += (uint32) target;
+		}
+	}
+	pfree(off);
+	pfree(len);
+	pfree(first);
+	pfree(reach);
+	*nchunks = k;
+	*nparts = np;
+	return parts;
+}
+
+/* In a worker: the file in join order, opened; then parts can be joined. */
+void
+nd_spill_import(NearDupCall *call, const NdExport *in)
+{
+	MemoryContext old = MemoryContextSwitchTo(call->cxt);
+	NearDupSpill *sp = palloc0(sizeof(NearDupSpill));
+
+	sp->room = in->room;
+	sp->max_len = in->max_len;
+	initStringInfo(&sp->keys);
+	initStringInfo(&sp->ckeys);
+	sp->joined = BufFileOpenFileSet(call->fileset, "joined", O_RDONLY, false);
+	call->spill = sp;
+	MemoryContextSwitchTo(old);
+}
+
+/* In a worker, at its end. */
+void
+nd_spill_import_end(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+
+	BufFileClose(sp->joined);
+	sp->joined = NULL;
+	nd_spill_release(call);
+}
+
+/* Joins one part (nd_spill_plan_parts); its pairs go to nd_put_pair. */
+void
+nd_spill_join_part(NearDupCall *call, const NdPart *part)
+{
+	uint32 placed;
+
+	/* the plan cut the chunks as the load does, or the parts would overlap */
+	if (nd_spill_chunk_load(call, part->chunk, &placed) != part->next)
+		elog(ERROR, "simhash_near_duplicates: a parallel part does not match its chunk");
+	if (part->own)
+		nd_spill_chunk_own(call);
+	if (part->from != PG_UINT64_MAX)
+		nd_spill_chunk_probe(call, part->from, part->to);
 }

@@ -18,7 +18,7 @@
  * beyond work_mem.
  *
  * The core objects live across calls that may raise an error, so a reset
- * callback of the query's memory context frees them if one does; the core
+ * callback of the call's memory context frees them if one does; the core
  * never runs below a PostgreSQL call, so no longjmp crosses a C++ frame.
  *
  * Progress: a NOTICE every simhash.near_duplicates_progress rows read and
@@ -152,6 +152,7 @@ keep_key(NearDupCall *call, const char *key, uint32 len)
 static void
 add_row(NearDupCall *call, const uint64_t *hashes, size_t n, const char *key, uint32 keylen)
 {
+	nd_check_text(call, n, key, keylen);
 	if (call->spill == NULL)
 	{
 		sh_nd_stats stats;
@@ -268,23 +269,6 @@ check_bodies(const NearDupCall *call, const char *what)
 						 "row's name: were they swapped?")));
 }
 
-static const uint32 *
-rows_of(NearDupCall *call, uint32 s, size_t *n)
-{
-	if (call->spill != NULL)
-		return nd_spill_rows_of(call, s, n);
-	return sh_nd_rows_of(call->nd, s, n);
-}
-
-static const char *
-key_of(NearDupCall *call, uint32 row, StringInfo buf, uint32 *len)
-{
-	if (call->spill != NULL)
-		return nd_spill_key(call, row, buf, len);
-	*len = call->keylen[row];
-	return call->keys[row];
-}
-
 /* "C" collation order of two keys: bytes, then length. */
 static int
 key_cmp(const char *a, uint32 alen, const char *b, uint32 blen)
@@ -297,49 +281,58 @@ key_cmp(const char *a, uint32 alen, const char *b, uint32 blen)
 }
 
 /*
- * Returns the row pairs of a verified pair of sets (sa == sb: the rows that
- * share sa), each as (smaller key, larger key); equal keys are never paired.
+ * Returns one pair of rows, as (smaller key, larger key); equal keys are
+ * never paired.
  */
 void
-nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity)
+nd_put_pair(NearDupCall *call, const char *ka, uint32 alen, const char *kb, uint32 blen,
+			double similarity)
 {
 	ReturnSetInfo *rsinfo = call->rsinfo;
-	size_t		   na, nb;
-	const uint32  *ra = rows_of(call, sa, &na);
-	const uint32  *rb = rows_of(call, sb, &nb);
-	uint32		   polled = 0;
+	int			   c;
+	Datum		   values[3];
+	bool		   isnull[3] = {false, false, false};
+
+	if (call->pair_sink != NULL)
+	{
+		nd_parallel_put(call, ka, alen, kb, blen, similarity); /* a worker's, for the leader */
+		return;
+	}
+	c = key_cmp(ka, alen, kb, blen);
+	if (c == 0)
+		return;
+	values[0] = PointerGetDatum(cstring_to_text_with_len(c < 0 ? ka : kb, c < 0 ? alen : blen));
+	values[1] = PointerGetDatum(cstring_to_text_with_len(c < 0 ? kb : ka, c < 0 ? blen : alen));
+	values[2] = Float8GetDatum(similarity);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
+	pfree(DatumGetPointer(values[0]));
+	pfree(DatumGetPointer(values[1]));
+	call->emitted++;
+}
+
+/*
+ * Returns the row pairs of a verified pair of sets of the in-memory join
+ * (sa == sb: the rows that share sa).
+ */
+static void
+emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity)
+{
+	size_t		  na, nb;
+	const uint32 *ra = sh_nd_rows_of(call->nd, sa, &na);
+	const uint32 *rb = sh_nd_rows_of(call->nd, sb, &nb);
+	uint32		  polled = 0;
 
 	for (size_t i = 0; i < na; i++)
-	{
-		uint32		alen;
-		const char *ka = key_of(call, ra[i], &call->key_a, &alen);
-
 		for (size_t j = (sa == sb ? i + 1 : 0); j < nb; j++)
 		{
-			uint32		blen;
-			const char *kb = key_of(call, rb[j], &call->key_b, &blen);
-			int			c = key_cmp(ka, alen, kb, blen);
-			Datum		values[3];
-			bool		isnull[3] = {false, false, false};
-
+			nd_put_pair(call, call->keys[ra[i]], call->keylen[ra[i]], call->keys[rb[j]],
+						call->keylen[rb[j]], similarity);
 			if (++polled == EMIT_POLL)
 			{
 				polled = 0;
 				CHECK_FOR_INTERRUPTS();
 			}
-			if (c == 0)
-				continue;
-			values[0] =
-				PointerGetDatum(cstring_to_text_with_len(c < 0 ? ka : kb, c < 0 ? alen : blen));
-			values[1] =
-				PointerGetDatum(cstring_to_text_with_len(c < 0 ? kb : ka, c < 0 ? blen : alen));
-			values[2] = Float8GetDatum(similarity);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
-			pfree(DatumGetPointer(values[0]));
-			pfree(DatumGetPointer(values[1]));
-			call->emitted++;
 		}
-	}
 }
 
 /*
@@ -348,17 +341,10 @@ nd_emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity)
  * after filling the disk.
  */
 void
-nd_check_result_size(NearDupCall *call, uint64 nsets)
+nd_check_result_pairs(double pairs)
 {
-	double pairs = 0, bytes;
+	double bytes;
 
-	for (uint64 s = 0; s < nsets; s++)
-	{
-		size_t n;
-
-		(void) rows_of(call, (uint32) s, &n);
-		pairs += (double) n * (double) (n - (n > 0)) / 2;
-	}
 	/* a tuple of two short keys and a float8, as the tuplestore writes it */
 	bytes = pairs * 48.0;
 	if (temp_file_limit >= 0 && bytes > (double) temp_file_limit * 1024.0)
@@ -387,7 +373,18 @@ join_in_memory(NearDupCall *call, sh_nd_stats *stats)
 							" prefix entries indexed; joining in memory",
 							stats->rows, stats->sets, stats->hashes, stats->distinct, stats->shared,
 							stats->indexed)));
-	nd_check_result_size(call, stats->sets);
+	{
+		double pairs = 0;
+
+		for (uint64 s = 0; s < stats->sets; s++)
+		{
+			size_t n;
+
+			(void) sh_nd_rows_of(call->nd, (uint32) s, &n);
+			pairs += (double) n * (double) (n - (n > 0)) / 2;
+		}
+		nd_check_result_pairs(pairs);
+	}
 	for (;;)
 	{
 		size_t	  npairs;
@@ -401,7 +398,7 @@ join_in_memory(NearDupCall *call, sh_nd_stats *stats)
 		}
 		SH_CHECK(st, "simhash_near_duplicates");
 		for (size_t i = 0; i < npairs; i++)
-			nd_emit_rows(call, pairs[i].a, pairs[i].b, pairs[i].similarity);
+			emit_rows(call, pairs[i].a, pairs[i].b, pairs[i].similarity);
 		CHECK_FOR_INTERRUPTS();
 		sh_nd_get_stats(call->nd, stats);
 		if (progress > 0 && stats->joined / progress > reported && stats->joined < stats->sets)
@@ -420,6 +417,39 @@ join_in_memory(NearDupCall *call, sh_nd_stats *stats)
 	pfree(pairs);
 }
 
+/* The pairs' tuplestore takes this share of work_mem (it spills beyond), the join the rest. */
+#define RESULT_SHARE 8
+
+size_t
+nd_result_kb(void)
+{
+	return (size_t) Max(work_mem / RESULT_SHARE, 8);
+}
+
+double
+nd_work_mem_kb(double bytes)
+{
+	return ceil(bytes / 1024.0 * RESULT_SHARE / (RESULT_SHARE - 1));
+}
+
+/*
+ * Materializes the SRF with a tuplestore of nd_result_kb(), so the pairs
+ * and the join together stay within work_mem.
+ */
+static void
+init_result(FunctionCallInfo fcinfo)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext  old;
+
+	InitMaterializedSRF(fcinfo, 0);
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	tuplestore_end(rsinfo->setResult);
+	rsinfo->setResult = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+											  false, (int) nd_result_kb());
+	MemoryContextSwitchTo(old);
+}
+
 /* Reads the portal's rows and returns every verified pair of them. */
 static void
 near_duplicates(FunctionCallInfo fcinfo, Portal portal, double threshold, const char *what)
@@ -431,17 +461,16 @@ near_duplicates(FunctionCallInfo fcinfo, Portal portal, double threshold, const 
 	call = MemoryContextAllocZero(querycxt, sizeof(NearDupCall));
 	call->cxt = AllocSetContextCreate(querycxt, "simhash_near_duplicates", SIMHASH_CONTEXT_SIZES);
 	call->threshold = threshold;
-	call->budget = (size_t) work_mem * 1024;
+	call->budget = (size_t) work_mem * 1024 - nd_result_kb() * 1024;
 	call->rsinfo = rsinfo;
 	call->maxkeys = 1024;
 	call->keys = MemoryContextAlloc(call->cxt, sizeof(char *) * call->maxkeys);
 	call->keylen = MemoryContextAlloc(call->cxt, sizeof(uint32) * call->maxkeys);
-	initStringInfo(&call->key_a);
-	initStringInfo(&call->key_b);
 	SH_CHECK(sh_nd_create(&call->nd), "simhash_near_duplicates");
 	call->release.func = release_call;
 	call->release.arg = call;
-	MemoryContextRegisterResetCallback(querycxt, &call->release);
+	/* on call->cxt: a context's callbacks run before its memory goes, not after its children's */
+	MemoryContextRegisterResetCallback(call->cxt, &call->release);
 
 	read_rows(call, portal, what);
 	check_bodies(call, what);
@@ -494,7 +523,7 @@ simhash_near_duplicates(PG_FUNCTION_ARGS)
 
 	if (nd_citus_join(fcinfo)) /* a Citus distributed table: joined on its workers */
 		return (Datum) 0;
-	InitMaterializedSRF(fcinfo, 0);
+	init_result(fcinfo);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	plan = SPI_prepare(query, 0, NULL);
@@ -527,7 +556,7 @@ simhash_near_duplicates_cursor(PG_FUNCTION_ARGS)
 	Portal portal;
 
 	simhash_check_threshold(threshold);
-	InitMaterializedSRF(fcinfo, 0);
+	init_result(fcinfo);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	portal = SPI_cursor_find(cursor);

@@ -19,8 +19,8 @@
 --
 -- Two implementations of that one join, in C: in memory (the core: ranks
 -- instead of hashes, PPJoin's positional filter, merges of sorted arrays)
--- when the sets fit in work_mem, else in batches over temporary files, as a
--- hash join partitions its rows (src/batch/near_duplicates_spill.c).
+-- when the sets fit in work_mem, else in chunks of sets over temporary files, as a
+-- block nested loop join runs (src/batch/near_duplicates_spill.c).
 -- ---------------------------------------------------------------------------
 
 -- The checks of simhash_near_duplicates, and the query of its rows.
@@ -38,7 +38,7 @@ CREATE FUNCTION simhash_near_duplicates_cursor(rows refcursor, threshold float8)
     AS 'MODULE_PATHNAME', 'simhash_near_duplicates_cursor'
     LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION simhash_near_duplicates_cursor(refcursor, float8) IS
-    'every pair of the (key text, body text) rows of an open cursor whose exact shingle similarity simhash_similarity(body_a, body_b) is at least threshold, once, as (key_a, key_b) with key_a < key_b in "C" collation; rows with a NULL key or body are skipped, equal keys never paired; joins in memory within work_mem, else in batches over temporary files; NOTICEs every simhash.near_duplicates_progress rows and sets';
+    'every pair of the (key text, body text) rows of an open cursor whose exact shingle similarity simhash_similarity(body_a, body_b) is at least threshold, once, as (key_a, key_b) with key_a < key_b in "C" collation; rows with a NULL key or body are skipped, equal keys never paired; joins in memory within work_mem, else in chunks of sets over temporary files; NOTICEs every simhash.near_duplicates_progress rows and sets';
 
 CREATE FUNCTION simhash_near_duplicates(rel regclass, fp name, body name, key name, threshold float8 DEFAULT 0.8)
     RETURNS TABLE (key_a text, key_b text, similarity float8)
@@ -46,7 +46,7 @@ CREATE FUNCTION simhash_near_duplicates(rel regclass, fp name, body name, key na
     LANGUAGE C VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION simhash_near_duplicates(regclass, name, name, name, float8) IS
-    'every pair of rows of rel whose exact shingle similarity simhash_similarity(body_a, body_b) is at least threshold, once, as (key_a, key_b) with key_a < key_b in "C" collation, with that similarity: candidates by prefix filtering over the shingle sets (none missed), each verified exactly; in memory when that fits in work_mem, else in batches over temporary files; rows with a NULL fp, body or key are skipped';
+    'every pair of rows of rel whose exact shingle similarity simhash_similarity(body_a, body_b) is at least threshold, once, as (key_a, key_b) with key_a < key_b in "C" collation, with that similarity: candidates by prefix filtering over the shingle sets (none missed), each verified exactly; in memory when that fits in work_mem, else in chunks of sets over temporary files; rows with a NULL fp, body or key are skipped';
 
 -- One survivor per group of verified near-duplicates.
 CREATE FUNCTION simhash_near_duplicate_survivors(rel regclass, fp name, body name, key name,

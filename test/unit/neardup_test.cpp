@@ -1,8 +1,8 @@
 // Unit tests of the in-memory set-similarity join (neardup.h) and of its
-// partitioned form (neardup_batch.h): every result is checked against the
+// form by chunks (neardup_batch.h): every result is checked against the
 // Jaccard of every pair of rows, computed here by a plain merge; the budget
 // refuses before anything is built; an interrupted join resumes where it
-// stopped; every batch count gives each pair once.
+// stopped; every chunk size gives each pair once.
 #include "neardup.h"
 #include "neardup_batch.h"
 
@@ -153,10 +153,11 @@ Found brute_force(const std::vector<Set> &rows, double t)
     return want;
 }
 
-// The partitioned join as the shim runs it: distinct sets, a sketch, prefix
-// entries by batch, each batch joined, candidates verified and kept by the
-// batch that owns them.
-Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
+// The join by chunks as the shim runs it: distinct sets, a sketch, the sets
+// with their prefixes in join order, cut into chunks of at most `per_chunk`
+// sets; each chunk joined with itself, then probed by every later set while
+// one may reach it.
+Found run_chunks(const std::vector<Set> &rows, double t, uint32_t per_chunk)
 {
     std::map<Set, uint32_t> ids;
     std::vector<Set> sets;
@@ -175,22 +176,29 @@ Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
     EXPECT_EQ(sh_ndo_create(0, &order), SH_OK);
     for (const Set &s : sets)
         sh_ndo_count(order, s.data(), s.size());
-    std::vector<std::vector<sh_ndb_entry>> batches(nbatches), prefixes(sets.size());
+    std::vector<uint32_t> ord(sets.size());
+    for (uint32_t s = 0; s < sets.size(); s++)
+        ord[s] = s;
+    std::sort(ord.begin(), ord.end(),
+              [&](uint32_t a, uint32_t b)
+              { return sets[a].size() != sets[b].size() ? sets[a].size() < sets[b].size() : a < b; });
+    std::vector<std::vector<uint64_t>> tokens(sets.size());
+    std::vector<std::vector<uint32_t>> pos(sets.size());
     for (uint32_t s = 0; s < sets.size(); s++)
     {
-        std::vector<sh_ndb_entry> ents(sets[s].size() + 1);
+        tokens[s].resize(sets[s].size() + 1);
+        pos[s].resize(sets[s].size() + 1);
         size_t m = 0;
-        EXPECT_EQ(sh_ndo_prefix(order, sets[s].data(), static_cast<uint32_t>(sets[s].size()), t, s,
-                                ents.data(), &m),
+        EXPECT_EQ(sh_ndo_prefix(order, sets[s].data(), static_cast<uint32_t>(sets[s].size()), t,
+                                tokens[s].data(), pos[s].data(), &m),
                   SH_OK);
-        ents.resize(m);
-        prefixes[s] = ents;
-        for (size_t i = 0; i < m; i++)
-            batches[sh_ndo_batch(ents[i].token, nbatches)].push_back(ents[i]);
+        tokens[s].resize(m);
+        pos[s].resize(m);
     }
     Found found;
     auto report = [&](uint32_t x, uint32_t y, double j)
     {
+        EXPECT_DOUBLE_EQ(j, jaccard(sets[x], sets[y]));
         for (size_t a = 0; a < rows_of[x].size(); a++)
             for (size_t b = x == y ? a + 1 : 0; b < rows_of[y].size(); b++)
             {
@@ -202,45 +210,51 @@ Found run_batches(const std::vector<Set> &rows, double t, uint32_t nbatches)
     };
     for (uint32_t s = 0; s < sets.size(); s++)
         report(s, s, 1.0);
-    for (uint32_t b = 0; b < nbatches; b++)
+    sh_ndc *chunk = nullptr;
+    EXPECT_EQ(sh_ndc_create(t, &chunk), SH_OK);
+    for (size_t start = 0; start < ord.size(); start += per_chunk)
     {
-        sh_ndb *batch = nullptr;
-        EXPECT_EQ(sh_ndb_create(t, &batch), SH_OK);
-        EXPECT_EQ(sh_ndb_add(batch, batches[b].data(), batches[b].size()), SH_OK);
-        uint32_t out[2 * 5];
-        for (int done = 0; !done;)
+        sh_ndc_reset(chunk);
+        const size_t stop = std::min(ord.size(), start + per_chunk);
+        for (size_t i = start; i < stop; i++)
         {
-            size_t n = 0;
-            EXPECT_EQ(sh_ndb_next(batch, out, 5, &n, &done, nullptr, nullptr), SH_OK);
-            for (size_t i = 0; i < n; i++)
-            {
-                const uint32_t x = out[2 * i], y = out[2 * i + 1];
-                // from the first two entries of each, as the shim's heads, else from all
-                const size_t hx = std::min<size_t>(2, prefixes[x].size());
-                const size_t hy = std::min<size_t>(2, prefixes[y].size());
-                uint32_t owner =
-                    sh_ndo_owner_head(prefixes[x].data(), hx, hx == prefixes[x].size(), prefixes[y].data(),
-                                      hy, hy == prefixes[y].size(), nbatches);
-                const uint32_t whole = sh_ndo_owner(prefixes[x].data(), prefixes[x].size(),
-                                                    prefixes[y].data(), prefixes[y].size(), nbatches);
-                if (owner == SH_NDO_UNKNOWN)
-                    owner = whole;
-                EXPECT_EQ(owner, whole);
-                if (owner != b)
-                    continue;
-                const double j =
-                    sh_ndo_jaccard(sets[x].data(), sets[x].size(), sets[y].data(), sets[y].size());
-                if (j >= t)
-                    report(x, y, j);
-            }
+            const uint32_t s = ord[i];
+            EXPECT_EQ(sh_ndc_add(chunk, s, sets[s].data(), static_cast<uint32_t>(sets[s].size()),
+                                 tokens[s].data(), pos[s].data(), tokens[s].size()),
+                      SH_OK);
         }
-        sh_ndb_free(batch);
+        EXPECT_EQ(sh_ndc_build(chunk), SH_OK);
+        EXPECT_EQ(sh_ndc_sets(chunk), stop - start);
+        const sh_nd_pair *pairs = nullptr;
+        size_t n = 0;
+        for (uint32_t l = 0; l < stop - start; l++)
+        {
+            EXPECT_EQ(sh_ndc_probe_own(chunk, l, &pairs, &n), SH_OK);
+            for (size_t i = 0; i < n; i++)
+                report(pairs[i].a, pairs[i].b, pairs[i].similarity);
+        }
+        for (size_t i = stop; i < ord.size(); i++)
+        {
+            const uint32_t s = ord[i];
+            const auto ns = static_cast<uint32_t>(sets[s].size());
+            if (!sh_ndc_reaches(chunk, ns))
+                break;
+            size_t ncand = 0;
+            EXPECT_EQ(sh_ndc_probe(chunk, ns, tokens[s].data(), pos[s].data(), tokens[s].size(), &ncand),
+                      SH_OK);
+            if (ncand == 0)
+                continue;
+            EXPECT_EQ(sh_ndc_verify(chunk, s, sets[s].data(), ns, &pairs, &n), SH_OK);
+            for (size_t p = 0; p < n; p++)
+                report(pairs[p].a, pairs[p].b, pairs[p].similarity);
+        }
     }
+    sh_ndc_free(chunk);
     sh_ndo_free(order);
     return found;
 }
 
-TEST(NearDupBatch, EqualsBruteForceForEveryBatchCount)
+TEST(NearDupChunks, EqualsBruteForceForEveryChunkSize)
 {
     for (unsigned seed : {1u, 2u, 5u})
     {
@@ -249,38 +263,57 @@ TEST(NearDupBatch, EqualsBruteForceForEveryBatchCount)
         {
             Found want = brute_force(rows, t);
             ASSERT_GT(want.size(), 10u);
-            for (uint32_t nbatches : {1u, 2u, 7u, 64u})
-                EXPECT_EQ(run_batches(rows, t, nbatches), want)
-                    << "seed " << seed << " t " << t << " batches " << nbatches;
+            for (uint32_t per_chunk : {1u, 2u, 7u, 64u, 100000u})
+                EXPECT_EQ(run_chunks(rows, t, per_chunk), want)
+                    << "seed " << seed << " t " << t << " sets per chunk " << per_chunk;
         }
     }
 }
 
-TEST(NearDupBatch, OwnerIsTheBatchOfTheFirstCommonToken)
+TEST(NearDupChunks, PrefixIsRarestFirstWithoutSingletons)
 {
     sh_ndo *order = nullptr;
     ASSERT_EQ(sh_ndo_create(0, &order), SH_OK);
-    const uint64_t a[] = {10, 20, 30, 60}, b[] = {20, 30, 40, 60}, c[] = {50, 70};
+    const uint64_t a[] = {10, 20, 30, 60}, b[] = {20, 30, 40, 60};
     sh_ndo_count(order, a, 4);
     sh_ndo_count(order, b, 4);
     sh_ndo_count(order, b, 4);  // 20, 30, 60 thrice, 40 twice, 10 once
-    sh_ndb_entry pa[4], pb[4], pc[2];
-    size_t ma, mb, mc;
-    ASSERT_EQ(sh_ndo_prefix(order, a, 4, 0.1, 0, pa, &ma), SH_OK);
-    ASSERT_EQ(sh_ndo_prefix(order, b, 4, 0.1, 1, pb, &mb), SH_OK);
-    ASSERT_EQ(sh_ndo_prefix(order, c, 2, 0.1, 2, pc, &mc), SH_OK);
-    // rarest first; 10, seen once, is in no other set and not written
+    uint64_t ta[4], tb[4];
+    uint32_t pa[4], pb[4];
+    size_t ma = 0, mb = 0;
+    ASSERT_EQ(sh_ndo_prefix(order, a, 4, 0.1, ta, pa, &ma), SH_OK);
+    ASSERT_EQ(sh_ndo_prefix(order, b, 4, 0.1, tb, pb, &mb), SH_OK);
+    // rarest first; 10, seen once, is in no other set and not written, but counts as position 0
     ASSERT_EQ(ma, 3u);
-    EXPECT_EQ(pa[0].token, 20u);
-    EXPECT_EQ(pa[0].pos, 1u);
+    EXPECT_EQ(ta[0], 20u);
+    EXPECT_EQ(pa[0], 1u);
     ASSERT_EQ(mb, 4u);
-    EXPECT_EQ(pb[0].token, 40u);
+    EXPECT_EQ(tb[0], 40u);
     // 20, 30 and 60 have the same estimate: the smaller hash comes first
-    EXPECT_EQ(sh_ndo_owner(pa, ma, pb, mb, 1000), sh_ndo_batch(20, 1000));
-    EXPECT_EQ(sh_ndo_owner(pa, ma, pc, mc, 1000), UINT32_MAX);
-    EXPECT_DOUBLE_EQ(sh_ndo_jaccard(a, 4, b, 4), 0.6);
-    EXPECT_EQ(sh_ndo_jaccard(a, 4, c, 2), 0.0);
+    EXPECT_EQ(tb[1], 20u);
+    EXPECT_EQ(tb[3], 60u);
+    EXPECT_EQ(sh_ndo_prefix(order, a, 4, 0, ta, pa, &ma), SH_ERR_ARGUMENT);
     sh_ndo_free(order);
+}
+
+TEST(NearDupChunks, SetsGoInJoinOrderBeforeTheBuild)
+{
+    sh_ndc *chunk = nullptr;
+    ASSERT_EQ(sh_ndc_create(0.8, &chunk), SH_OK);
+    const uint64_t a[] = {1, 2, 3}, b[] = {1, 2};
+    const uint32_t pos[] = {0};
+    size_t n = 0;
+    EXPECT_EQ(sh_ndc_add(chunk, 0, a, 3, a, pos, 1), SH_OK);
+    EXPECT_EQ(sh_ndc_add(chunk, 1, b, 2, b, pos, 1), SH_ERR_ARGUMENT);  // smaller than the last
+    EXPECT_EQ(sh_ndc_probe(chunk, 2, b, pos, 1, &n), SH_ERR_ARGUMENT);  // not built
+    EXPECT_EQ(sh_ndc_build(chunk), SH_OK);
+    EXPECT_EQ(sh_ndc_add(chunk, 2, a, 3, a, pos, 1), SH_ERR_ARGUMENT);  // built
+    EXPECT_TRUE(sh_ndc_reaches(chunk, 3));
+    EXPECT_FALSE(sh_ndc_reaches(chunk, 4));  // 3 / 4 < 0.8
+    sh_ndc_free(chunk);
+    sh_ndc *bad = nullptr;
+    EXPECT_EQ(sh_ndc_create(1.5, &bad), SH_ERR_ARGUMENT);
+    EXPECT_EQ(bad, nullptr);
 }
 
 TEST(NearDup, BudgetRefusesWithWhatItNeeds)

@@ -3,6 +3,7 @@
 #include "neardup.h"
 
 #include "boundary.hpp"
+#include "neardup_join.hpp"
 
 #include <xxhash.h>
 
@@ -21,24 +22,11 @@ namespace
 constexpr size_t kChunk = size_t{1} << 20;  // hashes per storage chunk (8 MB) at most
 constexpr size_t kFirstChunk = 512;         // and at first (4 kB)
 constexpr uint32_t kPollSets = 256;         // sets joined between interrupt polls
-constexpr double kSlack = 1e-9;             // the filters' bound lies this far below t
 constexpr size_t kMapEntryBytes = 64;       // an unordered_map node and bucket, roughly
 
-struct Entry  // one indexed prefix token of a set
-{
-    uint32_t set;  // position in the join order
-    uint32_t pos;  // position of the token in that set
-};
-
-// n - ceil(f n) + 1, within 0..n: the prefix that must hold a common token.
-uint32_t prefix_length(uint32_t n, double f)
-{
-    double keep = std::ceil(f * static_cast<double>(n));
-    double p = static_cast<double>(n) - keep + 1;
-    if (p < 0)
-        return 0;
-    return p > n ? n : static_cast<uint32_t>(p);
-}
+using Entry = sh::nd::Posting;  // one indexed prefix token of a set
+using sh::nd::kSlack;
+using sh::nd::prefix_length;
 
 int bit_width(uint64_t v)
 {
@@ -82,8 +70,7 @@ struct sh_nd
     uint32_t unique = 0;             // ranks below it are in one set only
     std::vector<uint64_t> lo, fill;  // by rank - unique: live part of the token's list
     std::vector<Entry> entries;
-    std::vector<int32_t> count;  // by join position: prefix overlap so far, -1 pruned
-    std::vector<uint32_t> cand;
+    sh::nd::Probe probing;  // by join position: prefix overlap so far
     std::vector<sh_nd_pair> pending;
     size_t pending_at = 0;
     uint32_t self_at = 0;  // next set whose shared rows are reported
@@ -323,7 +310,7 @@ void sh_nd::build_index(size_t indexed)
     fill.assign(start.begin(), start.end() - 1);
     lo.swap(start);
     lo.pop_back();
-    count.assign(nsets, 0);
+    probing.count.assign(nsets, 0);
 }
 
 // Probes the index with set x's prefix, verifies the candidates, then indexes
@@ -332,69 +319,32 @@ void sh_nd::join_one(uint32_t x)
 {
     const uint32_t *rx = ranks.data() + offset[x];
     const auto nx = static_cast<uint32_t>(offset[x + 1] - offset[x]);
-    const double minsize = t * nx;
-    const double overlap_factor = t / (1 + t);
-    const uint32_t probe = prefix_length(nx, t);
-    for (uint32_t i = 0; i < probe; i++)
-    {
-        const uint32_t w = rx[i];
-        if (w < unique)
-            continue;
-        const size_t k = w - unique;
-        // entries in list order have nondecreasing size, and so do the probes
-        while (lo[k] < fill[k] &&
-               static_cast<double>(offset[entries[lo[k]].set + 1] - offset[entries[lo[k]].set]) < minsize)
-            lo[k]++;
-        for (uint64_t e = lo[k]; e < fill[k]; e++)
+    const auto size_of = [this](uint32_t y) { return static_cast<uint32_t>(offset[y + 1] - offset[y]); };
+    sh::nd::probe(
+        probing, nx, sh::nd::probe_length(nx, t), t, UINT32_MAX, entries.data(),
+        [&](uint32_t i, uint64_t *&l, uint64_t &end, uint32_t &pos)
         {
-            const uint32_t y = entries[e].set;
-            int32_t &c = count[y];
-            if (c < 0)
-                continue;
-            if (c == 0)
-                cand.push_back(y);  // touched: reset after x, whatever happens below
-            const auto ny = static_cast<uint32_t>(offset[y + 1] - offset[y]);
-            const double alpha = std::ceil(overlap_factor * (static_cast<double>(nx) + ny));
-            const uint32_t rest = std::min(nx - i - 1, ny - entries[e].pos - 1);
-            if (static_cast<double>(c) + 1 + rest >= alpha)
-                c++;
-            else
-                c = -1;  // pruned: cannot reach the overlap J >= t needs
-        }
-    }
-    for (uint32_t y : cand)
-    {
-        if (count[y] > 0)
+            if (rx[i] < unique)
+                return false;  // in this set only
+            l = &lo[rx[i] - unique];
+            end = fill[rx[i] - unique];
+            pos = i;
+            return true;
+        },
+        size_of);
+    stats.candidates += sh::nd::verify(
+        probing, threshold,
+        [&](uint32_t y)
         {
-            stats.candidates++;
-            const uint32_t *ry = ranks.data() + offset[y];
-            const auto ny = static_cast<size_t>(offset[y + 1] - offset[y]);
-            size_t a = 0, b = 0, common = 0;
-            while (a < nx && b < ny)
-            {
-                if (rx[a] < ry[b])
-                    a++;
-                else if (rx[a] > ry[b])
-                    b++;
-                else
-                {
-                    common++;
-                    a++;
-                    b++;
-                }
-            }
-            // as sh_sorted_jaccard computes it
-            const double j = static_cast<double>(common) / static_cast<double>(nx + ny - common);
-            if (j >= threshold)
-            {
-                pending.push_back(sh_nd_pair{order[y], order[x], j});
-                stats.pairs++;
-            }
-        }
-        count[y] = 0;
-    }
-    cand.clear();
-    const uint32_t index = prefix_length(nx, 2 * t / (1 + t));
+            const uint32_t ny = size_of(y);
+            return sh::nd::jaccard_of(sh::nd::sorted_overlap(rx, nx, ranks.data() + offset[y], ny), nx, ny);
+        },
+        [&](uint32_t y, double j)
+        {
+            pending.push_back(sh_nd_pair{order[y], order[x], j});
+            stats.pairs++;
+        });
+    const uint32_t index = sh::nd::index_length(nx, t);
     for (uint32_t i = 0; i < index; i++)
         if (rx[i] >= unique)
             entries[fill[rx[i] - unique]++] = Entry{x, i};

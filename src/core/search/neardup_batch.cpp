@@ -1,34 +1,23 @@
-// neardup_batch.cpp — the partitioned verified join: a sketch that fixes the
-// global token order, prefixes by it, and the in-memory join of one batch of
-// prefix entries (see neardup_batch.h).
+// neardup_batch.cpp — the verified join by chunks of sets: a sketch that
+// fixes the global token order, prefixes by it, and one chunk of sets indexed
+// in memory that the later sets probe (see neardup_batch.h).
 #include "neardup_batch.h"
 
 #include "boundary.hpp"
+#include "neardup_join.hpp"
 
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 #include <vector>
 
 namespace
 {
 
-constexpr double kSlack = 1e-9;  // the filters' bound lies this far below t (as neardup.cpp)
-constexpr uint32_t kPollSets = 256;
+using sh::nd::kSlack;
 constexpr size_t kMinBytes = size_t{64} << 10;
-
-uint32_t prefix_length(uint32_t n, double f)
-{
-    double keep = std::ceil(f * static_cast<double>(n));
-    double p = static_cast<double>(n) - keep + 1;
-    if (p < 0)
-        return 0;
-    return p > n ? n : static_cast<uint32_t>(p);
-}
 
 struct Key  // a token's place in the global order
 {
@@ -39,6 +28,11 @@ struct Key  // a token's place in the global order
         return est != o.est ? est < o.est : hash < o.hash;
     }
 };
+
+uint64_t mix(uint64_t token)
+{
+    return (token ^ (token >> 29)) * 0xBF58476D1CE4E5B9ULL;
+}
 
 }  // namespace
 
@@ -77,110 +71,123 @@ struct sh_ndo
     }
 };
 
-struct sh_ndb
+// The chunk's sets (copies), and an index of their prefixes: one list of
+// postings per distinct token, found through an open-addressing table.
+struct sh_ndc
 {
-    struct Listed  // an indexed prefix token of an earlier set
-    {
-        uint32_t local;
-        uint32_t pos;
-        uint32_t size;
-    };
     double threshold = 1, t = 1;
-    bool prepared = false;
-    std::vector<sh_ndb_entry> ents;  // by (size, set, pos) once prepared
-    std::vector<uint32_t> tid;       // by entry: its token's list
-    std::vector<uint32_t> lo, fill;  // by list: live part
-    std::vector<Listed> lists;
-    std::vector<uint32_t> first;  // by local set: its first entry (one more at the end)
-    std::vector<int8_t> seen;     // by local set: 0 untouched, 1 candidate, -1 pruned
-    std::vector<uint32_t> cand;
-    std::vector<uint32_t> pending;  // pairs of global ids
-    size_t pending_at = 0;
-    uint32_t next_y = 0;
+    bool built = false;
+    std::vector<uint32_t> id, size;  // by local set
+    std::vector<uint64_t> hoff{0};   // by local set: start in hashes (one more at the end)
+    std::vector<uint64_t> hashes;
+    std::vector<uint64_t> poff{0};  // by local set: start in ptok, ppos (one more at the end)
+    std::vector<uint64_t> ptok;
+    std::vector<uint32_t> ppos;
+    std::vector<sh::nd::Posting> postings;
+    std::vector<uint64_t> lo, end;  // by list: its live part of postings
+    std::vector<uint64_t> slot_token;
+    std::vector<uint32_t> slot_list;  // UINT32_MAX: empty
+    uint64_t mask = 0;
+    uint32_t max_size = 0;
+    sh::nd::Probe probing;
+    std::vector<sh_nd_pair> found;
+    uint64_t candidates = 0;
 
-    void prepare();
-    void join_one(uint32_t y);
+    uint32_t list_of(uint64_t token) const
+    {
+        for (uint64_t s = mix(token) & mask;; s = (s + 1) & mask)
+        {
+            if (slot_list[s] == UINT32_MAX)
+                return UINT32_MAX;
+            if (slot_token[s] == token)
+                return slot_list[s];
+        }
+    }
+
+    void build();
+    void probe(uint32_t n, const uint64_t *tokens, const uint32_t *pos, size_t m, uint32_t limit);
+    void verify(uint32_t set, const uint64_t *h, uint32_t n);
 };
 
-void sh_ndb::prepare()
+void sh_ndc::build()
 {
-    std::sort(ents.begin(), ents.end(),
-              [](const sh_ndb_entry &a, const sh_ndb_entry &b)
-              {
-                  if (a.size != b.size)
-                      return a.size < b.size;
-                  if (a.set != b.set)
-                      return a.set < b.set;
-                  return a.pos < b.pos;
-              });
-    std::vector<uint64_t> toks(ents.size());
-    for (size_t i = 0; i < ents.size(); i++)
-        toks[i] = ents[i].token;
-    std::sort(toks.begin(), toks.end());
-    toks.erase(std::unique(toks.begin(), toks.end()), toks.end());
-    toks.shrink_to_fit();
-    tid.resize(ents.size());
-    std::vector<uint32_t> start(toks.size() + 1, 0);
-    const double index_factor = 2 * t / (1 + t);
-    for (size_t i = 0; i < ents.size(); i++)
+    struct Indexed
     {
-        tid[i] =
-            static_cast<uint32_t>(std::lower_bound(toks.begin(), toks.end(), ents[i].token) - toks.begin());
-        if (i == 0 || ents[i].set != ents[i - 1].set)
-            first.push_back(static_cast<uint32_t>(i));
-        if (ents[i].pos < prefix_length(ents[i].size, index_factor))
-            start[tid[i] + 1]++;
+        uint64_t token;
+        uint32_t local, pos;
+    };
+    std::vector<Indexed> all;
+    const auto nsets = static_cast<uint32_t>(size.size());
+    for (uint32_t x = 0; x < nsets; x++)
+    {
+        const uint32_t index = sh::nd::index_length(size[x], t);
+        for (uint64_t i = poff[x]; i < poff[x + 1] && ppos[i] < index; i++)
+            all.push_back(Indexed{ptok[i], x, ppos[i]});
     }
-    first.push_back(static_cast<uint32_t>(ents.size()));
-    std::vector<uint64_t>().swap(toks);
-    for (size_t k = 1; k < start.size(); k++)
-        start[k] += start[k - 1];
-    lists.resize(start.back());
-    fill.assign(start.begin(), start.end() - 1);
-    start.pop_back();
-    lo.swap(start);
-    seen.assign(first.size() - 1, 0);
-    prepared = true;
+    std::sort(all.begin(), all.end(),
+              [](const Indexed &a, const Indexed &b)
+              { return a.token != b.token ? a.token < b.token : a.local < b.local; });
+    size_t lists = 0;
+    for (size_t i = 0; i < all.size(); i++)
+        lists += (i == 0 || all[i].token != all[i - 1].token);
+    uint64_t slots = 16;
+    while (slots < 2 * lists)
+        slots *= 2;
+    mask = slots - 1;
+    slot_token.assign(slots, 0);
+    slot_list.assign(slots, UINT32_MAX);
+    postings.resize(all.size());
+    lo.clear();
+    end.clear();
+    for (size_t i = 0; i < all.size(); i++)
+    {
+        if (i == 0 || all[i].token != all[i - 1].token)
+        {
+            uint64_t s = mix(all[i].token) & mask;
+            while (slot_list[s] != UINT32_MAX)
+                s = (s + 1) & mask;
+            slot_token[s] = all[i].token;
+            slot_list[s] = static_cast<uint32_t>(lo.size());
+            lo.push_back(i);
+            end.push_back(i);
+        }
+        postings[i] = sh::nd::Posting{all[i].local, all[i].pos};
+        end.back()++;
+    }
+    probing.count.assign(nsets, 0);
+    built = true;
 }
 
-// Set y (local id) probes the lists of its prefix tokens, then is indexed.
-void sh_ndb::join_one(uint32_t y)
+void sh_ndc::probe(uint32_t n, const uint64_t *tokens, const uint32_t *pos, size_t m, uint32_t limit)
 {
-    const uint32_t b = first[y], e = first[y + 1];
-    const uint32_t ny = ents[b].size;
-    const double minsize = t * ny;
-    const double overlap_factor = t / (1 + t);
-    for (uint32_t i = b; i < e; i++)
-    {
-        const uint32_t k = tid[i];
-        while (lo[k] < fill[k] && static_cast<double>(lists[lo[k]].size) < minsize)
-            lo[k]++;
-        for (uint32_t l = lo[k]; l < fill[k]; l++)
+    sh::nd::probe(
+        probing, n, static_cast<uint32_t>(m), t, limit, postings.data(),
+        [&](uint32_t j, uint64_t *&l, uint64_t &e, uint32_t &p)
         {
-            const Listed &x = lists[l];
-            if (seen[x.local] != 0)
-                continue;
-            cand.push_back(x.local);
-            // the first common token met here: exact in the batch that owns the pair
-            const double alpha = std::ceil(overlap_factor * (static_cast<double>(x.size) + ny));
-            const uint32_t rest = std::min(ny - ents[i].pos - 1, x.size - x.pos - 1);
-            seen[x.local] = (1.0 + rest >= alpha) ? 1 : -1;
-        }
-    }
-    for (uint32_t x : cand)
-    {
-        if (seen[x] > 0)
+            const uint32_t k = list_of(tokens[j]);
+            if (k == UINT32_MAX)
+                return false;
+            l = &lo[k];
+            e = end[k];
+            p = pos[j];
+            return true;
+        },
+        [this](uint32_t x) { return size[x]; });
+}
+
+void sh_ndc::verify(uint32_t set, const uint64_t *h, uint32_t n)
+{
+    found.clear();
+    candidates += sh::nd::verify(
+        probing, threshold,
+        [&](uint32_t x)
         {
-            pending.push_back(ents[first[x]].set);
-            pending.push_back(ents[b].set);
-        }
-        seen[x] = 0;
-    }
-    cand.clear();
-    const uint32_t index = prefix_length(ny, 2 * t / (1 + t));
-    for (uint32_t i = b; i < e; i++)
-        if (ents[i].pos < index)
-            lists[fill[tid[i]]++] = Listed{y, ents[i].pos, ny};
+            const uint32_t nx = size[x];
+            return sh::nd::jaccard_of(sh::nd::sorted_overlap(hashes.data() + hoff[x], nx, h, n), nx, n);
+        },
+        [&](uint32_t x, double j) {
+            found.push_back(sh_nd_pair{id[x], set, j});
+        });
 }
 
 extern "C"
@@ -232,8 +239,8 @@ extern "C"
             o->count(hashes[i]);
     }
 
-    sh_status sh_ndo_prefix(sh_ndo *o, const uint64_t *hashes, uint32_t n, double threshold, uint32_t set,
-                            sh_ndb_entry *out, size_t *m) noexcept
+    sh_status sh_ndo_prefix(sh_ndo *o, const uint64_t *hashes, uint32_t n, double threshold, uint64_t *tokens,
+                            uint32_t *pos, size_t *m) noexcept
     {
         *m = 0;
         if (!(threshold > 0 && threshold <= 1))
@@ -241,7 +248,7 @@ extern "C"
         return sh::guard(
             [&]
             {
-                const uint32_t p = prefix_length(n, threshold - kSlack);
+                const uint32_t p = sh::nd::probe_length(n, threshold - kSlack);
                 if (p == 0)
                     return SH_OK;
                 o->scratch.resize(n);
@@ -253,7 +260,10 @@ extern "C"
                 std::sort(o->scratch.begin(), o->scratch.begin() + p);
                 for (uint32_t i = 0; i < p; i++)
                     if (o->scratch[i].est >= 2)  // else no other set has it
-                        out[(*m)++] = sh_ndb_entry{o->scratch[i].hash, set, n, i, o->scratch[i].est};
+                    {
+                        tokens[*m] = o->scratch[i].hash;
+                        pos[(*m)++] = i;
+                    }
                 return SH_OK;
             });
     }
@@ -265,153 +275,159 @@ extern "C"
         out[1] = d.high64;
     }
 
-    uint32_t sh_ndo_batch(uint64_t token, uint32_t nbatches) noexcept
+    sh_status sh_ndc_create(double threshold, sh_ndc **c) noexcept
     {
-        const uint64_t mixed = (token * 0xD6E8FEB86659FD93ULL) >> 32;
-        return static_cast<uint32_t>((mixed * nbatches) >> 32);
-    }
-
-    uint32_t sh_ndo_owner(const sh_ndb_entry *a, size_t na, const sh_ndb_entry *b, size_t nb,
-                          uint32_t nbatches) noexcept
-    {
-        size_t x = 0, y = 0;
-        while (x < na && y < nb)
-        {
-            const Key ka{a[x].est, a[x].token}, kb{b[y].est, b[y].token};
-            if (ka < kb)
-                x++;
-            else if (kb < ka)
-                y++;
-            else
-                return sh_ndo_batch(a[x].token, nbatches);
-        }
-        return UINT32_MAX;
-    }
-
-    uint32_t sh_ndo_owner_head(const sh_ndb_entry *a, size_t na, int a_whole, const sh_ndb_entry *b,
-                               size_t nb, int b_whole, uint32_t nbatches) noexcept
-    {
-        size_t x = 0, y = 0;
-        while (x < na && y < nb)
-        {
-            const Key ka{a[x].est, a[x].token}, kb{b[y].est, b[y].token};
-            if (ka < kb)
-                x++;
-            else if (kb < ka)
-                y++;
-            else
-                return sh_ndo_batch(a[x].token, nbatches);
-        }
-        // no common token before one list ended: decided only if that list is whole
-        if ((x == na && a_whole) || (y == nb && b_whole))
-            return UINT32_MAX;
-        return SH_NDO_UNKNOWN;
-    }
-
-    double sh_ndo_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) noexcept
-    {
-        size_t x = 0, y = 0, common = 0;
-        while (x < na && y < nb)
-        {
-            if (a[x] < b[y])
-                x++;
-            else if (a[x] > b[y])
-                y++;
-            else
-            {
-                common++;
-                x++;
-                y++;
-            }
-        }
-        return na + nb == 0 ? 1.0 : static_cast<double>(common) / static_cast<double>(na + nb - common);
-    }
-
-    sh_status sh_ndb_create(double threshold, sh_ndb **b) noexcept
-    {
-        *b = nullptr;
+        *c = nullptr;
         if (!(threshold > 0 && threshold <= 1))
             return SH_ERR_ARGUMENT;
         return sh::guard(
             [&]
             {
-                void *mem = std::malloc(sizeof(sh_ndb));
+                void *mem = std::malloc(sizeof(sh_ndc));
                 if (mem == nullptr)
                     return SH_ERR_NOMEM;
-                *b = new (mem) sh_ndb();
-                (*b)->threshold = threshold;
-                (*b)->t = threshold - kSlack;
+                *c = new (mem) sh_ndc();
+                (*c)->threshold = threshold;
+                (*c)->t = threshold - kSlack;
                 return SH_OK;
             });
     }
 
-    void sh_ndb_free(sh_ndb *b) noexcept
+    void sh_ndc_free(sh_ndc *c) noexcept
     {
-        if (b == nullptr)
+        if (c == nullptr)
             return;
-        b->~sh_ndb();
-        std::free(b);
+        c->~sh_ndc();
+        std::free(c);
     }
 
-    sh_status sh_ndb_add(sh_ndb *b, const sh_ndb_entry *e, size_t n) noexcept
+    void sh_ndc_reset(sh_ndc *c) noexcept
     {
-        if (b->prepared)
+        c->built = false;
+        c->id.clear();
+        c->size.clear();
+        c->hoff.assign(1, 0);  // capacity stays: no allocation
+        c->hashes.clear();
+        c->poff.assign(1, 0);
+        c->ptok.clear();
+        c->ppos.clear();
+        c->max_size = 0;
+    }
+
+    size_t sh_ndc_set_bytes(uint32_t n, size_t m) noexcept
+    {
+        // hashes 8, prefix 12, and per indexed token: the build's sort 16,
+        // a posting 8, its list 16 and two slots 24
+        return size_t{n} * 8 + m * (12 + 16 + 8 + 16 + 24) + 64;
+    }
+
+    size_t sh_ndc_bytes(const sh_ndc *c) noexcept
+    {
+        return (c->id.capacity() + c->size.capacity() + c->ppos.capacity() + c->slot_list.capacity()) * 4 +
+               (c->hoff.capacity() + c->hashes.capacity() + c->poff.capacity() + c->ptok.capacity() +
+                c->lo.capacity() + c->end.capacity() + c->slot_token.capacity()) *
+                   8 +
+               c->postings.capacity() * sizeof(sh::nd::Posting) + c->probing.count.capacity() * 4 +
+               c->found.capacity() * sizeof(sh_nd_pair);
+    }
+
+    sh_status sh_ndc_add(sh_ndc *c, uint32_t set, const uint64_t *hashes, uint32_t n, const uint64_t *tokens,
+                         const uint32_t *pos, size_t m) noexcept
+    {
+        if (c->built || (!c->size.empty() && c->size.back() > n))
             return SH_ERR_ARGUMENT;
-        if (b->ents.size() + n >= UINT32_MAX)
-            return SH_ERR_RANGE;
         return sh::guard(
             [&]
             {
-                b->ents.insert(b->ents.end(), e, e + n);
+                c->id.push_back(set);
+                c->size.push_back(n);
+                c->hashes.insert(c->hashes.end(), hashes, hashes + n);
+                c->hoff.push_back(c->hashes.size());
+                c->ptok.insert(c->ptok.end(), tokens, tokens + m);
+                c->ppos.insert(c->ppos.end(), pos, pos + m);
+                c->poff.push_back(c->ptok.size());
+                c->max_size = std::max(c->max_size, n);
                 return SH_OK;
             });
     }
 
-    sh_status sh_ndb_next(sh_ndb *b, uint32_t *out, size_t cap, size_t *n, int *done,
-                          sh_interrupt_fn interrupt, void *interrupt_arg) noexcept
+    sh_status sh_ndc_build(sh_ndc *c) noexcept
     {
-        *n = 0;
-        *done = 0;
-        if (cap == 0)
+        if (c->built)
             return SH_ERR_ARGUMENT;
         return sh::guard(
             [&]
             {
-                if (!b->prepared)
-                    b->prepare();
-                const auto nsets = static_cast<uint32_t>(b->first.size() - 1);
-                uint32_t since_poll = 0;
-                while (*n < cap)
-                {
-                    if (b->pending_at < b->pending.size())
-                    {
-                        out[2 * *n] = b->pending[b->pending_at];
-                        out[2 * *n + 1] = b->pending[b->pending_at + 1];
-                        b->pending_at += 2;
-                        (*n)++;
-                        continue;
-                    }
-                    b->pending.clear();
-                    b->pending_at = 0;
-                    if (b->next_y >= nsets)
-                    {
-                        *done = 1;
-                        break;
-                    }
-                    if (++since_poll >= kPollSets)
-                    {
-                        since_poll = 0;
-                        if (interrupt != nullptr && interrupt(interrupt_arg))
-                        {
-                            if (*n == 0)
-                                return SH_ERR_INTERRUPTED;
-                            break;
-                        }
-                    }
-                    b->join_one(b->next_y++);
-                }
+                c->build();
                 return SH_OK;
             });
+    }
+
+    uint32_t sh_ndc_sets(const sh_ndc *c) noexcept
+    {
+        return static_cast<uint32_t>(c->size.size());
+    }
+
+    int sh_ndc_reaches(const sh_ndc *c, uint32_t n) noexcept
+    {
+        return static_cast<double>(c->max_size) >= c->t * n;
+    }
+
+    sh_status sh_ndc_probe_own(sh_ndc *c, uint32_t local, const sh_nd_pair **out, size_t *npairs) noexcept
+    {
+        *npairs = 0;
+        if (!c->built || local >= c->size.size())
+            return SH_ERR_ARGUMENT;
+        return sh::guard(
+            [&]
+            {
+                const uint64_t p = c->poff[local];
+                c->probe(c->size[local], c->ptok.data() + p, c->ppos.data() + p, c->poff[local + 1] - p,
+                         local);
+                c->verify(c->id[local], c->hashes.data() + c->hoff[local], c->size[local]);
+                *out = c->found.data();
+                *npairs = c->found.size();
+                return SH_OK;
+            });
+    }
+
+    sh_status sh_ndc_probe(sh_ndc *c, uint32_t n, const uint64_t *tokens, const uint32_t *pos, size_t m,
+                           size_t *ncand) noexcept
+    {
+        *ncand = 0;
+        if (!c->built)
+            return SH_ERR_ARGUMENT;
+        return sh::guard(
+            [&]
+            {
+                c->probe(n, tokens, pos, m, UINT32_MAX);
+                for (uint32_t x : c->probing.cand)
+                    *ncand += c->probing.count[x] > 0;
+                if (*ncand == 0)
+                    c->verify(0, nullptr, 0);  // resets the pruned ones
+                return SH_OK;
+            });
+    }
+
+    sh_status sh_ndc_verify(sh_ndc *c, uint32_t set, const uint64_t *hashes, uint32_t n,
+                            const sh_nd_pair **out, size_t *npairs) noexcept
+    {
+        *npairs = 0;
+        if (!c->built)
+            return SH_ERR_ARGUMENT;
+        return sh::guard(
+            [&]
+            {
+                c->verify(set, hashes, n);
+                *out = c->found.data();
+                *npairs = c->found.size();
+                return SH_OK;
+            });
+    }
+
+    uint64_t sh_ndc_candidates(const sh_ndc *c) noexcept
+    {
+        return c->candidates;
     }
 
 }  // extern "C"

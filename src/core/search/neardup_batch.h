@@ -1,48 +1,36 @@
 /*
- * neardup_batch.h — the partitioned form of the verified join (neardup.h)
- * for when the sets do not fit in memory (C API of the core).
+ * neardup_batch.h — the verified join (neardup.h) by chunks of sets, for when
+ * the sets do not fit in memory (C API of the core).
  *
- * The caller keeps the sets on disk and passes them by here three times:
+ * The caller keeps the sets on disk and passes them by here:
  *  1. sh_ndo_count for every distinct set: a count sketch of document
  *     frequencies, of a size the caller chooses.  Its estimates never fall
  *     below the true frequency, so they fix one global order of the tokens:
  *     (estimate, hash) ascending, rarest first as far as the sketch can tell.
  *     Any fixed order gives the same pairs; a better one fewer candidates.
- *  2. sh_ndo_prefix for every set: the prefix tokens (Bayardo et al.'s
- *     first |x| - ceil(t |x|) + 1 in the global order), without those the
- *     sketch knows no other set has.  The caller writes each to the batch
- *     sh_ndo_batch names, as a hash join partitions its rows.
- *  3. per batch, sh_ndb joins that batch's prefix entries in memory (PPJoin's
- *     length and positional filters) and hands out candidate pairs of sets;
- *     sh_ndo_owner names the batch that owns a pair: that of their first
- *     common token in the global order, and the caller reads both sets back
- *     for sh_ndo_jaccard only in that batch.  A pair with J >= t meets in that
- *     batch (its first common token lies in both prefixes) and is reported
- *     there only, so no pair is lost or repeated and no set of seen pairs is
- *     kept.  The owner is found from the two prefixes alone (the first
- *     common token lies in both), so a pair met in another batch costs a
- *     short merge, not a read of both sets.  Within the owner batch the positional filter sees every common
- *     token before the one it tests; elsewhere it may drop a candidate, which
- *     that batch would not report anyway.
+ *  2. sh_ndo_prefix for every set: its probe prefix (Bayardo et al.'s first
+ *     |x| - ceil(t |x|) + 1 tokens in the global order), without the tokens
+ *     the sketch knows no other set has, each with its position.  The caller
+ *     writes each set with its prefix to one file in join order: ascending
+ *     size, then id.
+ *  3. That file is cut into chunks that fit in memory, as a block nested
+ *     loop join does.  Per chunk, sh_ndc_add takes its sets (in join order),
+ *     sh_ndc_build indexes their prefixes, sh_ndc_probe_own joins the chunk
+ *     with itself, and each later set of the file, read sequentially, probes
+ *     the chunk (sh_ndc_probe, then sh_ndc_verify with its hashes) until the
+ *     length filter says no later set can reach a set of the chunk
+ *     (sh_ndc_reaches).  A pair is found once, while the chunk of its earlier
+ *     set is in memory, with the in-memory join's filters (neardup_join.hpp),
+ *     so each chunk's pairs are independent of every other chunk's.
  */
 #ifndef SIMHASH_NEARDUP_BATCH_H
 #define SIMHASH_NEARDUP_BATCH_H
 
-#include "simhash_core.h"
+#include "neardup.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* One prefix token of a set, as written to and read from a batch. */
-typedef struct sh_ndb_entry
-{
-	uint64_t	token;			/* the shingle hash */
-	uint32_t	set;			/* the set's id (the caller's) */
-	uint32_t	size;			/* the set's size */
-	uint32_t	pos;			/* the token's position in the global order of the set */
-	uint32_t	est;			/* the token's estimated frequency: its place in the order */
-} sh_ndb_entry;
 
 typedef struct sh_ndo sh_ndo;
 
@@ -55,60 +43,75 @@ size_t sh_ndo_bytes(const sh_ndo *o) SH_NOEXCEPT;
 void sh_ndo_count(sh_ndo *o, const uint64_t *hashes, size_t n) SH_NOEXCEPT;
 
 /*
- * The prefix entries of set `set` (n ascending distinct hashes) at threshold,
- * in the global order: at most n of them into out (*m written).  Only tokens
- * some other set may have are written; with their positions and estimates
- * they are also what sh_ndo_owner needs of the set.
+ * The probe prefix of a set (n ascending distinct hashes) at threshold, in
+ * the global order: at most n tokens into tokens[], their positions in the
+ * set's global order into pos[], their number into *m.  Only tokens some
+ * other set may have are written.
  */
 sh_status	sh_ndo_prefix(sh_ndo *o, const uint64_t *hashes, uint32_t n, double threshold,
-						  uint32_t set, sh_ndb_entry *out, size_t *m) SH_NOEXCEPT;
+						  uint64_t *tokens, uint32_t *pos, size_t *m) SH_NOEXCEPT;
 
 /* A 128-bit digest of n hashes, for telling identical sets apart on disk. */
 void sh_ndo_digest(const uint64_t *hashes, size_t n, uint64_t out[2]) SH_NOEXCEPT;
 
-/* The batch (0 .. nbatches - 1) of a token. */
-uint32_t sh_ndo_batch(uint64_t token, uint32_t nbatches) SH_NOEXCEPT;
+/* One chunk of sets, indexed by their prefixes. */
+typedef struct sh_ndc sh_ndc;
+
+sh_status sh_ndc_create(double threshold, sh_ndc **c) SH_NOEXCEPT;
+void sh_ndc_free(sh_ndc *c) SH_NOEXCEPT;
+
+/* Empties the chunk for the next one (keeps its buffers). */
+void sh_ndc_reset(sh_ndc *c) SH_NOEXCEPT;
+
+/* Bytes a set of n hashes with m prefix tokens takes in a chunk, at most. */
+size_t sh_ndc_set_bytes(uint32_t n, size_t m) SH_NOEXCEPT;
+
+/* Bytes the chunk holds now. */
+size_t sh_ndc_bytes(const sh_ndc *c) SH_NOEXCEPT;
 
 /*
- * The batch that owns a candidate pair: that of the first common token of
- * the two sets' prefix entries (sh_ndo_prefix), in the global order;
- * UINT32_MAX when they share none, so that the pair cannot reach the
- * threshold.  Stops at the first common token.
+ * Adds a set of the chunk (the caller's id, its n hashes, its m prefix
+ * tokens and positions from sh_ndo_prefix): in join order, before
+ * sh_ndc_build.  The chunk keeps a copy.
  */
-uint32_t	sh_ndo_owner(const sh_ndb_entry *a, size_t na, const sh_ndb_entry *b, size_t nb,
-						 uint32_t nbatches) SH_NOEXCEPT;
+sh_status sh_ndc_add(sh_ndc *c, uint32_t set, const uint64_t *hashes, uint32_t n,
+					 const uint64_t *tokens, const uint32_t *pos, size_t m) SH_NOEXCEPT;
+
+/* Indexes the chunk's sets, once, after the last sh_ndc_add. */
+sh_status sh_ndc_build(sh_ndc *c) SH_NOEXCEPT;
+
+/* The chunk's number of sets. */
+uint32_t sh_ndc_sets(const sh_ndc *c) SH_NOEXCEPT;
+
+/* Whether a later set of n hashes may still reach a set of the chunk. */
+int sh_ndc_reaches(const sh_ndc *c, uint32_t n) SH_NOEXCEPT;
 
 /*
- * The same from the first na and nb prefix entries only: the owner, or
- * UINT32_MAX when they share none, or SH_NDO_UNKNOWN when one ran out first
- * (the rest of the entries decide).
+ * The chunk's own pairs with its set `local` (0-based, in the order added),
+ * each (earlier set's id, local's id, similarity): *out points at *npairs of
+ * them, valid until the next call.  Locals go in ascending order, before any
+ * sh_ndc_probe.
  */
-#define SH_NDO_UNKNOWN (UINT32_MAX - 1)
-uint32_t	sh_ndo_owner_head(const sh_ndb_entry *a, size_t na, int a_whole, const sh_ndb_entry *b,
-							  size_t nb, int b_whole, uint32_t nbatches) SH_NOEXCEPT;
-
-/* The Jaccard similarity of two ascending hash sets, as sh_sorted_jaccard computes it. */
-double		sh_ndo_jaccard(const uint64_t *a, size_t na, const uint64_t *b, size_t nb) SH_NOEXCEPT;
-
-typedef struct sh_ndb sh_ndb;
-
-/* Bytes a batch holds per entry added, at most (for sizing the batches). */
-#define SH_NDB_BYTES_PER_ENTRY 72
-
-sh_status sh_ndb_create(double threshold, sh_ndb **b) SH_NOEXCEPT;
-void sh_ndb_free(sh_ndb *b) SH_NOEXCEPT;
-
-/* Adds entries of the batch (any order), before sh_ndb_next is first called. */
-sh_status sh_ndb_add(sh_ndb *b, const sh_ndb_entry *e, size_t n) SH_NOEXCEPT;
+sh_status sh_ndc_probe_own(sh_ndc *c, uint32_t local, const sh_nd_pair **out,
+						   size_t *npairs) SH_NOEXCEPT;
 
 /*
- * The next candidate pairs of sets: up to cap pairs into out (2 ids each:
- * the earlier set in the join order, then the later), *n of them; pairs come
- * grouped by their second set.  *done once all are out.  Interruptible
- * between sets; a call that returns SH_ERR_INTERRUPTED can be repeated.
+ * A later set of n hashes probes the chunk with its prefix: *ncand
+ * candidates to verify.  Sets probe in join order.
  */
-sh_status sh_ndb_next(sh_ndb *b, uint32_t *out, size_t cap, size_t *n, int *done,
-	                  sh_interrupt_fn interrupt, void *interrupt_arg) SH_NOEXCEPT;
+sh_status sh_ndc_probe(sh_ndc *c, uint32_t n, const uint64_t *tokens, const uint32_t *pos,
+					   size_t m, size_t *ncand) SH_NOEXCEPT;
+
+/*
+ * Verifies the last probe's candidates with the set's id and hashes: the
+ * pairs (chunk set's id, set, similarity) at or above the threshold, as
+ * sh_ndc_probe_own hands them out.
+ */
+sh_status sh_ndc_verify(sh_ndc *c, uint32_t set, const uint64_t *hashes, uint32_t n,
+						const sh_nd_pair **out, size_t *npairs) SH_NOEXCEPT;
+
+/* Candidates verified by this chunk object so far (all chunks). */
+uint64_t sh_ndc_candidates(const sh_ndc *c) SH_NOEXCEPT;
 
 #ifdef __cplusplus
 }
