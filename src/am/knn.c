@@ -135,29 +135,6 @@ dir_where(const SimhashDirCache *cache, int p, uint64 lo)
 }
 
 /*
- * Run page p of a cached directory, pinned: through the buffer it was last
- * found in when the directory is the backend's (ReadRecentBuffer: no lookup
- * in the buffer mapping table, which cost a quarter of a KNN query), else by
- * ReadBuffer, remembering the buffer.  The page is checked by the caller as
- * any other (simhash_scan_page_current), whichever way it came.
- */
-static Buffer
-read_listed_page(Relation index, SimhashDirCache *cache, int p)
-{
-	Buffer buf;
-
-	if (cache->recent == NULL)
-		return ReadBuffer(index, cache->blocks[p]);
-	buf = cache->recent[p];
-	if (BufferIsValid(buf) &&
-		ReadRecentBuffer(SimhashRelationFile(index), MAIN_FORKNUM, cache->blocks[p], buf))
-		return buf;
-	buf = ReadBuffer(index, cache->blocks[p]);
-	cache->recent[p] = buf;
-	return buf;
-}
-
-/*
  * Prefetch into the CPU cache, with no pin, what reading run page p will
  * touch first: its buffer's descriptor (the pin's), header, trailer and the
  * cache lines where `where` expects the range, when the directory remembers
@@ -264,7 +241,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 				continue;
 			}
 			k = (ahead_h + ahead_n) % KNN_AHEAD;
-			ahead[k] = read_listed_page(index, cache, p);
+			ahead[k] = simhash_dir_read_page(index, cache, p);
 			ahead_p[k] = p;
 			ahead_n++;
 			last_pinned = p;
@@ -302,7 +279,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 					ahead_n--;
 				}
 				else
-					buf = read_listed_page(index, cache, p);
+					buf = simhash_dir_read_page(index, cache, p);
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
 				bpage = p;
 				if (!simhash_scan_page_current(c->scan, buf, SIMHASH_RUN, run->gen, c->t))
@@ -704,6 +681,13 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 	simhash_keep_after(so, fp, tid, simhash_hamming(fp, so->order_q), so->batch);
 }
 
+/* A linear pass's sweep bound: once its heap is full, nothing farther than its root. */
+static int
+linear_bound(SimhashScanOpaque so)
+{
+	return so->nhits < so->batch ? 64 : so->hits[0].dist;
+}
+
 /*
  * Beyond the last level worth probing: one pass over every row, keeping
  * the next `batch` rows of the order (after the last returned) in a heap;
@@ -716,7 +700,7 @@ linear_pass(IndexScanDesc scan)
 	SimhashHit		 *last;
 	int64			  cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit);
 
-	simhash_scan_all(scan, visit_linear);
+	simhash_scan_all(scan, so->order_q, so->after_dist, 64, linear_bound, visit_linear);
 	simhash_sort_hits(so);
 	if (so->nhits < so->batch)
 	{
@@ -776,6 +760,14 @@ simhash_knn_start(IndexScanDesc scan)
 	f = simhash_flips_for(so->model, simhash_knn_expected_radius(so->model, KNN_CARRY_ROWS));
 	so->carry_radius =
 		f < 0 ? last : Min(last, simhash_covered_radius(so->meta.bits, so->meta.blocks, f));
+	if (simhash_debug_sweep == SIMHASH_SWEEP_ALWAYS)
+	{
+		/* no probe: linear passes from the nearest row on */
+		so->phase = SIMHASH_PHASE_LINEAR;
+		so->batch = KNN_FIRST_BATCH;
+		linear_pass(scan);
+		return;
+	}
 	so->phase = SIMHASH_PHASE_LEVELS;
 	probe_step(scan);
 }
@@ -832,6 +824,21 @@ simhash_knn_ordered_end(IndexScanDesc scan)
 	return more;
 }
 
+/*
+ * Is level f probed rather than left to linear passes?  Level 0 always; then
+ * while cheaper than a linear pass (cost.c), or with simhash.debug_sweep =
+ * never, while the level before covers less than every distance.
+ */
+static bool
+level_worth(SimhashScanOpaque so, int f)
+{
+	if (f == 0)
+		return true;
+	if (simhash_debug_sweep == SIMHASH_SWEEP_NEVER)
+		return simhash_covered_radius(so->meta.bits, so->meta.blocks, f - 1) < 64;
+	return simhash_knn_level_worth(so->model, f);
+}
+
 /* The next step, or a linear pass once probing costs more. */
 void
 simhash_knn_next(IndexScanDesc scan)
@@ -846,7 +853,7 @@ simhash_knn_next(IndexScanDesc scan)
 	}
 	if (so->phase == SIMHASH_PHASE_LEVELS)
 	{
-		if (so->level == 0 || simhash_knn_level_worth(so->model, so->level))
+		if (level_worth(so, so->level))
 		{
 			probe_step(scan);
 			return;

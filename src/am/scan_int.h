@@ -182,4 +182,10 @@ simhash_pool_used_up(SimhashScanOpaque so)
 
 typedef void (*SimhashVisit)(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
 
+/*
+ * The largest distance the visitor of a sweep (sweep.c) may still keep,
+ * asked after each page: KNN's linear pass, its heap's worst row once full.
+ */
+typedef int (*SimhashSweepBound)(SimhashScanOpaque so);
+
 #endif /* SIMHASH_SCAN_INT_H */

@@ -120,6 +120,16 @@ extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
 
 /* ---- Reloptions and settings (options.c) ---------------------------------- */
 
+/*
+ * simhash.debug_sweep, a testing aid: whether radius and KNN scans choose
+ * between the sweep and the probes by cost (auto), always sweep, or never do
+ * when probes can answer (scan.c, knn.c).
+ */
+#define SIMHASH_SWEEP_AUTO	 0
+#define SIMHASH_SWEEP_ALWAYS 1
+#define SIMHASH_SWEEP_NEVER	 2
+extern int simhash_debug_sweep;
+
 typedef struct SimhashOptions
 {
 	int32 vl_len_;
