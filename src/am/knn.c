@@ -18,10 +18,10 @@
  * carry_radius, or the carry outgrow half of work_mem, the carry is dropped
  * and the later levels probe every prefix within f bits again, keeping only
  * their band.  When the next level would cost more than a linear pass
- * (cost.c), linear passes finish the order: each keeps the `batch` nearest
- * rows after the last one returned in a bounded max-heap (order: distance,
- * then heap TID), so memory stays bounded and ties are returned in TID order
- * as by the probe steps.  A band is held whole only while it fits in
+ * (cost.c), linear passes finish the order: each sweeps the index
+ * (sweep.c) and keeps the `batch` nearest rows after the last one returned
+ * (order: distance, then heap TID) in at most twice that memory, so memory
+ * stays bounded and ties are returned in TID order as by the probe steps.  A band is held whole only while it fits in
  * band_cap rows (half of work_mem): a step whose band holds more (many rows
  * at one distance) keeps its first band_cap rows in the same bounded heap
  * and drops the carry; whole-level passes then return the rest of the band
@@ -674,33 +674,70 @@ band_release(SimhashScanOpaque so)
 	pool_next(so);
 }
 
-/* A linear pass: keep the `batch` nearest rows after the last returned. */
+/*
+ * A linear pass's rows: the first `batch` of them after the last returned,
+ * of those kept (up to twice the batch, then selected down to it).
+ */
+static void
+linear_select(SimhashScanOpaque so)
+{
+	SimhashHit *worst;
+
+	simhash_select_first(so->hits, so->nhits, so->batch);
+	so->nhits = so->batch;
+	worst = &so->hits[0];
+	for (int64 i = 1; i < so->nhits; i++)
+		if (simhash_hit_after(so->hits[i].dist, &so->hits[i].tid, worst->dist, &worst->tid))
+			worst = &so->hits[i];
+	so->linear_worst = *worst;
+	so->linear_full = true;
+}
+
+/*
+ * A linear pass: keep the rows after the last returned that may be among
+ * the next `batch`: every one until `batch` are kept, then those before the
+ * worst of them; at twice the batch, the first `batch` are selected (no
+ * heap: a pass over N rows keeps about batch * ln(N / batch) of them, and a
+ * heap would order each).
+ */
 static void
 visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	simhash_keep_after(so, fp, tid, simhash_hamming(fp, so->order_q), so->batch);
+	int d = simhash_hamming(fp, so->order_q);
+
+	if (!simhash_hit_after(d, tid, so->after_dist, &so->after_tid))
+		return;
+	if (so->linear_full && !simhash_hit_after(so->linear_worst.dist, &so->linear_worst.tid, d, tid))
+		return;
+	simhash_add_hit(so, fp, tid, d, false);
+	if (so->nhits >= 2 * so->batch)
+		linear_select(so);
 }
 
-/* A linear pass's sweep bound: once its heap is full, nothing farther than its root. */
+/* A linear pass's sweep bound: nothing farther than the worst row kept. */
 static int
 linear_bound(SimhashScanOpaque so)
 {
-	return so->nhits < so->batch ? 64 : so->hits[0].dist;
+	return so->linear_full ? so->linear_worst.dist : 64;
 }
 
 /*
  * Beyond the last level worth probing: one pass over every row, keeping
- * the next `batch` rows of the order (after the last returned) in a heap;
- * each later pass doubles the batch, within work_mem.
+ * the next `batch` rows of the order (after the last returned), in at most
+ * twice that memory; each later pass doubles the batch, within work_mem.
  */
 static void
 linear_pass(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	SimhashHit		 *last;
-	int64			  cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit);
+	int64			  cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2;
 
+	so->nhits = 0;
+	so->linear_full = false;
 	simhash_scan_all(scan, so->order_q, so->after_dist, 64, linear_bound, visit_linear);
+	if (so->nhits > so->batch)
+		linear_select(so);
 	simhash_sort_hits(so);
 	if (so->nhits < so->batch)
 	{
@@ -711,7 +748,7 @@ linear_pass(IndexScanDesc scan)
 	last = &so->hits[so->nhits - 1];
 	so->after_dist = last->dist;
 	so->after_tid = last->tid;
-	/* fewer passes for long orders, within work_mem */
+	/* fewer passes for long orders, within work_mem (twice the batch kept) */
 	so->batch = Max(so->batch, Min(so->batch * 2, cap));
 }
 

@@ -163,6 +163,8 @@ typedef struct SimhashScanOpaqueData
 	int				after_dist;
 	ItemPointerData after_tid;
 	int64			batch;		 /* rows per linear pass */
+	bool			linear_full; /* the pass has kept `batch` rows: none after linear_worst */
+	SimhashHit		linear_worst;
 	BlockNumber		nblocks;	 /* the index size as last read (check_link) */
 	bool			stale;		 /* met a page recycled since the metapage copy */
 	BlockNumber		stale_blkno; /* the last such page */

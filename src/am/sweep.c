@@ -48,6 +48,9 @@ SIMHASH_POPCOUNT_LOOP(int, sweep_filter,
 					  (const char *ents, int n, uint64 qkey, int lo, int span, uint16 *out),
 					  (ents, n, qkey, lo, span, out))
 
+/* Entries filtered at a time: the bound is asked again after each chunk with hits. */
+#define SWEEP_CHUNK 64
+
 /* A sweep of one run: what the page loop needs. */
 typedef struct Sweep
 {
@@ -61,7 +64,7 @@ typedef struct Sweep
 	SimhashSweepBound bound;
 	SimhashVisit	  visit;
 	bool			  after; /* resuming after so->pos on its page */
-	uint16			  hits[SIMHASH_PAGE_CAPACITY];
+	uint16			  hits[SWEEP_CHUNK];
 } Sweep;
 
 /* The first entry of a page after (pos.key, pos.tid), where the batch before stopped. */
@@ -107,29 +110,35 @@ sweep_page(Sweep *s, Buffer buf, int64 p)
 		from = first_after_pos(so, page, n);
 		s->after = false;
 	}
-	k = s->hi < s->lo ? 0
-					  : sweep_filter(SimhashPageEntry(page, from), n - from, s->qkey, s->lo,
-									 s->hi - s->lo, s->hits);
-	for (int i = 0; i < k; i++)
+	/* chunk by chunk, so that a falling bound (KNN's heap) filters the rest of the page */
+	for (int c = from; c < n && !so->stop; c += SWEEP_CHUNK)
 	{
-		const char	   *ent = SimhashPageEntry(page, from + s->hits[i]);
-		uint64			key = simhash_entry_key(ent);
-		ItemPointerData tid;
+		int m = Min(n - c, SWEEP_CHUNK);
 
-		simhash_entry_tid(ent, &tid);
-		s->visit(so, sh_table_unpermute(s->tab, key), &tid, NULL);
-		if (so->streaming && so->nhits >= so->batch_cap)
+		k = s->hi < s->lo ? 0
+						  : sweep_filter(SimhashPageEntry(page, c), m, s->qkey, s->lo,
+										 s->hi - s->lo, s->hits);
+		for (int i = 0; i < k; i++)
 		{
-			SimhashScanPos pos = {0, 0, s->r, p, key, tid};
+			const char	   *ent = SimhashPageEntry(page, c + s->hits[i]);
+			uint64			key = simhash_entry_key(ent);
+			ItemPointerData tid;
 
-			so->pos = pos;
-			so->stop = true;
-			break;
+			simhash_entry_tid(ent, &tid);
+			s->visit(so, sh_table_unpermute(s->tab, key), &tid, NULL);
+			if (so->streaming && so->nhits >= so->batch_cap)
+			{
+				SimhashScanPos pos = {0, 0, s->r, p, key, tid};
+
+				so->pos = pos;
+				so->stop = true;
+				break;
+			}
 		}
+		if (k > 0 && s->bound)
+			s->hi = Min(s->hi, s->bound(so));
 	}
 	UnlockReleaseBuffer(buf);
-	if (s->bound)
-		s->hi = Min(s->hi, s->bound(so));
 	return !so->stop;
 }
 
