@@ -211,9 +211,28 @@ simhash_knn_expected_radius(const SimhashReadModel *m, double k)
 }
 
 /*
+ * Does KNN sweep from the start?  When the levels worth probing cannot reach
+ * the distance of a random query's SIMHASH_KNN_SWEEP_ROWS-th row, the order
+ * ends in a linear pass anyway, and the probes before it are wasted (small
+ * indexes: at 100k rows, levels 0-2 cover 11 bits, the 10th row lies ~17
+ * away).  knn.c and the cost below ask the same question.
+ */
+bool
+simhash_knn_sweep_first(const SimhashReadModel *m)
+{
+	int f;
+
+	for (f = 1; simhash_knn_level_worth(m, f); f++)
+		;
+	return simhash_covered_radius(m->bits, m->blocks, f - 1) <
+		   simhash_knn_expected_radius(m, SIMHASH_KNN_SWEEP_ROWS);
+}
+
+/*
  * Cost of the first k rows of ORDER BY fp <~> q for a query whose distances
  * to the rows are random (planted neighbours only make it cheaper): knn.c's
- * steps up to the one that covers the k-th distance, then linear passes.
+ * steps up to the one that covers the k-th distance, then linear passes; or
+ * linear passes only (simhash_knn_sweep_first).
  */
 static double
 knn_cost(const SimhashReadModel *m, double k)
@@ -222,6 +241,8 @@ knn_cost(const SimhashReadModel *m, double k)
 		   linear = simhash_linear_cost(m) * KNN_PASS_FACTOR + simhash_pending_cost(m);
 	int r = simhash_knn_expected_radius(m, k), f;
 
+	if (simhash_knn_sweep_first(m))
+		return cost + linear * Max(1.0, ceil(log2(Max(k, 1.0) / 1000.0 + 1.0)));
 	for (f = 0; f == 0 || simhash_knn_level_worth(m, f); f++)
 		for (int t = 0; t < m->ntables; t++)
 		{

@@ -797,7 +797,8 @@ simhash_knn_start(IndexScanDesc scan)
 	f = simhash_flips_for(so->model, simhash_knn_expected_radius(so->model, KNN_CARRY_ROWS));
 	so->carry_radius =
 		f < 0 ? last : Min(last, simhash_covered_radius(so->meta.bits, so->meta.blocks, f));
-	if (simhash_debug_sweep == SIMHASH_SWEEP_ALWAYS)
+	if (simhash_debug_sweep == SIMHASH_SWEEP_ALWAYS ||
+		(simhash_debug_sweep == SIMHASH_SWEEP_AUTO && simhash_knn_sweep_first(so->model)))
 	{
 		/* no probe: linear passes from the nearest row on */
 		so->phase = SIMHASH_PHASE_LINEAR;

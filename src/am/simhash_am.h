@@ -117,6 +117,9 @@ extern double simhash_step_cost(const SimhashReadModel *m, int t, int flips);
 extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
 extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
+/* KNN sweeps from the start when probing cannot reach this row (cost.c) */
+#define SIMHASH_KNN_SWEEP_ROWS 10
+extern bool simhash_knn_sweep_first(const SimhashReadModel *m);
 
 /* ---- Reloptions and settings (options.c) ---------------------------------- */
 
