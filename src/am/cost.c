@@ -14,12 +14,12 @@
  * by a probe (directory or run) PROBE_PAGE_COST (the index is small and its
  * directory hot), every entry a probe compares cpu_operator_cost, every hit
  * returned HIT_COST.  Calibrated at 1M rows, bits 3 (4 tables of 16-bit
- * prefixes, 1,725 pages a table), CPU time on a loaded machine: a range
- * probed cost 0.8-1.1 us (2,788 probes at radius 13: 3.0 ms; 10,068 at
- * radius 16: 7.8 ms), a sweep 1.2 us a page (2.2 ms): a probe of one run
- * (four page touches, 0.24) is charged 0.75 of a sweep page, which is so
- * SWEEP_PAGE_COST = 0.32 of seq_page_cost.  KNN's linear pass also keeps
- * its nearest rows in a heap (ties, sift-downs): KNN_PASS_FACTOR of a sweep.
+ * prefixes, 1,725 pages a table), CPU time on a loaded machine (load 10-18):
+ * a range probed cost 0.8-1.1 us (2,788 probes at radius 13: 2.3-2.8 ms;
+ * 10,068 at radius 16: 6.4-7.8 ms), a sweep 1.2-1.8 us a page (2.2-3.2 ms,
+ * memory-bound): a probe of one run (four page touches, 0.24) is charged
+ * 0.6 of a sweep page, so SWEEP_PAGE_COST = 0.4 of seq_page_cost.  KNN's
+ * linear pass also keeps its nearest rows: KNN_PASS_FACTOR sweeps.
  */
 #include "simhash_am.h"
 #include "page.h"
@@ -37,9 +37,9 @@
 /* a page touched by a probe, in units of seq_page_cost */
 #define PROBE_PAGE_COST 0.06
 /* a page of the sweep, its entries filtered, in units of seq_page_cost */
-#define SWEEP_PAGE_COST 0.32
+#define SWEEP_PAGE_COST 0.4
 /* KNN's linear pass, in sweeps */
-#define KNN_PASS_FACTOR 1.5
+#define KNN_PASS_FACTOR 1.25
 /*
  * a hit collected, sorted and handed out, in units of cpu_operator_cost
  * (measured at 1M rows: 0.28 us a hit, a linear pass 11 ms)

@@ -686,39 +686,51 @@ linear_select(SimhashScanOpaque so)
 	simhash_select_first(so->hits, so->nhits, so->batch);
 	so->nhits = so->batch;
 	worst = &so->hits[0];
-	for (int64 i = 1; i < so->nhits; i++)
+	memset(so->linear_count, 0, sizeof(so->linear_count));
+	for (int64 i = 0; i < so->nhits; i++)
+	{
+		so->linear_count[so->hits[i].dist]++;
 		if (simhash_hit_after(so->hits[i].dist, &so->hits[i].tid, worst->dist, &worst->tid))
 			worst = &so->hits[i];
+	}
 	so->linear_worst = *worst;
 	so->linear_full = true;
+	so->linear_d = worst->dist;
+	so->linear_upto = so->nhits;
 }
 
 /*
  * A linear pass: keep the rows after the last returned that may be among
- * the next `batch`: every one until `batch` are kept, then those before the
- * worst of them; at twice the batch, the first `batch` are selected (no
- * heap: a pass over N rows keeps about batch * ln(N / batch) of them, and a
- * heap would order each).
+ * the next `batch`: none farther than linear_d, the least distance that
+ * `batch` rows kept reach (lowered as rows come, from a count per
+ * distance), nor after the worst row of the last selection; at twice the
+ * batch, the first `batch` are selected.  No heap: a pass over N rows keeps
+ * about batch * ln(N / batch) of them, and a heap would order each.
  */
 static void
 visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
 	int d = simhash_hamming(fp, so->order_q);
 
-	if (!simhash_hit_after(d, tid, so->after_dist, &so->after_tid))
+	if (d > so->linear_d || !simhash_hit_after(d, tid, so->after_dist, &so->after_tid))
 		return;
 	if (so->linear_full && !simhash_hit_after(so->linear_worst.dist, &so->linear_worst.tid, d, tid))
 		return;
 	simhash_add_hit(so, fp, tid, d, false);
+	so->linear_count[d]++;
+	so->linear_upto++;
+	/* the rows below linear_d are enough already: lower it */
+	while (so->linear_d > 0 && so->linear_upto - so->linear_count[so->linear_d] >= so->batch)
+		so->linear_upto -= so->linear_count[so->linear_d--];
 	if (so->nhits >= 2 * so->batch)
 		linear_select(so);
 }
 
-/* A linear pass's sweep bound: nothing farther than the worst row kept. */
+/* A linear pass's sweep bound: nothing farther than the batch's reach. */
 static int
 linear_bound(SimhashScanOpaque so)
 {
-	return so->linear_full ? so->linear_worst.dist : 64;
+	return so->linear_d;
 }
 
 /*
@@ -735,6 +747,9 @@ linear_pass(IndexScanDesc scan)
 
 	so->nhits = 0;
 	so->linear_full = false;
+	memset(so->linear_count, 0, sizeof(so->linear_count));
+	so->linear_d = 64;
+	so->linear_upto = 0;
 	simhash_scan_all(scan, so->order_q, so->after_dist, 64, linear_bound, visit_linear);
 	if (so->nhits > so->batch)
 		linear_select(so);

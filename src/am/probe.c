@@ -92,10 +92,12 @@ simhash_first_at_least(Page page, int n, uint64 lo, int guess)
  * query's in more than `flips` bits), so each match is emitted once.
  * `where` in [0, 1] is where lo is expected among the page's keys (its
  * position between the previous page's hikey and this one's), -1 if unknown.
- * Returns false when the range ends on this page.
+ * cache: the run's directory in memory (the page is read through the buffer
+ * it remembers), or NULL.  Returns false when the range ends on this page.
  */
 static bool
-scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi, double where)
+scan_run_page(ProbeCtx *c, SimhashDirCache *cache, BlockNumber blkno, BlockNumber p, uint64 lo,
+			  uint64 hi, double where)
 {
 	const SimhashRun *run = &((SimhashScanOpaque) c->scan->opaque)->meta.list.runs[c->r];
 	uint32			  gen = run->gen;
@@ -111,7 +113,9 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 	{
 		if (BufferIsValid(c->buf))
 			ReleaseBuffer(c->buf);
-		c->buf = buf = ReadBuffer(c->scan->indexRelation, blkno);
+		/* through the buffer a cached directory remembers: no buffer-mapping lookup */
+		c->buf = buf = cache != NULL ? simhash_dir_read_page(c->scan->indexRelation, cache, (int) p)
+									 : ReadBuffer(c->scan->indexRelation, blkno);
 		c->blkno = blkno;
 	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -211,7 +215,7 @@ simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	{
 		for (int a = (int) so->pos.p; more && a < cache->n && !so->stop; a++)
 		{
-			more = scan_run_page(c, cache->blocks[a], a, lo, hi, -1);
+			more = scan_run_page(c, cache, cache->blocks[a], a, lo, hi, -1);
 			lo = 0;
 		}
 		return;
@@ -236,7 +240,7 @@ simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 			if (lo > below && cache->hikeys[a] > below)
 				where = Min((double) (lo - below) / (double) (cache->hikeys[a] - below), 1.0);
-			more = scan_run_page(c, cache->blocks[a], a, lo, hi, where);
+			more = scan_run_page(c, cache, cache->blocks[a], a, lo, hi, where);
 			lo = 0; /* the next page: from its first entry */
 		}
 		return;
@@ -294,7 +298,7 @@ simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 			/* read the run page without holding the directory page's lock */
 			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
 			simhash_scan_check_link(c->scan, dstart + l, blkno);
-			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi, where);
+			more = scan_run_page(c, NULL, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi, where);
 			lo = 0; /* the next page: from its first entry */
 			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 			if (!simhash_scan_page_current(c->scan, dbuf, SIMHASH_DIR, run->gen, c->t) || so->stop)
