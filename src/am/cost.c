@@ -14,12 +14,16 @@
  * by a probe (directory or run) PROBE_PAGE_COST (the index is small and its
  * directory hot), every entry a probe compares cpu_operator_cost, every hit
  * returned HIT_COST.  Calibrated at 1M rows, bits 3 (4 tables of 16-bit
- * prefixes, 1,725 pages a table), CPU time on a loaded machine (load 10-18):
- * a range probed cost 0.8-1.1 us (2,788 probes at radius 13: 2.3-2.8 ms;
- * 10,068 at radius 16: 6.4-7.8 ms), a sweep 1.2-1.8 us a page (2.2-3.2 ms,
- * memory-bound): a probe of one run (four page touches, 0.24) is charged
- * 0.6 of a sweep page, so SWEEP_PAGE_COST = 0.4 of seq_page_cost.  KNN's
- * linear pass also keeps its nearest rows: KNN_PASS_FACTOR sweeps.
+ * prefixes, 1,725 pages a table), CPU time on a loaded machine (load 8-18,
+ * bench/limit.sh): a range probed cost 0.8-1.1 us (2,788 probes at radius
+ * 13: 2.3-3.0 ms; 10,068 at radius 16: 6.4-8.0 ms), a sweep 1.2-1.9 us a
+ * page (2.2-3.3 ms; memory-bound, 14-byte entries): a probe of one run (four
+ * page touches, 0.24) is charged half a sweep page, so SWEEP_PAGE_COST = 0.5
+ * of seq_page_cost.  KNN_PASS_FACTOR: KNN's linear pass costs 1.25-1.5
+ * sweeps (it keeps its nearest rows), and a KNN step is cheaper than its
+ * prefixes times a probe (it reads each page once for all the prefixes on
+ * it: level 4 at 1M touches fewer pages than a sweep reads, 2.3 ms against
+ * 2.75 ms for levels 0-3 and a pass), which the factor absorbs: 2.5.
  */
 #include "simhash_am.h"
 #include "page.h"
@@ -37,9 +41,9 @@
 /* a page touched by a probe, in units of seq_page_cost */
 #define PROBE_PAGE_COST 0.06
 /* a page of the sweep, its entries filtered, in units of seq_page_cost */
-#define SWEEP_PAGE_COST 0.4
+#define SWEEP_PAGE_COST 0.5
 /* KNN's linear pass, in sweeps */
-#define KNN_PASS_FACTOR 1.25
+#define KNN_PASS_FACTOR 2.5
 /*
  * a hit collected, sorted and handed out, in units of cpu_operator_cost
  * (measured at 1M rows: 0.28 us a hit, a linear pass 11 ms)

@@ -45,6 +45,7 @@
 #include "storage/buf_internals.h"
 
 #define KNN_FIRST_BATCH 1000
+#define KNN_SWEEP_BATCH 100 /* the first pass of a KNN scan that sweeps from the start */
 #define KNN_CARRY_ROWS	100
 
 #define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
@@ -815,9 +816,12 @@ simhash_knn_start(IndexScanDesc scan)
 	if (simhash_debug_sweep == SIMHASH_SWEEP_ALWAYS ||
 		(simhash_debug_sweep == SIMHASH_SWEEP_AUTO && simhash_knn_sweep_first(so->model)))
 	{
-		/* no probe: linear passes from the nearest row on */
+		/*
+		 * No probe: linear passes from the nearest row on, the first of
+		 * KNN_SWEEP_BATCH rows (a LIMIT 10 sorts 100 rows, not 1,000).
+		 */
 		so->phase = SIMHASH_PHASE_LINEAR;
-		so->batch = KNN_FIRST_BATCH;
+		so->batch = KNN_SWEEP_BATCH;
 		linear_pass(scan);
 		return;
 	}
