@@ -744,7 +744,8 @@ linear_pass(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	SimhashHit		 *last;
-	int64			  cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 2;
+	/* twice the batch is kept: within half of work_mem */
+	int64 cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 4;
 
 	so->nhits = 0;
 	so->linear_full = false;
@@ -764,7 +765,7 @@ linear_pass(IndexScanDesc scan)
 	last = &so->hits[so->nhits - 1];
 	so->after_dist = last->dist;
 	so->after_tid = last->tid;
-	/* fewer passes for long orders, within work_mem (twice the batch kept) */
+	/* fewer passes for long orders, within work_mem */
 	so->batch = Max(so->batch, Min(so->batch * 2, cap));
 }
 
