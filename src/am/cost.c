@@ -9,14 +9,21 @@
  * and stops at the step that covers the k-th distance (knn.c).  Pending
  * entries are read whole by every pass (by KNN once).
  *
- * Costs: a run page read in a linear pass costs seq_page_cost, a page touched
+ * Costs: a page of the sweep (sweep.c: table 0's run pages read in order,
+ * their keys filtered in a tight loop) costs SWEEP_PAGE_COST, a page touched
  * by a probe (directory or run) PROBE_PAGE_COST (the index is small and its
- * directory hot), every entry compared cpu_operator_cost, every hit returned
- * HIT_COST.  Calibrated at 1M rows, bits 3 (4 tables of 16-bit prefixes,
- * 1,712 pages a table): 2,788 probes (radius 12..15) took 2.4 ms and 10,068
- * (radius 16..19) 7.9 ms, a linear pass 21 ms (12 us a page); under load,
- * 27,540 probes (radius 20..23) took longer than a linear pass, as the
- * probes then touch most pages: a probe is charged 0.18 of a linear page.
+ * directory hot), every entry a probe compares cpu_operator_cost, every hit
+ * returned HIT_COST.  Calibrated at 1M rows, bits 3 (4 tables of 16-bit
+ * prefixes, 1,725 pages a table), CPU time on a loaded machine (load 8-18,
+ * bench/limit.sh): a range probed cost 0.8-1.1 us (2,788 probes at radius
+ * 13: 2.3-3.0 ms; 10,068 at radius 16: 6.4-8.0 ms), a sweep 1.2-1.9 us a
+ * page (2.2-3.3 ms; memory-bound, 14-byte entries): a probe of one run (four
+ * page touches, 0.24) is charged half a sweep page, so SWEEP_PAGE_COST = 0.5
+ * of seq_page_cost.  KNN_PASS_FACTOR: KNN's linear pass costs 1.25-1.5
+ * sweeps (it keeps its nearest rows), and a KNN step is cheaper than its
+ * prefixes times a probe (it reads each page once for all the prefixes on
+ * it: level 4 at 1M touches fewer pages than a sweep reads, 2.3 ms against
+ * 2.75 ms for levels 0-3 and a pass), which the factor absorbs: 2.5.
  */
 #include "simhash_am.h"
 #include "page.h"
@@ -33,6 +40,10 @@
 
 /* a page touched by a probe, in units of seq_page_cost */
 #define PROBE_PAGE_COST 0.06
+/* a page of the sweep, its entries filtered, in units of seq_page_cost */
+#define SWEEP_PAGE_COST 0.5
+/* KNN's linear pass, in sweeps */
+#define KNN_PASS_FACTOR 2.5
 /*
  * a hit collected, sorted and handed out, in units of cpu_operator_cost
  * (measured at 1M rows: 0.28 us a hit, a linear pass 11 ms)
@@ -93,13 +104,13 @@ simhash_pending_cost(const SimhashReadModel *m)
 	return pages_of(m->pending) * seq_page_cost + m->pending * cpu_operator_cost;
 }
 
-/* One pass over table 0's sorted entries (pending not included). */
+/* The sweep: one pass over table 0's sorted entries (pending not included). */
 double
 simhash_linear_cost(const SimhashReadModel *m)
 {
 	double sorted = Max(m->rows - m->pending, 0.0);
 
-	return pages_of(sorted) * seq_page_cost + sorted * cpu_operator_cost;
+	return pages_of(sorted) * SWEEP_PAGE_COST * seq_page_cost;
 }
 
 /* One probe of table t: a directory search and a run page in every run, and the prefix's entries. */
@@ -180,7 +191,7 @@ simhash_knn_level_worth(const SimhashReadModel *m, int flips)
 	for (int t = 0; t < m->ntables; t++)
 		level += simhash_step_cost(m, t, flips);
 	/* the alternative: a linear pass for the next rows */
-	return level <= simhash_linear_cost(m);
+	return level <= simhash_linear_cost(m) * KNN_PASS_FACTOR;
 }
 
 /*
@@ -204,17 +215,38 @@ simhash_knn_expected_radius(const SimhashReadModel *m, double k)
 }
 
 /*
+ * Does KNN sweep from the start?  When the levels worth probing cannot reach
+ * the distance of a random query's SIMHASH_KNN_SWEEP_ROWS-th row, the order
+ * ends in a linear pass anyway, and the probes before it are wasted (small
+ * indexes: at 100k rows, levels 0-2 cover 11 bits, the 10th row lies ~17
+ * away).  knn.c and the cost below ask the same question.
+ */
+bool
+simhash_knn_sweep_first(const SimhashReadModel *m)
+{
+	int f;
+
+	for (f = 1; simhash_knn_level_worth(m, f); f++)
+		;
+	return simhash_covered_radius(m->bits, m->blocks, f - 1) <
+		   simhash_knn_expected_radius(m, SIMHASH_KNN_SWEEP_ROWS);
+}
+
+/*
  * Cost of the first k rows of ORDER BY fp <~> q for a query whose distances
  * to the rows are random (planted neighbours only make it cheaper): knn.c's
- * steps up to the one that covers the k-th distance, then linear passes.
+ * steps up to the one that covers the k-th distance, then linear passes; or
+ * linear passes only (simhash_knn_sweep_first).
  */
 static double
 knn_cost(const SimhashReadModel *m, double k)
 {
 	double cost = simhash_pending_cost(m),
-		   linear = simhash_linear_cost(m) + simhash_pending_cost(m);
+		   linear = simhash_linear_cost(m) * KNN_PASS_FACTOR + simhash_pending_cost(m);
 	int r = simhash_knn_expected_radius(m, k), f;
 
+	if (simhash_knn_sweep_first(m))
+		return cost + linear * Max(1.0, ceil(log2(Max(k, 1.0) / 1000.0 + 1.0)));
 	for (f = 0; f == 0 || simhash_knn_level_worth(m, f); f++)
 		for (int t = 0; t < m->ntables; t++)
 		{

@@ -318,6 +318,29 @@ simhash_dir_cache_get(ProbeCtx *c)
 	return d;
 }
 
+/*
+ * Run page p of a cached directory, pinned: through the buffer it was last
+ * found in when the directory is the backend's (ReadRecentBuffer: no lookup
+ * in the buffer mapping table, which cost a quarter of a KNN query), else by
+ * ReadBuffer, remembering the buffer.  The page is checked by the caller as
+ * any other (simhash_scan_page_current), whichever way it came.
+ */
+Buffer
+simhash_dir_read_page(Relation index, SimhashDirCache *cache, int p)
+{
+	Buffer buf;
+
+	if (cache->recent == NULL)
+		return ReadBuffer(index, cache->blocks[p]);
+	buf = cache->recent[p];
+	if (BufferIsValid(buf) &&
+		ReadRecentBuffer(SimhashRelationFile(index), MAIN_FORKNUM, cache->blocks[p], buf))
+		return buf;
+	buf = ReadBuffer(index, cache->blocks[p]);
+	cache->recent[p] = buf;
+	return buf;
+}
+
 /* Forget the cached directories (they belong to the metapage copy). */
 void
 simhash_dir_cache_reset(SimhashScanOpaque so)

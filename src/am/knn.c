@@ -18,10 +18,10 @@
  * carry_radius, or the carry outgrow half of work_mem, the carry is dropped
  * and the later levels probe every prefix within f bits again, keeping only
  * their band.  When the next level would cost more than a linear pass
- * (cost.c), linear passes finish the order: each keeps the `batch` nearest
- * rows after the last one returned in a bounded max-heap (order: distance,
- * then heap TID), so memory stays bounded and ties are returned in TID order
- * as by the probe steps.  A band is held whole only while it fits in
+ * (cost.c), linear passes finish the order: each sweeps the index
+ * (sweep.c) and keeps the `batch` nearest rows after the last one returned
+ * (order: distance, then heap TID) in at most twice that memory, so memory
+ * stays bounded and ties are returned in TID order as by the probe steps.  A band is held whole only while it fits in
  * band_cap rows (half of work_mem): a step whose band holds more (many rows
  * at one distance) keeps its first band_cap rows in the same bounded heap
  * and drops the carry; whole-level passes then return the rest of the band
@@ -45,6 +45,7 @@
 #include "storage/buf_internals.h"
 
 #define KNN_FIRST_BATCH 1000
+#define KNN_SWEEP_BATCH 100 /* the first pass of a KNN scan that sweeps from the start */
 #define KNN_CARRY_ROWS	100
 
 #define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
@@ -132,29 +133,6 @@ dir_where(const SimhashDirCache *cache, int p, uint64 lo)
 	if (lo > below && cache->hikeys[p] > below)
 		return Min((double) (lo - below) / (double) (cache->hikeys[p] - below), 1.0);
 	return 0;
-}
-
-/*
- * Run page p of a cached directory, pinned: through the buffer it was last
- * found in when the directory is the backend's (ReadRecentBuffer: no lookup
- * in the buffer mapping table, which cost a quarter of a KNN query), else by
- * ReadBuffer, remembering the buffer.  The page is checked by the caller as
- * any other (simhash_scan_page_current), whichever way it came.
- */
-static Buffer
-read_listed_page(Relation index, SimhashDirCache *cache, int p)
-{
-	Buffer buf;
-
-	if (cache->recent == NULL)
-		return ReadBuffer(index, cache->blocks[p]);
-	buf = cache->recent[p];
-	if (BufferIsValid(buf) &&
-		ReadRecentBuffer(SimhashRelationFile(index), MAIN_FORKNUM, cache->blocks[p], buf))
-		return buf;
-	buf = ReadBuffer(index, cache->blocks[p]);
-	cache->recent[p] = buf;
-	return buf;
 }
 
 /*
@@ -264,7 +242,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 				continue;
 			}
 			k = (ahead_h + ahead_n) % KNN_AHEAD;
-			ahead[k] = read_listed_page(index, cache, p);
+			ahead[k] = simhash_dir_read_page(index, cache, p);
 			ahead_p[k] = p;
 			ahead_n++;
 			last_pinned = p;
@@ -302,7 +280,7 @@ knn_probe_run(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
 					ahead_n--;
 				}
 				else
-					buf = read_listed_page(index, cache, p);
+					buf = simhash_dir_read_page(index, cache, p);
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
 				bpage = p;
 				if (!simhash_scan_page_current(c->scan, buf, SIMHASH_RUN, run->gen, c->t))
@@ -697,26 +675,86 @@ band_release(SimhashScanOpaque so)
 	pool_next(so);
 }
 
-/* A linear pass: keep the `batch` nearest rows after the last returned. */
+/*
+ * A linear pass's rows: the first `batch` of them after the last returned,
+ * of those kept (up to twice the batch, then selected down to it).
+ */
+static void
+linear_select(SimhashScanOpaque so)
+{
+	SimhashHit *worst;
+
+	simhash_select_first(so->hits, so->nhits, so->batch);
+	so->nhits = so->batch;
+	worst = &so->hits[0];
+	memset(so->linear_count, 0, sizeof(so->linear_count));
+	for (int64 i = 0; i < so->nhits; i++)
+	{
+		so->linear_count[so->hits[i].dist]++;
+		if (simhash_hit_after(so->hits[i].dist, &so->hits[i].tid, worst->dist, &worst->tid))
+			worst = &so->hits[i];
+	}
+	so->linear_worst = *worst;
+	so->linear_full = true;
+	so->linear_d = worst->dist;
+	so->linear_upto = so->nhits;
+}
+
+/*
+ * A linear pass: keep the rows after the last returned that may be among
+ * the next `batch`: none farther than linear_d, the least distance that
+ * `batch` rows kept reach (lowered as rows come, from a count per
+ * distance), nor after the worst row of the last selection; at twice the
+ * batch, the first `batch` are selected.  No heap: a pass over N rows keeps
+ * about batch * ln(N / batch) of them, and a heap would order each.
+ */
 static void
 visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 {
-	simhash_keep_after(so, fp, tid, simhash_hamming(fp, so->order_q), so->batch);
+	int d = simhash_hamming(fp, so->order_q);
+
+	if (d > so->linear_d || !simhash_hit_after(d, tid, so->after_dist, &so->after_tid))
+		return;
+	if (so->linear_full && !simhash_hit_after(so->linear_worst.dist, &so->linear_worst.tid, d, tid))
+		return;
+	simhash_add_hit(so, fp, tid, d, false);
+	so->linear_count[d]++;
+	so->linear_upto++;
+	/* the rows below linear_d are enough already: lower it */
+	while (so->linear_d > 0 && so->linear_upto - so->linear_count[so->linear_d] >= so->batch)
+		so->linear_upto -= so->linear_count[so->linear_d--];
+	if (so->nhits >= 2 * so->batch)
+		linear_select(so);
+}
+
+/* A linear pass's sweep bound: nothing farther than the batch's reach. */
+static int
+linear_bound(SimhashScanOpaque so)
+{
+	return so->linear_d;
 }
 
 /*
  * Beyond the last level worth probing: one pass over every row, keeping
- * the next `batch` rows of the order (after the last returned) in a heap;
- * each later pass doubles the batch, within work_mem.
+ * the next `batch` rows of the order (after the last returned), in at most
+ * twice that memory; each later pass doubles the batch, within work_mem.
  */
 static void
 linear_pass(IndexScanDesc scan)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	SimhashHit		 *last;
-	int64			  cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit);
+	/* twice the batch is kept: within half of work_mem */
+	int64 cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 4;
 
-	simhash_scan_all(scan, visit_linear);
+	so->nhits = 0;
+	so->linear_full = false;
+	memset(so->linear_count, 0, sizeof(so->linear_count));
+	so->linear_d = 64;
+	so->linear_upto = 0;
+	simhash_scan_all(scan, so->order_q, so->after_dist, 64, linear_bound, visit_linear);
+	if (so->nhits > so->batch)
+		linear_select(so);
 	simhash_sort_hits(so);
 	if (so->nhits < so->batch)
 	{
@@ -776,6 +814,18 @@ simhash_knn_start(IndexScanDesc scan)
 	f = simhash_flips_for(so->model, simhash_knn_expected_radius(so->model, KNN_CARRY_ROWS));
 	so->carry_radius =
 		f < 0 ? last : Min(last, simhash_covered_radius(so->meta.bits, so->meta.blocks, f));
+	if (simhash_debug_sweep == SIMHASH_SWEEP_ALWAYS ||
+		(simhash_debug_sweep == SIMHASH_SWEEP_AUTO && simhash_knn_sweep_first(so->model)))
+	{
+		/*
+		 * No probe: linear passes from the nearest row on, the first of
+		 * KNN_SWEEP_BATCH rows (a LIMIT 10 sorts 100 rows, not 1,000).
+		 */
+		so->phase = SIMHASH_PHASE_LINEAR;
+		so->batch = KNN_SWEEP_BATCH;
+		linear_pass(scan);
+		return;
+	}
 	so->phase = SIMHASH_PHASE_LEVELS;
 	probe_step(scan);
 }
@@ -832,6 +882,21 @@ simhash_knn_ordered_end(IndexScanDesc scan)
 	return more;
 }
 
+/*
+ * Is level f probed rather than left to linear passes?  Level 0 always; then
+ * while cheaper than a linear pass (cost.c), or with simhash.debug_sweep =
+ * never, while the level before covers less than every distance.
+ */
+static bool
+level_worth(SimhashScanOpaque so, int f)
+{
+	if (f == 0)
+		return true;
+	if (simhash_debug_sweep == SIMHASH_SWEEP_NEVER)
+		return simhash_covered_radius(so->meta.bits, so->meta.blocks, f - 1) < 64;
+	return simhash_knn_level_worth(so->model, f);
+}
+
 /* The next step, or a linear pass once probing costs more. */
 void
 simhash_knn_next(IndexScanDesc scan)
@@ -846,7 +911,7 @@ simhash_knn_next(IndexScanDesc scan)
 	}
 	if (so->phase == SIMHASH_PHASE_LEVELS)
 	{
-		if (so->level == 0 || simhash_knn_level_worth(so->model, so->level))
+		if (level_worth(so, so->level))
 		{
 			probe_step(scan);
 			return;

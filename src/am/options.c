@@ -1,7 +1,7 @@
 /*
  * options.c — the access method's settings: reloptions (bits, blocks,
  * pending_pages) and the table layout they give, and its simhash.* setting
- * for tests (simhash.debug_pause_merge).
+ * for tests (simhash.debug_pause_merge, simhash.debug_sweep).
  */
 #include "simhash_am.h"
 #include "runs.h"
@@ -10,6 +10,15 @@
 #include "utils/guc.h"
 
 relopt_kind simhash_relopt_kind;
+
+int simhash_debug_sweep = SIMHASH_SWEEP_AUTO;
+
+static const struct config_enum_entry sweep_options[] = {
+	{"auto", SIMHASH_SWEEP_AUTO, false},
+	{"always", SIMHASH_SWEEP_ALWAYS, false},
+	{"never", SIMHASH_SWEEP_NEVER, false},
+	{NULL, 0, false},
+};
 
 /* Registers the reloptions of access method "simhash". */
 static void
@@ -39,6 +48,12 @@ simhash_am_init(void)
 		"The merge then waits, in wait event Extension, until the backend is cancelled or "
 		"terminated, so that tests can interrupt a merge midway.  Superuser only.",
 		&simhash_debug_pause_merge, false, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable(
+		"simhash.debug_sweep",
+		"Testing aid: when index scans sweep the index instead of probing it.",
+		"auto (the default) chooses by cost; always sweeps for every radius and KNN query; never "
+		"probes whenever probes can answer.  The answers are the same in every mode.",
+		&simhash_debug_sweep, SIMHASH_SWEEP_AUTO, sweep_options, PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /* The pair (bits, blocks) must give between 1 and SIMHASH_MAX_TABLES tables. */

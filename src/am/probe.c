@@ -92,10 +92,12 @@ simhash_first_at_least(Page page, int n, uint64 lo, int guess)
  * query's in more than `flips` bits), so each match is emitted once.
  * `where` in [0, 1] is where lo is expected among the page's keys (its
  * position between the previous page's hikey and this one's), -1 if unknown.
- * Returns false when the range ends on this page.
+ * cache: the run's directory in memory (the page is read through the buffer
+ * it remembers), or NULL.  Returns false when the range ends on this page.
  */
 static bool
-scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 hi, double where)
+scan_run_page(ProbeCtx *c, SimhashDirCache *cache, BlockNumber blkno, BlockNumber p, uint64 lo,
+			  uint64 hi, double where)
 {
 	const SimhashRun *run = &((SimhashScanOpaque) c->scan->opaque)->meta.list.runs[c->r];
 	uint32			  gen = run->gen;
@@ -111,7 +113,9 @@ scan_run_page(ProbeCtx *c, BlockNumber blkno, BlockNumber p, uint64 lo, uint64 h
 	{
 		if (BufferIsValid(c->buf))
 			ReleaseBuffer(c->buf);
-		c->buf = buf = ReadBuffer(c->scan->indexRelation, blkno);
+		/* through the buffer a cached directory remembers: no buffer-mapping lookup */
+		c->buf = buf = cache != NULL ? simhash_dir_read_page(c->scan->indexRelation, cache, (int) p)
+									 : ReadBuffer(c->scan->indexRelation, blkno);
 		c->blkno = blkno;
 	}
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -211,7 +215,7 @@ simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 	{
 		for (int a = (int) so->pos.p; more && a < cache->n && !so->stop; a++)
 		{
-			more = scan_run_page(c, cache->blocks[a], a, lo, hi, -1);
+			more = scan_run_page(c, cache, cache->blocks[a], a, lo, hi, -1);
 			lo = 0;
 		}
 		return;
@@ -236,7 +240,7 @@ simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 
 			if (lo > below && cache->hikeys[a] > below)
 				where = Min((double) (lo - below) / (double) (cache->hikeys[a] - below), 1.0);
-			more = scan_run_page(c, cache->blocks[a], a, lo, hi, where);
+			more = scan_run_page(c, cache, cache->blocks[a], a, lo, hi, where);
 			lo = 0; /* the next page: from its first entry */
 		}
 		return;
@@ -294,7 +298,7 @@ simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi)
 			/* read the run page without holding the directory page's lock */
 			LockBuffer(dbuf, BUFFER_LOCK_UNLOCK);
 			simhash_scan_check_link(c->scan, dstart + l, blkno);
-			more = scan_run_page(c, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi, where);
+			more = scan_run_page(c, NULL, blkno, l * SIMHASH_DIR_CAPACITY + i, lo, hi, where);
 			lo = 0; /* the next page: from its first entry */
 			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
 			if (!simhash_scan_page_current(c->scan, dbuf, SIMHASH_DIR, run->gen, c->t) || so->stop)
@@ -493,113 +497,32 @@ scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q, int ra
 	scan_chain_from(scan, &pos, chain, q, radius, visit, arg, -1);
 }
 
-/* Every entry of table 0 of run r, in key order. */
-static void
-scan_run(IndexScanDesc scan, int r, SimhashVisit visit, void *arg)
-{
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	const SimhashRun *run = &so->meta.list.runs[r];
-	const sh_table	 *tab = &so->tables[0];
-	BlockNumber		  dstart = simhash_meta_dir(&so->meta, r, 0);
-	BlockNumber		  d;
-	BlockNumber		  blocks[SIMHASH_DIR_CAPACITY];
-	bool			  after = so->resume && so->pos.r == r;
-
-	/* a merge's input whose table 0 the new run holds already */
-	if (!BlockNumberIsValid(dstart))
-		return;
-	simhash_scan_check_dir_link(scan, r, dstart);
-
-	for (d = after ? (BlockNumber) (so->pos.p / SIMHASH_DIR_CAPACITY) : 0;
-		 d < SimhashDirPages(run->npages); d++)
-	{
-		Buffer buf = ReadBuffer(scan->indexRelation, dstart + d);
-		Page   page;
-		int	   n = 0, p, i;
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (simhash_scan_page_current(scan, buf, SIMHASH_DIR, run->gen, 0))
-			n = simhash_buf_nentries(scan->indexRelation, buf, SIMHASH_DIR_ENTRY_SIZE);
-		for (p = 0; p < n; p++)
-			blocks[p] = simhash_dir_block(SimhashDirEntry(page, p));
-		UnlockReleaseBuffer(buf);
-		if (n == 0)
-			return;
-		for (p = after ? (int) (so->pos.p % SIMHASH_DIR_CAPACITY) : 0; p < n; p++)
-		{
-			int	 k;
-			bool current;
-
-			CHECK_FOR_INTERRUPTS();
-			simhash_scan_check_link(scan, dstart + d, blocks[p]);
-			buf = ReadBuffer(scan->indexRelation, blocks[p]);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			page = BufferGetPage(buf);
-			current = simhash_scan_page_current(scan, buf, SIMHASH_RUN, run->gen, 0);
-			k = current ? simhash_run_page_nentries(scan->indexRelation, buf, run,
-													d * SIMHASH_DIR_CAPACITY + p)
-						: 0;
-			i = 0;
-			if (after)
-			{
-				/* the batch before stopped on this page, at (pos.key, pos.tid) */
-				i = simhash_first_at_least(page, k, so->pos.key, k / 2);
-				while (i < k && simhash_entry_key(SimhashPageEntry(page, i)) == so->pos.key)
-				{
-					ItemPointerData tid;
-
-					simhash_entry_tid(SimhashPageEntry(page, i), &tid);
-					if (ItemPointerCompare(&tid, &so->pos.tid) > 0)
-						break;
-					i++;
-				}
-				after = false;
-			}
-			for (; i < k; i++)
-			{
-				const char	   *ent = SimhashPageEntry(page, i);
-				ItemPointerData tid;
-
-				simhash_entry_tid(ent, &tid);
-				visit(so, sh_table_unpermute(tab, simhash_entry_key(ent)), &tid, arg);
-				if (so->streaming && so->nhits >= so->batch_cap)
-				{
-					SimhashScanPos pos = {0,
-										  0,
-										  r,
-										  (int64) d * SIMHASH_DIR_CAPACITY + p,
-										  simhash_entry_key(ent),
-										  tid};
-
-					so->pos = pos;
-					so->stop = true;
-					break;
-				}
-			}
-			UnlockReleaseBuffer(buf);
-			if (!current || so->stop)
-				return;
-		}
-	}
-}
-
-/* Every non-NULL row once: table 0 of every run and both pending chains. */
-/* Every row of the index (one table of the runs, and the pending rows). */
+/*
+ * Every row of the index once, the NULLs apart (table 0 of every run, by the
+ * sweep, and both pending chains), at a distance from q within [lo, hi] (hi
+ * lowered to bound(so) as the sweep goes, when given): the visitor must drop
+ * every other row.  lo = 0 and hi = 64: every row.
+ */
 void
-simhash_scan_all(IndexScanDesc scan, SimhashVisit visit)
+simhash_scan_all(IndexScanDesc scan, uint64 q, int lo, int hi, SimhashSweepBound bound,
+				 SimhashVisit visit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int				  r;
 
 	for (r = so->resume ? so->pos.r : 0; r < so->meta.list.nruns; r++)
 	{
-		scan_run(scan, r, visit, NULL);
-		if (so->stop)
+		simhash_sweep_run(scan, r, q, lo, hi, bound, visit);
+		if (so->stop || so->stale)
 			return;
 	}
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, 0, -1, visit, NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, 0, -1, visit, NULL);
+	/* the pending rows, at most twice pending_pages pages: a radius test, the visitor the rest */
+	if (bound)
+		hi = Min(hi, bound(so));
+	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, q, hi < 64 ? hi : -1, visit,
+			   NULL);
+	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, q, hi < 64 ? hi : -1, visit,
+			   NULL);
 }
 
 /*

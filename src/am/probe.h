@@ -10,7 +10,9 @@
 extern void
 simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit);
 extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
-extern void simhash_scan_all(IndexScanDesc scan, SimhashVisit visit);
+extern void simhash_scan_all(IndexScanDesc scan, uint64 q, int lo, int hi, SimhashSweepBound bound,
+							 SimhashVisit visit);
+
 extern void simhash_scan_nulls(IndexScanDesc scan, SimhashVisit visit, int64 limit);
 extern void simhash_check_stale(IndexScanDesc scan);
 

@@ -91,6 +91,11 @@ extern void simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius,
 /* Directories copied into memory (dirstore.c) */
 extern int				simhash_dir_first_from(const SimhashDirCache *cache, int a, uint64 lo);
 extern SimhashDirCache *simhash_dir_cache_get(ProbeCtx *c);
+extern Buffer			simhash_dir_read_page(Relation index, SimhashDirCache *cache, int p);
+
+/* The sweep of one run (sweep.c) */
+extern void simhash_sweep_run(IndexScanDesc scan, int r, uint64 q, int lo, int hi,
+							  SimhashSweepBound bound, SimhashVisit visit);
 
 /* Prefix filters of small runs (filter.c) */
 extern bool simhash_filter_may_hold(ProbeCtx *c, uint64 lo);

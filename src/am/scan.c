@@ -279,8 +279,11 @@ probe_conds(IndexScanDesc scan)
 	if (so->flips >= 0)
 		simhash_probe_all(scan, so->conds[so->driver].q, so->conds[so->driver].radius, so->flips,
 						  visit_filtered);
+	else if (so->nconds > 0)
+		simhash_scan_all(scan, so->conds[so->driver].q, 0, so->conds[so->driver].radius, NULL,
+						 visit_filtered);
 	else
-		simhash_scan_all(scan, visit_filtered);
+		simhash_scan_all(scan, 0, 0, 64, NULL, visit_filtered);
 }
 
 /*
@@ -395,6 +398,11 @@ collect(IndexScanDesc scan)
 				driver = i;
 		simhash_read_model(&so->meta, &m);
 		flips = simhash_radius_plan(&m, so->conds[driver].radius, NULL);
+		/* simhash.debug_sweep: the sweep, or the probes whenever some cover the radius */
+		if (simhash_debug_sweep == SIMHASH_SWEEP_ALWAYS)
+			flips = -1;
+		else if (simhash_debug_sweep == SIMHASH_SWEEP_NEVER)
+			flips = Max(flips, simhash_flips_for(&m, so->conds[driver].radius));
 		so->flips = flips;
 		so->driver = driver;
 		so->after_stream = SIMHASH_PHASE_DONE;

@@ -163,9 +163,15 @@ typedef struct SimhashScanOpaqueData
 	int				after_dist;
 	ItemPointerData after_tid;
 	int64			batch;		 /* rows per linear pass */
-	BlockNumber		nblocks;	 /* the index size as last read (check_link) */
-	bool			stale;		 /* met a page recycled since the metapage copy */
-	BlockNumber		stale_blkno; /* the last such page */
+	bool			linear_full; /* the pass has kept `batch` rows: none after linear_worst */
+	SimhashHit		linear_worst;
+	/* rows kept per distance, and the distance the first `batch` reach (knn.c) */
+	int64		linear_count[65];
+	int			linear_d;
+	int64		linear_upto; /* rows kept at distances <= linear_d */
+	BlockNumber nblocks;	 /* the index size as last read (check_link) */
+	bool		stale;		 /* met a page recycled since the metapage copy */
+	BlockNumber stale_blkno; /* the last such page */
 	/* directories cached by probes, [run * ntables + table]; NULL: none yet */
 	SimhashDirCache *dirs;
 	Size			 dir_budget; /* bytes the cache may still take */
@@ -181,5 +187,11 @@ simhash_pool_used_up(SimhashScanOpaque so)
 }
 
 typedef void (*SimhashVisit)(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg);
+
+/*
+ * The largest distance the visitor of a sweep (sweep.c) may still keep,
+ * asked after each page: KNN's linear pass, its heap's worst row once full.
+ */
+typedef int (*SimhashSweepBound)(SimhashScanOpaque so);
 
 #endif /* SIMHASH_SCAN_INT_H */

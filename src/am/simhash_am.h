@@ -117,8 +117,21 @@ extern double simhash_step_cost(const SimhashReadModel *m, int t, int flips);
 extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
 extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
+/* KNN sweeps from the start when probing cannot reach this row (cost.c) */
+#define SIMHASH_KNN_SWEEP_ROWS 10
+extern bool simhash_knn_sweep_first(const SimhashReadModel *m);
 
 /* ---- Reloptions and settings (options.c) ---------------------------------- */
+
+/*
+ * simhash.debug_sweep, a testing aid: whether radius and KNN scans choose
+ * between the sweep and the probes by cost (auto), always sweep, or never do
+ * when probes can answer (scan.c, knn.c).
+ */
+#define SIMHASH_SWEEP_AUTO	 0
+#define SIMHASH_SWEEP_ALWAYS 1
+#define SIMHASH_SWEEP_NEVER	 2
+extern int simhash_debug_sweep;
 
 typedef struct SimhashOptions
 {

@@ -1,0 +1,257 @@
+/*
+ * sweep.c — the sweep: every row of a run read once, from table 0's run
+ * pages in key order, for the linear passes of radius scans, full scans and
+ * KNN (probe.c's simhash_scan_all).
+ *
+ * A sweep costs what reading the packed keys costs: no key is un-permuted
+ * (the query is permuted instead, the distance being the same) and no entry
+ * is handed to a visitor unless its distance lies in the band the caller
+ * still wants.  Each page's keys go through one tight loop (popcount.h)
+ * that lists the entries within the band; only those are un-permuted and
+ * visited.  The pages are read in the directory's order, through the buffer
+ * each was last found in when the backend keeps the directory
+ * (ReadRecentBuffer, as KNN's steps), the next page's buffer prefetched into
+ * the CPU cache while this one is filtered.
+ */
+#include "simhash_am.h"
+#include "page.h"
+#include "scan_int.h"
+#include "probe.h"
+#include "probe_int.h"
+#include "popcount.h"
+
+#include "miscadmin.h"
+#include "storage/buf_internals.h"
+
+/*
+ * The entries e (of the n from `ents`) whose key lies within [lo, lo + span]
+ * bits of qkey, listed in out[] in order; returns how many.  No branch on
+ * the distance: the entry is written, and kept by advancing the count.
+ */
+static pg_attribute_always_inline int
+sweep_filter_body(const char *ents, int n, uint64 qkey, int lo, int span, uint16 *out, bool hw)
+{
+	int k = 0;
+
+	for (int e = 0; e < n; e++)
+	{
+		uint64 key;
+
+		memcpy(&key, ents + (Size) e * SIMHASH_ENTRY_SIZE, sizeof(key));
+		out[k] = (uint16) e;
+		k += (unsigned) (simhash_popcount_as(key ^ qkey, hw) - lo) <= (unsigned) span;
+	}
+	return k;
+}
+
+SIMHASH_POPCOUNT_LOOP(int, sweep_filter,
+					  (const char *ents, int n, uint64 qkey, int lo, int span, uint16 *out),
+					  (ents, n, qkey, lo, span, out))
+
+/* Entries filtered at a time: the bound is asked again after each chunk with hits. */
+#define SWEEP_CHUNK 64
+
+/* A sweep of one run: what the page loop needs. */
+typedef struct Sweep
+{
+	IndexScanDesc	  scan;
+	SimhashScanOpaque so;
+	const SimhashRun *run;
+	int				  r;
+	const sh_table	 *tab;
+	uint64			  qkey; /* the query, permuted as table 0 */
+	int				  lo, hi;
+	SimhashSweepBound bound;
+	SimhashVisit	  visit;
+	bool			  after; /* resuming after so->pos on its page */
+	uint16			  hits[SWEEP_CHUNK];
+} Sweep;
+
+/* The first entry of a page after (pos.key, pos.tid), where the batch before stopped. */
+static int
+first_after_pos(SimhashScanOpaque so, Page page, int n)
+{
+	int i = simhash_first_at_least(page, n, so->pos.key, n / 2);
+
+	while (i < n && simhash_entry_key(SimhashPageEntry(page, i)) == so->pos.key)
+	{
+		ItemPointerData tid;
+
+		simhash_entry_tid(SimhashPageEntry(page, i), &tid);
+		if (ItemPointerCompare(&tid, &so->pos.tid) > 0)
+			break;
+		i++;
+	}
+	return i;
+}
+
+/*
+ * Run page p (block blkno), pinned: its entries within the band visited.
+ * Returns false when the scan must stop (a stream's batch is full, or the
+ * page was recycled: so->stale).
+ */
+static bool
+sweep_page(Sweep *s, Buffer buf, int64 p)
+{
+	SimhashScanOpaque so = s->so;
+	Page			  page;
+	int				  n, from = 0, k;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	if (!simhash_scan_page_current(s->scan, buf, SIMHASH_RUN, s->run->gen, 0))
+	{
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
+	page = BufferGetPage(buf);
+	n = simhash_run_page_nentries(s->scan->indexRelation, buf, s->run, (BlockNumber) p);
+	if (s->after)
+	{
+		from = first_after_pos(so, page, n);
+		s->after = false;
+	}
+	/* chunk by chunk, so that a falling bound (KNN's heap) filters the rest of the page */
+	for (int c = from; c < n && !so->stop; c += SWEEP_CHUNK)
+	{
+		int m = Min(n - c, SWEEP_CHUNK);
+
+		k = s->hi < s->lo ? 0
+						  : sweep_filter(SimhashPageEntry(page, c), m, s->qkey, s->lo,
+										 s->hi - s->lo, s->hits);
+		for (int i = 0; i < k; i++)
+		{
+			const char	   *ent = SimhashPageEntry(page, c + s->hits[i]);
+			uint64			key = simhash_entry_key(ent);
+			ItemPointerData tid;
+
+			simhash_entry_tid(ent, &tid);
+			s->visit(so, sh_table_unpermute(s->tab, key), &tid, NULL);
+			if (so->streaming && so->nhits >= so->batch_cap)
+			{
+				SimhashScanPos pos = {0, 0, s->r, p, key, tid};
+
+				so->pos = pos;
+				so->stop = true;
+				break;
+			}
+		}
+		if (k > 0 && s->bound)
+			s->hi = Min(s->hi, s->bound(so));
+	}
+	UnlockReleaseBuffer(buf);
+	return !so->stop;
+}
+
+/* Prefetch into the CPU cache the buffer a cached directory remembers for page p. */
+static inline void
+prefetch_recent(const SimhashDirCache *cache, int p)
+{
+	Buffer buf;
+
+	if (cache->recent == NULL || p >= cache->n || cache->recent[p] <= 0)
+		return;
+	buf = cache->recent[p];
+	__builtin_prefetch(GetBufferDescriptor(buf - 1));
+	__builtin_prefetch(BufferGetPage(buf));
+	__builtin_prefetch((char *) BufferGetPage(buf) + 64);
+}
+
+/* The run's pages through its directory kept in memory. */
+static void
+sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
+{
+	Relation index = s->scan->indexRelation;
+
+	for (int p = from; p < cache->n; p++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		prefetch_recent(cache, p + 1);
+		if (!sweep_page(s, simhash_dir_read_page(index, cache, p), p))
+			return;
+	}
+}
+
+/* The run's pages through its directory's pages (a directory too large to keep). */
+static void
+sweep_dir_pages(Sweep *s, BlockNumber dstart, int64 from)
+{
+	Relation	index = s->scan->indexRelation;
+	BlockNumber blocks[SIMHASH_DIR_CAPACITY];
+
+	for (BlockNumber d = (BlockNumber) (from / SIMHASH_DIR_CAPACITY);
+		 d < SimhashDirPages(s->run->npages); d++)
+	{
+		Buffer buf = ReadBuffer(index, dstart + d);
+		Page   page;
+		int	   n = 0;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (simhash_scan_page_current(s->scan, buf, SIMHASH_DIR, s->run->gen, 0))
+			n = simhash_buf_nentries(index, buf, SIMHASH_DIR_ENTRY_SIZE);
+		for (int p = 0; p < n; p++)
+			blocks[p] = simhash_dir_block(SimhashDirEntry(page, p));
+		UnlockReleaseBuffer(buf);
+		if (n == 0)
+			return;
+		for (int p = d == from / SIMHASH_DIR_CAPACITY ? (int) (from % SIMHASH_DIR_CAPACITY) : 0;
+			 p < n; p++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			simhash_scan_check_link(s->scan, dstart + d, blocks[p]);
+			if (!sweep_page(s, ReadBuffer(index, blocks[p]), (int64) d * SIMHASH_DIR_CAPACITY + p))
+				return;
+		}
+	}
+}
+
+/*
+ * Every entry of run r (table 0, in key order) at a distance from q within
+ * [lo, hi], hi lowered after each page to bound(so) when bound is given: the
+ * visitor must drop every row outside, so that skipping them changes
+ * nothing.  A stream (so->streaming) stops once its batch is full, so->pos
+ * naming the last entry visited; with so->resume it starts after it.
+ */
+void
+simhash_sweep_run(IndexScanDesc scan, int r, uint64 q, int lo, int hi, SimhashSweepBound bound,
+				  SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	BlockNumber		  dstart = simhash_meta_dir(&so->meta, r, 0);
+	SimhashDirCache	 *cache;
+	ProbeCtx		  c;
+	Sweep			 *s;
+	int64			  from = 0;
+
+	/* a merge's input whose table 0 the new run holds already */
+	if (!BlockNumberIsValid(dstart))
+		return;
+	simhash_scan_check_dir_link(scan, r, dstart);
+	s = palloc(sizeof(Sweep));
+	s->scan = scan;
+	s->so = so;
+	s->run = &so->meta.list.runs[r];
+	s->r = r;
+	s->tab = &so->tables[0];
+	s->qkey = sh_table_permute(s->tab, q);
+	s->lo = Max(lo, 0);
+	s->hi = Min(hi, 64);
+	s->bound = bound;
+	s->visit = visit;
+	s->after = so->resume && so->pos.r == r;
+	if (s->after)
+		from = so->pos.p;
+	if (bound)
+		s->hi = Min(s->hi, bound(so));
+	/* the directory: the backend's copy, or the scan's (asked twice: loaded at once) */
+	simhash_probe_ctx_init(&c, scan, 0, q, 64, 0, false, visit, NULL);
+	c.r = r;
+	cache = simhash_dir_cache_get(&c);
+	if (cache == NULL && !so->stale)
+		cache = simhash_dir_cache_get(&c);
+	if (cache != NULL)
+		sweep_cached(s, cache, (int) from);
+	else if (!so->stale)
+		sweep_dir_pages(s, dstart, from);
+	pfree(s);
+}
