@@ -108,16 +108,16 @@ else
 	echo "clang-format is not installed (tools/install-deps.sh installs it): skipped"
 fi
 
-# The sanitizer build of the unit tests is one compiler process, as lint is
-# one process at a time: on 2 cores they run side by side (about 2.5 minutes
-# saved), the build's output kept for its own section below.
+# The sanitizer build of the unit tests is one compiler process; lint runs
+# beside it, one clang-tidy per file with make -j, so that both cores stay
+# busy; the build's output is kept for its own section below.
 asan_log=/tmp/simhash-asanbuild.$$
 make -s test/unit/unit_tests_asan >"$asan_log" 2>&1 &
 asan_build=$!
 
 note "static analysis: make lint (cppcheck and clang-tidy over the core, the CLI and the C shim)"
 if command -v clang-tidy >/dev/null && command -v cppcheck >/dev/null; then
-	if make -s lint >/tmp/simhash-lint.$$ 2>&1; then
+	if make -s -j"$JOBS" --output-sync=target lint >/tmp/simhash-lint.$$ 2>&1; then
 		tally lint 1 0
 	else
 		grep -E 'error|warning:' /tmp/simhash-lint.$$ | grep -v 'warnings generated' | head -40; tally lint 0 1
