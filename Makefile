@@ -125,14 +125,28 @@ format-check:
 # cppcheck does not see that sh::guard (boundary.hpp) catches what the lambda
 # it runs throws, inside the noexcept entry points of html.cpp and
 # neardup_batch.cpp.
-lint:
+# Each file is its own clang-tidy target, so that make -j runs them side by
+# side (make test runs lint with -j beside the sanitizer build).
+LINT_TIDY_CXX = $(addprefix lint-tidy/,$(CORE_SRCS))
+LINT_TIDY_C   = $(addprefix lint-tidy/,$(filter %.c,$(C_STYLE_FILES)))
+lint: lint-cppcheck-cxx lint-cppcheck-c $(LINT_TIDY_CXX) $(LINT_TIDY_C)
+
+lint-cppcheck-cxx:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--std=c++17 --language=c++ $(CORE_INC) --suppress=missingIncludeSystem \
 		--suppress=throwInNoexceptFunction:src/core/fingerprint/html.cpp --suppress=throwInNoexceptFunction:src/core/search/neardup_batch.cpp $(CORE_SRCS) $(wildcard src/cli/*.cpp)
+
+lint-cppcheck-c:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--std=c11 --language=c -Isrc $(CORE_INC) --suppress=missingIncludeSystem $(filter %.c,$(C_STYLE_FILES))
-	clang-tidy --quiet $(CORE_SRCS) -- -std=c++17 $(CORE_INC)
-	clang-tidy --quiet $(filter %.c,$(C_STYLE_FILES)) -- -I$(includedir_server) -Isrc $(CORE_INC)
+
+$(LINT_TIDY_CXX): lint-tidy/%:
+	clang-tidy --quiet $* -- -std=c++17 $(CORE_INC)
+
+$(LINT_TIDY_C): lint-tidy/%:
+	clang-tidy --quiet $* -- -I$(includedir_server) -Isrc $(CORE_INC)
+
+.PHONY: lint-cppcheck-cxx lint-cppcheck-c $(LINT_TIDY_CXX) $(LINT_TIDY_C)
 
 # ---- the two commands of the README ----------------------------------------
 test:

@@ -108,24 +108,40 @@ else
 	echo "clang-format is not installed (tools/install-deps.sh installs it): skipped"
 fi
 
-# The sanitizer build of the unit tests is one compiler process, as lint is
-# one process at a time: on 2 cores they run side by side (about 2.5 minutes
-# saved), the build's output kept for its own section below.
-asan_log=/tmp/simhash-asanbuild.$$
-make -s test/unit/unit_tests_asan >"$asan_log" 2>&1 &
-asan_build=$!
-
-note "static analysis: make lint (cppcheck and clang-tidy over the core, the CLI and the C shim)"
-if command -v clang-tidy >/dev/null && command -v cppcheck >/dev/null; then
-	if make -s lint >/tmp/simhash-lint.$$ 2>&1; then
-		tally lint 1 0
-	else
-		grep -E 'error|warning:' /tmp/simhash-lint.$$ | grep -v 'warnings generated' | head -40; tally lint 0 1
+# Static analysis and the sanitizer build and run of the unit tests are long
+# and CPU-bound; the suites after them (shell tests, fuzz, servers) spend much
+# of their time waiting on servers and disks.  So both run in the background,
+# niced, from here on, and their results are collected before the summary:
+# each its own summary line, with its own time.
+bg_dir=$(mktemp -d /tmp/simhash-bg.XXXXXX)
+background() {  # background NAME COMMAND...: runs COMMAND, keeps output, status and seconds
+	local name=$1; shift
+	( renice -n 5 -p "$BASHPID" >/dev/null 2>&1; t0=$SECONDS
+	  "$@" >"$bg_dir/$name.log" 2>&1; echo "$? $((SECONDS - t0))" >"$bg_dir/$name.rc" ) &
+}
+lint_run() {
+	if ! command -v clang-tidy >/dev/null || ! command -v cppcheck >/dev/null; then
+		echo "clang-tidy or cppcheck is not installed (tools/install-deps.sh installs them): skipped"; return 0
 	fi
-	rm -f /tmp/simhash-lint.$$
-else
-	echo "clang-tidy or cppcheck is not installed (tools/install-deps.sh installs them): skipped"
-fi
+	make -s lint
+}
+asan_run() { make -s test/unit/unit_tests_asan && ./test/unit/unit_tests_asan --gtest_brief=1; }
+background lint lint_run
+background unit-asan asan_run
+collect() {  # collect NAME: waits for a background job and tallies it
+	local name=$1 rc secs
+	while [ ! -s "$bg_dir/$name.rc" ]; do sleep 1; done
+	read -r rc secs <"$bg_dir/$name.rc"
+	note "$name (in the background since the build: $(mmss "$secs"))"
+	if [ "$rc" -eq 0 ]; then
+		tail -3 "$bg_dir/$name.log"
+		mark=$((SECONDS - secs)); tally "$name" 1 0 "$(grep -q 'not installed' "$bg_dir/$name.log" && echo skipped)"
+	else
+		grep -E 'error|warning:|FAILED|ERROR' "$bg_dir/$name.log" | grep -v 'warnings generated' | head -40
+		tail -30 "$bg_dir/$name.log"
+		mark=$((SECONDS - secs)); tally "$name" 0 1
+	fi
+}
 
 note "core unit tests (GoogleTest)"
 out=$(./test/unit/unit_tests --gtest_brief=1 2>&1); rc=$?
@@ -134,16 +150,6 @@ np=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p'); np=${np:-
 nf=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p'); nf=${nf:-0}
 [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
 tally unit "$np" "$nf"
-
-note "core unit tests under AddressSanitizer + UBSan"
-if ! wait "$asan_build"; then
-	tail -30 "$asan_log"; tally unit-asan 0 1
-elif ./test/unit/unit_tests_asan --gtest_brief=1 >/tmp/simhash-asan.$$ 2>&1; then
-	tally unit-asan 1 0
-else
-	tail -30 /tmp/simhash-asan.$$; tally unit-asan 0 1
-fi
-rm -f /tmp/simhash-asan.$$ "$asan_log"
 
 note "shell tests (test/*_test.sh): command-line tools, install, package, dist, META.json, changelog, benchmark harness"
 for t in test/*_test.sh; do
@@ -305,6 +311,12 @@ for pgc in "${SERVERS[@]}"; do
 	if [ -f "$W/regression.diffs" ] && [ "$anyfailed" = 1 ]; then note "$tag: regression.diffs"; head -200 "$W/regression.diffs"; fi
 	[ -z "$UPGRADE_FROM" ] && UPGRADE_FROM=$W/tmp_install$(dirname "$bindir")
 done
+
+if [ "$SERVER_ONLY" != 1 ]; then
+	collect lint
+	collect unit-asan
+	rm -rf "$bg_dir"
+fi
 
 note "summary"
 printf '%s\n' "${summary[@]}"

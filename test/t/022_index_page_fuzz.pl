@@ -19,19 +19,24 @@ use Test::More;
 
 use constant BLCKSZ => 8192;
 
-my $rounds = $ENV{SIMHASH_PAGE_FUZZ_ROUNDS} // 30;
+my $rounds = $ENV{SIMHASH_PAGE_FUZZ_ROUNDS} // 16;
 my $seed = $ENV{SIMHASH_PAGE_FUZZ_SEED} // 20261126;
 srand($seed);
 note("seed $seed, $rounds rounds");
 
 my $node = PostgreSQL::Test::Cluster->new('page_fuzz');
-$node->init(no_data_checksums => 1);    # (18 initdb turns them on) damaged pages must reach the decoder
+# (18's initdb turns data checksums on) damaged pages must reach the decoder.
+# 1 MB WAL segments keep the data directory, copied back before each round,
+# small.
+$node->init(no_data_checksums => 1, extra => ['--wal-segsize=1']);
 $node->append_conf('postgresql.conf', qq(
 autovacuum = off
 restart_after_crash = on
 statement_timeout = '60s'
 jit = off
 max_parallel_workers_per_gather = 0
+min_wal_size = '2MB'
+max_wal_size = '32MB'
 ));
 $node->start;
 
