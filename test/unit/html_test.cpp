@@ -12,7 +12,7 @@ std::string text_of(const std::string &html)
 {
     char *out = nullptr;
     size_t len = 0;
-    EXPECT_EQ(sh_html_text(html.data(), html.size(), nullptr, nullptr, &out, &len), SH_OK);
+    EXPECT_EQ(sh_html_text(html.data(), html.size(), 0, nullptr, nullptr, &out, &len), SH_OK);
     std::string s(out, len);
     EXPECT_EQ(out[len], '\0');
     sh_free(out);
@@ -32,7 +32,7 @@ sh_text_options options(int shingle = 3, int tokens = SH_TOKENS_WORDS, int casef
 uint64_t fp_html(const std::string &html, const sh_text_options &o = options())
 {
     uint64_t out = 0;
-    EXPECT_EQ(sh_fingerprint_html(html.data(), html.size(), &o, nullptr, nullptr, &out), SH_OK);
+    EXPECT_EQ(sh_fingerprint_html(html.data(), html.size(), 0, &o, nullptr, nullptr, &out), SH_OK);
     return out;
 }
 
@@ -316,7 +316,7 @@ TEST(HtmlText, StopCallbackInterruptsTheParse)
     char *text = nullptr;
     size_t len = 0;
     g_polls = 0;
-    EXPECT_EQ(sh_html_text("<p>short</p>", 12, stop_after_1000_polls, &g_polls, &text, &len), SH_OK);
+    EXPECT_EQ(sh_html_text("<p>short</p>", 12, 0, stop_after_1000_polls, &g_polls, &text, &len), SH_OK);
     EXPECT_EQ(std::string(text, len), "short");
     sh_free(text);
 }
@@ -357,7 +357,7 @@ TEST(HtmlFingerprint, BadOptionsRejected)
 {
     sh_text_options o = options(0);
     uint64_t out = 0;
-    EXPECT_EQ(sh_fingerprint_html("<p>x</p>", 8, &o, nullptr, nullptr, &out), SH_ERR_ARGUMENT);
+    EXPECT_EQ(sh_fingerprint_html("<p>x</p>", 8, 0, &o, nullptr, nullptr, &out), SH_ERR_ARGUMENT);
 }
 
 TEST(HtmlFingerprint, BoilerplateDoesNotMoveTheFingerprint)
