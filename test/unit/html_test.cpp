@@ -239,9 +239,10 @@ TEST(HtmlText, ForeignContentStaysLinear)
           "<math><mi><svg><desc><math><mglyph><input>", "<b><svg></b><i x=#>y<div>",
           // and, found the same way, HTML the model read wrongly: <hr> and
           // <isindex> close a p, <li> looks for a li before it closes a p,
-          // a template whose content starts with <col> ignores other tags
+          // a template whose content starts with <col> ignores other tags,
+          // a template bounds the table scope (</table> in it is ignored)
           "<img><p><hr><noscript><select>", "<p><isindex><foreignObject><g>", "<noscript><li><desc><p>",
-          "<template><col>x<object><textarea><hr>"})
+          "<template><col>x<object><textarea><hr>", "</html><table><dd>x</object><template></table>"})
     {
         sh::HtmlParseStats small{}, large{};
         stats_of(repeated(unit, 1000), small);

@@ -508,8 +508,8 @@ private:
             const OpenElement &e = open_[d - 1];
             if (e.name.same(name))
                 return d - 1;
-            if (e.kind & barrier)
-                return kNone;
+            if ((e.kind & barrier) || ((kind & kTablePart) && e.name.is("template")))
+                return kNone;  // a template bounds the table scope
         }
         return kNone;
     }
@@ -532,6 +532,8 @@ private:
             }
             if ((e.kind & barrier) && !(e.kind & pass))
                 return;
+            if ((target & (kCell | kRow | kSection)) && e.name.is("template"))
+                return;  // a template bounds the table scope
         }
     }
 
