@@ -109,14 +109,26 @@ public:
             size_t n0 = i + 1 + (end ? 1 : 0);
             if (n0 >= len_ || !ascii_alpha(html_[n0]))
             {
-                if ((current_kind() & kForeignNs) && len_ - i >= 9 &&
-                    std::memcmp(html_ + i, "<![CDATA[", 9) == 0)
+                if (len_ - i >= 9 && std::memcmp(html_ + i, "<![CDATA[", 9) == 0)
                 {
-                    // in svg and MathML, text up to "]]>"
+                    // No CDATA section reaches the parser (gumbo 0.10 aborts
+                    // on one in a table, and whether it is one depends on
+                    // where the parser is): in svg and MathML its text,
+                    // up to "]]>", goes on as plain text; in HTML, where it
+                    // is a bogus comment, it is left out.
                     text_before(i);
+                    bool foreign = (current_kind() & kForeignNs) != 0;
                     const char *close =
                         static_cast<const char *>(memmem(html_ + i + 9, len_ - i - 9, "]]>", 3));
-                    i = text_from_ = close == nullptr ? len_ : static_cast<size_t>(close - html_) + 3;
+                    size_t content_end = close == nullptr ? len_ : static_cast<size_t>(close - html_);
+                    size_t end = close != nullptr ? content_end + 3
+                                 : foreign        ? len_
+                                                  : tag_end(html_, len_, i + 1);
+                    if (!skipping_ && foreign)
+                        replace_escaped(i, i + 9, content_end, end);
+                    else if (!skipping_)
+                        replace(i, end, "");
+                    i = text_from_ = end;
                     continue;
                 }
                 if (n0 < len_ && (html_[i + 1] == '!' || html_[i + 1] == '?'))
@@ -706,6 +718,23 @@ private:
     {
         skipping_ = false;
         replace(skip_from_, to, skip_with_);
+    }
+
+    // Copies the page up to `from`, then in place of [from, to) the text
+    // [text, text_end) with '<' and '&' as character references.
+    void replace_escaped(size_t from, size_t text, size_t text_end, size_t to)
+    {
+        replace(from, from, "");
+        for (size_t k = text; k < text_end; k++)
+        {
+            if (html_[k] == '<')
+                out_.append("&lt;");
+            else if (html_[k] == '&')
+                out_.append("&amp;");
+            else
+                out_.push_back(html_[k]);
+        }
+        copied_ = to;
     }
 
     // Copies the page up to `from`, then `with` in place of [from, to).
