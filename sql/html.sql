@@ -91,4 +91,11 @@ SELECT simhash_html(E'<p>a\xffb</p>');
 SELECT simhash(E'a\xffb'::text);   -- simhash(text) converts the same way
 \c contrib_regression
 DROP DATABASE simhash_html_ascii;
+-- simhash.html_memory_limit bounds the memory of one parse: 53200 with a hint naming it
+SET simhash.html_memory_limit = '1MB';
+SELECT length(html_text(repeat('<p>x', 100000)));
+SELECT simhash_html(repeat('<p>x', 100000)) IS NULL;
+SELECT html_text('<p>a small page</p>');
+RESET simhash.html_memory_limit;
+SELECT length(html_text(repeat('<p>x', 100000)));
 DROP TABLE pages;

@@ -14,6 +14,12 @@
 /* simhash.max_distance: the radius of the % and ~% operators. */
 int simhash_max_distance = 3;
 
+/*
+ * simhash.html_memory_limit: the most memory (kB) one HTML parse may take;
+ * -1 for the parser's own bound (256 MB + 32 bytes per input byte).
+ */
+int simhash_html_memory_limit = -1;
+
 /* Defines the shim's simhash.* settings (from _PG_init). */
 void
 simhash_define_settings(void)
@@ -29,6 +35,12 @@ simhash_define_settings(void)
 							"0 reports only the counts of each stage.",
 							&simhash_near_duplicates_progress, 100000, 0, INT_MAX, PGC_USERSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("simhash.html_memory_limit",
+							"Most memory one html_text or simhash_html parse may take.",
+							"-1 leaves the parser's own bound: 256 MB plus 32 bytes per input "
+							"byte.",
+							&simhash_html_memory_limit, -1, -1, MAX_KILOBYTES, PGC_SUSET,
+							GUC_UNIT_KB, NULL, NULL, NULL);
 }
 
 /* The one range check of a radius (see simhash.h). */

@@ -32,6 +32,7 @@ simhash_hamming(simhash a, simhash b)
 
 /* simhash.max_distance (simhash.c): the radius of the % and ~% operators. */
 extern int simhash_max_distance;
+extern int simhash_html_memory_limit;
 
 /*
  * simhash.near_duplicates_progress (batch/simhash_near_duplicates.c): rows

@@ -74,7 +74,7 @@ typedef struct SimhashPagePool
 	VirtualTransactionId *vxids; /* transactions with a snapshot at the
 									 * last retirement */
 	int					  nvxids;
-	bool				  safe; /* they have all ended */
+	bool				  safe; /* they have all ended or dropped that snapshot */
 	int					  takes;
 } SimhashPagePool;
 

@@ -377,18 +377,37 @@ simhash_pool_seal(SimhashPagePool *pool)
 	pool->takes = 0;
 }
 
-/* Have the transactions of the last seal all ended?  (Checked every 32 takes.) */
+/*
+ * Have the transactions of the last seal all ended, or dropped the snapshot
+ * they had then?  (Checked every 32 takes.)  The caller holds the merge
+ * lock, under which no heavyweight lock but relation extension is taken
+ * (src/am/README, lock order): so this reads the proc array (an LWLock),
+ * never the lock manager.  VirtualXactLock, even without waiting, takes a
+ * transaction lock when a listed transaction has since been prepared.
+ * A transaction that still has a snapshot (xmin set) keeps its place; one
+ * whose statement ended took any newer snapshot after the seal, so its
+ * scans read the new run list.  Sealed entries that are gone are dropped,
+ * so each check costs less.
+ */
 static bool
 pool_safe(SimhashPagePool *pool)
 {
 	if (!pool->safe && pool->takes++ % 32 == 0)
 	{
-		int i;
+		int					  nnow, kept = 0;
+		VirtualTransactionId *now =
+			GetCurrentVirtualXIDs(InvalidTransactionId, true, false, PROC_IN_VACUUM, &nnow);
 
-		for (i = 0; i < pool->nvxids; i++)
-			if (!VirtualXactLock(pool->vxids[i], false))
-				break;
-		pool->safe = i == pool->nvxids;
+		for (int i = 0; i < pool->nvxids; i++)
+			for (int j = 0; j < nnow; j++)
+				if (VirtualTransactionIdEquals(pool->vxids[i], now[j]))
+				{
+					pool->vxids[kept++] = pool->vxids[i];
+					break;
+				}
+		pfree(now);
+		pool->nvxids = kept;
+		pool->safe = kept == 0;
 	}
 	return pool->safe;
 }

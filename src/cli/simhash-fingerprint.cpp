@@ -211,7 +211,7 @@ bool emit(const Options &o, const std::string &doc, const std::string &label)
     uint64_t fp = 0;
     sh_status st;
     if (o.mode == Mode::kHtml)
-        st = sh_fingerprint_html(doc.data(), doc.size(), &o.text, nullptr, nullptr, &fp);
+        st = sh_fingerprint_html(doc.data(), doc.size(), 0, &o.text, nullptr, nullptr, &fp);
     else if (o.mode == Mode::kSeomoz)
         st = sh_fingerprint_seomoz(doc.data(), doc.size(), &fp);
     else

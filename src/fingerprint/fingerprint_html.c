@@ -76,6 +76,29 @@ utf8_to_server_text(const char *utf8, size_t len)
 	return result;
 }
 
+/* The parser's budget: simhash.html_memory_limit, or 0 for the core's own. */
+static size_t
+html_memory_limit(void)
+{
+	return simhash_html_memory_limit < 0 ? 0 : (size_t) simhash_html_memory_limit * 1024;
+}
+
+/* Raises the error of a core status; 53200 names the setting that bounds the parse. */
+static void
+html_report_status(sh_status st, const char *what, size_t len)
+{
+	if (st == SH_ERR_NOMEM)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY),
+						errmsg("%s: out of memory parsing a page of %zu bytes", what, len),
+						simhash_html_memory_limit >= 0
+							? errhint("The parse may take simhash.html_memory_limit = %d kB; a "
+									  "superuser can raise it.",
+									  simhash_html_memory_limit)
+							: errhint("The parse may take 256 MB plus 32 bytes per input byte; "
+									  "simhash.html_memory_limit can lower it.")));
+	simhash_report_status(st, what);
+}
+
 /* html_text(html): the visible text of a page, in the server encoding. */
 PG_FUNCTION_INFO_V1(simhash_html_text);
 Datum
@@ -86,9 +109,13 @@ simhash_html_text(PG_FUNCTION_ARGS)
 	char  *core_text = NULL;
 	char  *copy;
 
-	SH_CHECK_INTERRUPTIBLE(sh_html_text(utf8, len, simhash_interrupt_pending, NULL, &core_text,
-										&out_len),
-						   "html_text(text)");
+	sh_status st;
+
+	while ((st = sh_html_text(utf8, len, html_memory_limit(), simhash_interrupt_pending, NULL,
+							  &core_text, &out_len)) == SH_ERR_INTERRUPTED)
+		CHECK_FOR_INTERRUPTS();
+	if (st != SH_OK)
+		html_report_status(st, "html_text(text)", len);
 
 	/* core_text is malloc'ed: copy it out before anything can ereport. */
 	copy =
@@ -112,10 +139,13 @@ simhash_html(PG_FUNCTION_ARGS)
 	size_t			len;
 	char		   *utf8;
 	uint64_t		fp;
+	sh_status		st;
 
 	utf8 = simhash_text_arguments(fcinfo, &opts, &len);
-	SH_CHECK_INTERRUPTIBLE(sh_fingerprint_html(utf8, len, &opts, simhash_interrupt_pending, NULL,
-											   &fp),
-						   "simhash_html(text)");
+	while ((st = sh_fingerprint_html(utf8, len, html_memory_limit(), &opts,
+									 simhash_interrupt_pending, NULL, &fp)) == SH_ERR_INTERRUPTED)
+		CHECK_FOR_INTERRUPTS();
+	if (st != SH_OK)
+		html_report_status(st, "simhash_html(text)", len);
 	PG_RETURN_SIMHASH(fp);
 }

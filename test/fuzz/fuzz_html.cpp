@@ -18,11 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *html = reinterpret_cast<const char *>(in.data);
     char *text = nullptr;
     size_t len = 0;
-    FUZZ_CHECK(sh_html_text(html, in.size, nullptr, nullptr, &text, &len) == SH_OK);
+    FUZZ_CHECK(sh_html_text(html, in.size, 0, nullptr, nullptr, &text, &len) == SH_OK);
     FUZZ_CHECK(text != nullptr && text[len] == '\0');
     FUZZ_CHECK(valid_utf8(reinterpret_cast<const unsigned char *>(text), len));
     uint64_t from_html = 0, from_text = 0;
-    FUZZ_CHECK(sh_fingerprint_html(html, in.size, &o, nullptr, nullptr, &from_html) == SH_OK);
+    FUZZ_CHECK(sh_fingerprint_html(html, in.size, 0, &o, nullptr, nullptr, &from_html) == SH_OK);
     FUZZ_CHECK(sh_fingerprint_text(text, len, &o, &from_text) == SH_OK);
     FUZZ_CHECK(from_html == from_text);
     sh_free(text);

@@ -406,15 +406,17 @@ sh_status parse_visible_text(const char *html, size_t len, size_t memory_limit, 
 // Runs use(text) on the visible text of html, parsed within the default
 // memory budget; the status of the parse when it fails, else use's.
 template <class Use>
-sh_status with_visible_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
-                            Use &&use) noexcept
+sh_status with_visible_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
+                            void *interrupt_arg, Use &&use) noexcept
 {
+    size_t limit = SH_HTML_MEMORY_LIMIT(len);
+    if (memory_limit != 0 && memory_limit < limit)
+        limit = memory_limit;
     return sh::guard(
         [&]
         {
             std::string text;
-            sh_status st =
-                parse_visible_text(html, len, SH_HTML_MEMORY_LIMIT(len), interrupt, interrupt_arg, text);
+            sh_status st = parse_visible_text(html, len, limit, interrupt, interrupt_arg, text);
             return st != SH_OK ? st : use(text);
         });
 }
@@ -438,10 +440,10 @@ sh_status html_text_stats(const char *html, size_t len, std::string &out, HtmlPa
 
 extern "C"
 {
-    sh_status sh_html_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
-                           char **out, size_t *out_len) noexcept
+    sh_status sh_html_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
+                           void *interrupt_arg, char **out, size_t *out_len) noexcept
     {
-        return with_visible_text(html, len, interrupt, interrupt_arg,
+        return with_visible_text(html, len, memory_limit, interrupt, interrupt_arg,
                                  [&](const std::string &text)
                                  {
                                      auto *buf = static_cast<char *>(std::malloc(text.size() + 1));
@@ -454,10 +456,11 @@ extern "C"
                                  });
     }
 
-    sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
-                                  sh_interrupt_fn interrupt, void *interrupt_arg, uint64_t *out) noexcept
+    sh_status sh_fingerprint_html(const char *html, size_t len, size_t memory_limit,
+                                  const sh_text_options *opts, sh_interrupt_fn interrupt, void *interrupt_arg,
+                                  uint64_t *out) noexcept
     {
-        return with_visible_text(html, len, interrupt, interrupt_arg,
+        return with_visible_text(html, len, memory_limit, interrupt, interrupt_arg,
                                  [&](const std::string &text)
                                  { return sh_fingerprint_text(text.data(), text.size(), opts, out); });
     }

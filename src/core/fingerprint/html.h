@@ -36,14 +36,16 @@ extern "C"
      *
      * The visible text of `html`.  On SH_OK, *out is a malloc'ed buffer of
      * *out_len bytes plus a NUL, released with sh_free.  SH_ERR_NOMEM when
-     * the parse needs more than SH_HTML_MEMORY_LIMIT(len) bytes.
+     * the parse needs more than SH_HTML_MEMORY_LIMIT(len) bytes, or more
+     * than memory_limit bytes when that is not 0.
      */
-    sh_status sh_html_text(const char *html, size_t len, sh_interrupt_fn interrupt, void *interrupt_arg,
-                           char **out, size_t *out_len) SH_NOEXCEPT;
+    sh_status sh_html_text(const char *html, size_t len, size_t memory_limit, sh_interrupt_fn interrupt,
+                           void *interrupt_arg, char **out, size_t *out_len) SH_NOEXCEPT;
 
     /* sh_fingerprint_text of the visible text: simhash_html(h) = simhash(html_text(h)). */
-    sh_status sh_fingerprint_html(const char *html, size_t len, const sh_text_options *opts,
-                                  sh_interrupt_fn interrupt, void *interrupt_arg, uint64_t *out) SH_NOEXCEPT;
+    sh_status sh_fingerprint_html(const char *html, size_t len, size_t memory_limit,
+                                  const sh_text_options *opts, sh_interrupt_fn interrupt, void *interrupt_arg,
+                                  uint64_t *out) SH_NOEXCEPT;
 
 /* The parser's memory budget for a page of n bytes. */
 #define SH_HTML_MEMORY_LIMIT(n) ((size_t)256 * 1024 * 1024 + (size_t)32 * (n))

@@ -2,6 +2,7 @@
 #include "html_bounds.h"
 
 #include "html_roles.h"
+#include "html_tags.h"
 
 #include <gumbo.h>
 
@@ -34,6 +35,12 @@
 //   - The model errs on the deep side: it closes an element only where
 //     gumbo's rules surely do (an end tag stops at the elements that stop
 //     gumbo's search), so gumbo's tree is never much deeper than the model's.
+//   - In svg and MathML the model follows the parser's foreign rules: no
+//     void or raw-text HTML elements, "/>" closes, <a> is no formatting
+//     element, the tags that leave foreign content close it (a left-out one
+//     becomes <meta>, which closes it as well), integration points
+//     (foreignObject, mi, ...) go back to HTML.  Past the depth bound, no
+//     start tag reaches the parser at all, void and raw-text ones included.
 // Nothing is rewritten unless a page passes a bound: every page within them
 // is parsed byte for byte as before.
 namespace sh::html::bounds
@@ -46,285 +53,7 @@ constexpr size_t kMaxFormatting = 12;
 // name among the last kOverflowSearch of them.
 constexpr size_t kModelMax = 2 * kMaxDepth;
 constexpr size_t kOverflowSearch = 64;
-constexpr size_t kNameMax = 15;
 constexpr size_t kNone = SIZE_MAX;
-
-struct TagName
-{
-    char s[kNameMax + 1];
-    size_t n;
-
-    bool is(const char *name) const
-    {
-        return std::strlen(name) == n && std::memcmp(name, s, n) == 0;
-    }
-    bool same(const TagName &o) const
-    {
-        return o.n == n && std::memcmp(o.s, s, n) == 0;
-    }
-};
-
-bool ascii_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
-}
-
-char ascii_lower(char c)
-{
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool ascii_alpha(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-// What the pass knows of an element, as bits.
-enum : uint32_t
-{
-    kVoid = 1u << 0,        // has no content: br, img, ...
-    kRawText = 1u << 1,     // its content is text up to its end tag: script, style, ...
-    kClosesPara = 1u << 2,  // its start tag closes an open p
-    kPara = 1u << 3,
-    kParaBarrier = 1u << 4,  // where the search for an open p stops ("button scope")
-    kListItem = 1u << 5,
-    kList = 1u << 6,
-    kDef = 1u << 7,
-    kDefList = 1u << 8,
-    kCell = 1u << 9,
-    kRow = 1u << 10,
-    kTable = 1u << 11,
-    kSection = 1u << 12,
-    kOption = 1u << 13,
-    kSelect = 1u << 14,
-    kSelfClosing = 1u << 15,   // button: a start tag closes an open one
-    kSpecial = 1u << 16,       // HTML's "special" elements: most end tags stop at them
-    kScope = 1u << 17,         // scope boundaries: table, cells, caption, object, ...
-    kFormatting = 1u << 18,    // b, i, a, font, ...: on the list of active formatting elements
-    kMarker = 1u << 19,        // opens a new scope of that list
-    kPastForLi = 1u << 20,     // address, div, p: li, dd and dt look past them
-    kContent = 1u << 21,       // article, section, main: header and footer inside are content
-    kReconstructs = 1u << 22,  // a special element whose start tag re-creates formatting
-    kTablePart = 1u << 23,     // its end tag searches down to a table
-    kNotPushed = 1u << 24,     // html, body: a start tag merges into the one element
-    kForeign = 1u << 25,       // svg, math: inside, tags follow other rules
-    kForm = 1u << 26,          // its end tag removes it alone from the stack
-    kFrameset = 1u << 27,      // left out: gumbo honours or ignores it by rules the model lacks
-};
-
-struct KnownTag
-{
-    const char *name;
-    uint32_t kind;
-};
-
-constexpr uint32_t kBlock = kClosesPara | kSpecial;
-constexpr uint32_t kVoidSpecial = kVoid | kSpecial;
-constexpr uint32_t kRawSpecial = kRawText | kSpecial;
-
-const KnownTag kKnown[] = {
-    {"area", kVoidSpecial | kReconstructs},
-    {"base", kVoidSpecial},
-    {"br", kVoidSpecial | kReconstructs},
-    {"col", kVoidSpecial},
-    {"embed", kVoidSpecial | kReconstructs},
-    {"hr", kVoidSpecial | kClosesPara},
-    {"img", kVoidSpecial | kReconstructs},
-    {"input", kVoidSpecial | kReconstructs},
-    {"link", kVoidSpecial},
-    {"meta", kVoidSpecial},
-    {"param", kVoidSpecial},
-    {"source", kVoidSpecial},
-    {"track", kVoidSpecial},
-    {"wbr", kVoidSpecial | kReconstructs},
-    {"basefont", kVoidSpecial},
-    {"bgsound", kVoidSpecial},
-    {"frame", kVoidSpecial},
-    {"keygen", kVoidSpecial | kReconstructs},
-    {"script", kRawSpecial},
-    {"style", kRawSpecial},
-    {"textarea", kRawSpecial},
-    {"title", kRawSpecial},
-    {"xmp", kRawSpecial | kReconstructs},
-    {"iframe", kRawSpecial},
-    {"noembed", kRawSpecial},
-    {"noframes", kRawSpecial},
-    {"address", kBlock | kPastForLi},
-    {"article", kBlock | kContent},
-    {"aside", kBlock},
-    {"blockquote", kBlock},
-    {"center", kBlock},
-    {"details", kBlock},
-    {"dialog", kBlock},
-    {"dir", kBlock},
-    {"div", kBlock | kPastForLi},
-    {"fieldset", kBlock},
-    {"figcaption", kBlock},
-    {"figure", kBlock},
-    {"footer", kBlock},
-    {"form", kBlock | kForm},
-    {"h1", kBlock},
-    {"h2", kBlock},
-    {"h3", kBlock},
-    {"h4", kBlock},
-    {"h5", kBlock},
-    {"h6", kBlock},
-    {"header", kBlock},
-    {"hgroup", kBlock},
-    {"listing", kBlock},
-    {"main", kBlock | kContent},
-    {"nav", kBlock},
-    {"pre", kBlock},
-    {"section", kBlock | kContent},
-    {"summary", kBlock},
-    {"p", kBlock | kPara | kPastForLi},
-    {"ul", kBlock | kList},
-    {"ol", kBlock | kList},
-    {"menu", kBlock | kList},
-    {"li", kBlock | kListItem},
-    {"dl", kBlock | kDefList},
-    {"dt", kBlock | kDef},
-    {"dd", kBlock | kDef},
-    {"table", kBlock | kTable | kParaBarrier | kScope | kTablePart},
-    {"td", kCell | kParaBarrier | kSpecial | kScope | kMarker | kTablePart},
-    {"th", kCell | kParaBarrier | kSpecial | kScope | kMarker | kTablePart},
-    {"tr", kRow | kSpecial | kTablePart},
-    {"tbody", kSection | kSpecial | kTablePart},
-    {"thead", kSection | kSpecial | kTablePart},
-    {"tfoot", kSection | kSpecial | kTablePart},
-    {"caption", kParaBarrier | kSpecial | kScope | kMarker | kTablePart},
-    {"colgroup", kSpecial},
-    {"button", kParaBarrier | kSelfClosing | kSpecial},
-    {"object", kParaBarrier | kSpecial | kScope | kMarker | kReconstructs},
-    {"applet", kParaBarrier | kSpecial | kScope | kMarker | kReconstructs},
-    {"marquee", kParaBarrier | kSpecial | kScope | kMarker | kReconstructs},
-    {"template", kParaBarrier | kSpecial | kScope | kMarker},
-    {"noscript", kSpecial},
-    {"frameset", kSpecial | kFrameset},
-    {"head", kSpecial},
-    {"html", kSpecial | kNotPushed},
-    {"body", kSpecial | kNotPushed},
-    {"option", kOption},
-    {"select", kSelect | kSpecial | kReconstructs},
-    {"a", kFormatting},
-    {"b", kFormatting},
-    {"big", kFormatting},
-    {"code", kFormatting},
-    {"em", kFormatting},
-    {"font", kFormatting},
-    {"i", kFormatting},
-    {"nobr", kFormatting},
-    {"s", kFormatting},
-    {"small", kFormatting},
-    {"strike", kFormatting},
-    {"strong", kFormatting},
-    {"tt", kFormatting},
-    {"u", kFormatting},
-    {"svg", kForeign | kSpecial},
-    {"math", kForeign | kSpecial},
-};
-
-uint32_t kind_of(const TagName &t)
-{
-    for (const KnownTag &k : kKnown)
-        if (t.is(k.name))
-            return k.kind;
-    return 0;
-}
-
-// What the element of this name does to the visible text (RoleTable).
-Role role_of(const TagName &t)
-{
-    static const RoleTable table;
-    return table.role[gumbo_tagn_enum(t.s, static_cast<unsigned int>(t.n))];
-}
-
-// Position just past the end of the tag whose name ends at i (quoted attribute
-// values may hold '>'), or len.
-size_t tag_end(const char *html, size_t len, size_t i)
-{
-    while (i < len && html[i] != '>')
-    {
-        if (html[i] == '=')
-        {
-            i++;
-            while (i < len && ascii_space(html[i]))
-                i++;
-            if (i < len && (html[i] == '"' || html[i] == '\''))
-            {
-                const void *q = std::memchr(html + i + 1, html[i], len - i - 1);
-                i = q == nullptr ? len : static_cast<size_t>(static_cast<const char *>(q) - html) + 1;
-                continue;
-            }
-        }
-        else
-            i++;
-    }
-    return i < len ? i + 1 : len;
-}
-
-// Whether the attributes between from and to (a start tag after its name)
-// include `hidden`.
-bool has_hidden(const char *html, size_t from, size_t to)
-{
-    size_t p = from;
-    while (p < to)
-    {
-        while (p < to && (ascii_space(html[p]) || html[p] == '/'))
-            p++;
-        if (p >= to || html[p] == '>')
-            return false;
-        size_t start = p++;  // a name may begin with '='
-        while (p < to && !ascii_space(html[p]) && html[p] != '/' && html[p] != '>' && html[p] != '=')
-            p++;
-        if (p - start == 6)
-        {
-            char name[6];
-            for (size_t k = 0; k < 6; k++)
-                name[k] = ascii_lower(html[start + k]);
-            if (std::memcmp(name, "hidden", 6) == 0)
-                return true;
-        }
-        while (p < to && ascii_space(html[p]))
-            p++;
-        if (p < to && html[p] == '=')
-        {
-            p++;
-            while (p < to && ascii_space(html[p]))
-                p++;
-            if (p < to && (html[p] == '"' || html[p] == '\''))
-            {
-                const void *q = std::memchr(html + p + 1, html[p], to - p - 1);
-                p = q == nullptr ? to : static_cast<size_t>(static_cast<const char *>(q) - html) + 1;
-            }
-            else
-                while (p < to && !ascii_space(html[p]) && html[p] != '>')
-                    p++;
-        }
-    }
-    return false;
-}
-
-// Position of the next "</name" (any case) at or after i, or len.
-size_t find_end_tag(const char *html, size_t len, size_t i, const TagName &name)
-{
-    for (;;)
-    {
-        const void *lt = i < len ? std::memchr(html + i, '<', len - i) : nullptr;
-        if (lt == nullptr)
-            return len;
-        i = static_cast<size_t>(static_cast<const char *>(lt) - html);
-        if (i + 2 + name.n <= len && html[i + 1] == '/')
-        {
-            size_t k = 0;
-            while (k < name.n && ascii_lower(html[i + 2 + k]) == name.s[k])
-                k++;
-            if (k == name.n)
-                return i;
-        }
-        i++;
-    }
-}
 
 // An element the model holds open.
 struct OpenElement
@@ -335,6 +64,11 @@ struct OpenElement
     uint64_t marker;      // the innermost marker element it is in (or is), 0 for none
     uint64_t formatting;  // its entry on the formatting list, 0 for none
     bool left_out;        // not passed to the parser
+    // a template: whether a start tag came in it yet (the first decides how
+    // the parser reads its content), and whether that was <col>: then the
+    // parser ignores every start tag in it but col and template
+    bool started;
+    bool columns;
 };
 
 // An entry of the list of active formatting elements.
@@ -375,6 +109,28 @@ public:
             size_t n0 = i + 1 + (end ? 1 : 0);
             if (n0 >= len_ || !ascii_alpha(html_[n0]))
             {
+                if (len_ - i >= 9 && std::memcmp(html_ + i, "<![CDATA[", 9) == 0)
+                {
+                    // No CDATA section reaches the parser (gumbo 0.10 aborts
+                    // on one in a table, and whether it is one depends on
+                    // where the parser is): in svg and MathML its text,
+                    // up to "]]>", goes on as plain text; in HTML, where it
+                    // is a bogus comment, it is left out.
+                    text_before(i);
+                    bool foreign = (current_kind() & kForeignNs) != 0;
+                    const char *close =
+                        static_cast<const char *>(memmem(html_ + i + 9, len_ - i - 9, "]]>", 3));
+                    size_t content_end = close == nullptr ? len_ : static_cast<size_t>(close - html_);
+                    size_t end = close != nullptr ? content_end + 3
+                                 : foreign        ? len_
+                                                  : tag_end(html_, len_, i + 1);
+                    if (!skipping_ && foreign)
+                        replace_escaped(i, i + 9, content_end, end);
+                    else if (!skipping_)
+                        replace(i, end, "");
+                    i = text_from_ = end;
+                    continue;
+                }
                 if (n0 < len_ && (html_[i + 1] == '!' || html_[i + 1] == '?'))
                 {
                     text_before(i);
@@ -396,7 +152,7 @@ public:
             text_before(i);
             if (end)
                 end_tag(name, i, next);
-            else if (name.is("plaintext") && !(!open_.empty() && (open_.back().inside & kForeign)))
+            else if (name.is("plaintext") && !foreign_start(name))
                 break;  // the rest of the page is text (not in svg or MathML)
             else
                 next = start_tag(name, i, k, next);
@@ -413,8 +169,96 @@ private:
     // Text before a tag at i re-creates the closed formatting elements.
     void text_before(size_t i)
     {
-        if (i > text_from_ && !skipping_)
+        if (i > text_from_ && !skipping_ && !foreign_text())
             reconstruct();
+    }
+
+    // Whether start tags go to a select (the innermost select, template or
+    // table part is a select).
+    bool in_select() const
+    {
+        if (!overflow_.empty() || !(current_inside() & kSelect))
+            return false;
+        for (size_t d = open_.size(); d > 0; d--)
+        {
+            const OpenElement &e = open_[d - 1];
+            if (e.kind & kSelect)
+                return true;
+            if ((e.kind & (kScope | kTablePart | kForeignNs)) || e.name.is("template"))
+                return false;
+        }
+        return false;
+    }
+
+    bool template_open() const
+    {
+        for (const OpenElement &e : open_)
+            if (e.name.is("template"))
+                return true;
+        return false;
+    }
+
+    // The kind of the current node (the innermost open element).
+    uint32_t current_kind() const
+    {
+        if (!overflow_.empty())
+            return overflow_.back().kind;
+        return open_.empty() ? 0 : open_.back().kind;
+    }
+
+    // Whether text goes into svg or MathML content (no formatting re-created).
+    bool foreign_text() const
+    {
+        uint32_t k = current_kind();
+        return (k & kForeignNs) && !(k & kIntegration);
+    }
+
+    // Whether a start tag of this name is svg or MathML content (before
+    // the elements it leaves are closed, see breaks_out).
+    bool foreign_start(const TagName &name) const
+    {
+        uint32_t k = current_kind();
+        if (!(k & kForeignNs))
+            return false;
+        const TagName &current = overflow_.empty() ? open_.back().name : overflow_.back().name;
+        if (k & kIntegration)  // MathML text integration points keep mglyph and malignmark
+            return (k & kMathNs) && !current.is("annotation-xml") &&
+                   (name.is("mglyph") || name.is("malignmark"));
+        return !((k & kMathNs) && current.is("annotation-xml") && name.is("svg"));
+    }
+
+    // The kind of an element that a start tag in svg or MathML content opens.
+    uint32_t foreign_kind(const TagName &name, const TagAttributes &a) const
+    {
+        uint32_t ns = current_kind() & kForeignNs;
+        ns = (ns & kMathNs) ? kMathNs : kSvgNs;
+        uint32_t k = ns | kSpecial | (a.self_closing ? uint32_t{kVoid} : 0u);
+        bool svg_point = ns == kSvgNs && (name.is("foreignobject") || name.is("desc") || name.is("title"));
+        bool math_point = ns == kMathNs && (name.is("mi") || name.is("mo") || name.is("mn") ||
+                                            name.is("ms") || name.is("mtext"));
+        if (svg_point || math_point)
+            k |= kIntegration | kScope;
+        else if (ns == kMathNs && name.is("annotation-xml"))
+            k |= kScope | (a.html_encoding ? uint32_t{kIntegration} : 0u);
+        return k;
+    }
+
+    // A start tag that leaves svg and MathML content: the foreign elements
+    // up to the innermost HTML element or integration point close.  Returns
+    // whether any did.
+    bool leave_foreign(size_t i)
+    {
+        if (!overflow_.empty())
+            return false;  // the model keeps them (the deep side)
+        size_t d = open_.size();
+        while (d > 0 && (open_[d - 1].kind & kForeignNs) && !(open_[d - 1].kind & kIntegration))
+            d--;
+        if (d == open_.size())
+            return false;
+        pop_to(d);
+        if (skipping_ && open_.size() <= skip_at_)
+            end_skip(i);
+        return true;
     }
 
     // A start tag [i, next) whose name ends at name_end; returns where the
@@ -428,36 +272,71 @@ private:
                 replace(i, next, "");  // see kFrameset
             return next;
         }
-        if ((kind & kForeign) || (!open_.empty() && (open_.back().inside & kForeign)))
+        TagAttributes attrs = scan_attributes(html_, name_end, next);
+        if (overflow_.empty() && !open_.empty() && open_.back().name.is("template"))
         {
-            // in svg and MathML no element's text is raw, and <x/> has no content
-            kind &= ~kRawText;
-            if (next >= 2 && html_[next - 2] == '/' && html_[next - 1] == '>')
-                kind |= kVoid;
+            OpenElement &t = open_.back();
+            if (!t.started)
+                t.columns = name.is("col");
+            t.started = true;
+            if (t.columns && !name.is("col") && !name.is("template"))
+                return next;  // ignored
         }
-        bool reconstructs = !(kind & kSpecial) || (kind & kReconstructs);
+        bool foreign = foreign_start(name);
+        bool left_foreign = false;
+        if (foreign && breaks_out(name, attrs))
+        {
+            left_foreign = leave_foreign(i);
+            foreign = false;
+        }
+        if (foreign)
+            kind = foreign_kind(name, attrs);  // no HTML rule applies to it
+        else if (kind & kForeign)
+            kind |= (name.is("svg") ? kSvgNs : kMathNs) | (attrs.self_closing ? uint32_t{kVoid} : 0u);
+        bool reconstructs = !foreign && (!(kind & kSpecial) || (kind & kReconstructs));
+        // Past the depth bound no start tag reaches the parser: whether it
+        // opens an element there depends on where the parser is, which the
+        // model no longer follows.
+        bool beyond = !skipping_ && open_.size() + overflow_.size() >= kMaxDepth;
+        if ((kind & kRawText) && !name.is("script") && !name.is("textarea") && in_select())
+            kind &= ~kRawText;  // a select ignores the tag
         if (kind & kRawText)
         {
             // its text, and its end tag, are not tags
             size_t close = find_end_tag(html_, len_, next, name);
-            if (!skipping_ && reconstructs)
+            size_t end = close < len_ ? tag_end(html_, len_, close + 2 + name.n) : len_;
+            if (beyond)
+                replace_start(i, end, role_of(name), left_foreign);
+            else if (!skipping_ && reconstructs)
                 reconstruct();
-            return close < len_ ? tag_end(html_, len_, close + 2 + name.n) : len_;
+            return end;
         }
         if (kind & (kVoid | kNotPushed))
         {
+            if (beyond)
+            {
+                replace_start(i, next, role_of(name), left_foreign);
+                return next;
+            }
+            // <hr> closes an open p; so does <isindex>, unless a form is open
+            if (!foreign && (kind & kClosesPara) && !(name.is("isindex") && form_open_))
+                close_implied(name, kind, i);
             if (!skipping_ && reconstructs)
                 reconstruct();
             return next;
         }
         if (!overflow_.empty() || open_.size() >= kModelMax)
         {
-            overflow_.push_back({name, kind | current_inside()});
+            uint32_t inside = kind | current_inside();
+            overflow_.push_back({name, kind, inside});
             if (!skipping_)
-                leave_out(name, i, name_end, next, open_.size() + overflow_.size() - 1);
+                leave_out(name, attrs, i, next, open_.size() + overflow_.size() - 1, left_foreign);
             return next;
         }
-        close_implied(name, kind, i);
+        if (!foreign)
+            close_implied(name, kind, i);
+        if (!foreign && (kind & kForm))
+            form_open_ = true;
         if (!skipping_ && (kind & kFormatting) && (name.is("a") || name.is("nobr")))
         {
             size_t e = last_entry(name);
@@ -480,26 +359,42 @@ private:
             }
             return next;
         }
-        leave_out(name, i, name_end, next, open_.size() - 1);
+        leave_out(name, attrs, i, next, open_.size() - 1, left_foreign);
         return next;
     }
 
     // A start tag [i, next) left out, of an element at depth `at`: its
     // content too when that is not shown, else a separator for what it did
     // to the text.
-    void leave_out(const TagName &name, size_t i, size_t name_end, size_t next, size_t at)
+    // A tag that closed svg or MathML elements (breaks_out) is replaced by
+    // one that closes them as well and shows nothing, <meta>.
+    void leave_out(const TagName &name, const TagAttributes &attrs, size_t i, size_t next, size_t at,
+                   bool left_foreign)
     {
         Role role = role_of(name);
         uint32_t inside = current_inside();
-        if (role == kSkip || (role == kPageFurniture && !(inside & kContent)) ||
-            has_hidden(html_, name_end, next))
+        if (role == kSkip || (role == kPageFurniture && !(inside & kContent)) || attrs.hidden)
         {
             skipping_ = true;
             skip_at_ = at;
             skip_from_ = i;
+            skip_with_ = left_foreign ? "<meta>" : "";
             return;
         }
-        replace(i, next, separator(role, inside));
+        replace_start(i, next, role, left_foreign);
+    }
+
+    // Puts a separator (see leave_out) in place of the start tag [i, next).
+    void replace_start(size_t i, size_t next, Role role, bool left_foreign)
+    {
+        const char *sep = role == kSkip ? "" : separator(role, current_inside());
+        if (left_foreign)
+        {
+            replace(i, next, "<meta>");
+            out_.append(sep);
+        }
+        else
+            replace(i, next, sep);
     }
 
     // An end tag [i, next).
@@ -523,7 +418,18 @@ private:
                 end_skip(next);
             return;
         }
-        size_t d = find_open(name, kind);
+        // in svg and MathML, it closes the nearest foreign element of its
+        // name above the innermost HTML one; else HTML's rules apply
+        size_t d = kNone;
+        for (size_t k = open_.size(); k > 0 && (open_[k - 1].kind & kForeignNs); k--)
+            if (open_[k - 1].name.same(name))
+            {
+                d = k - 1;
+                break;
+            }
+        bool foreign = d != kNone;
+        if (!foreign)
+            d = find_open(name, kind);
         if (skipping_)
         {
             if (d == kNone || d > skip_at_)
@@ -547,7 +453,7 @@ private:
             replace(i, next, separator(role_of(name), inside));
             return;
         }
-        if (kind & kFormatting)
+        if ((kind & kFormatting) && !foreign)
         {
             size_t e = last_entry(name);
             if (e != kNone)
@@ -556,7 +462,9 @@ private:
                 return;
             }
         }
-        if (d != kNone && (kind & kForm))
+        if ((kind & kForm) && !foreign && !template_open())
+            form_open_ = false;
+        if (d != kNone && (kind & kForm) && !foreign)
             bury(d);  // the elements in it stay open
         else if (d != kNone)
             pop_to(d);
@@ -612,8 +520,8 @@ private:
             const OpenElement &e = open_[d - 1];
             if (e.name.same(name))
                 return d - 1;
-            if (e.kind & barrier)
-                return kNone;
+            if ((e.kind & barrier) || ((kind & kTablePart) && e.name.is("template")))
+                return kNone;  // a template bounds the table scope
         }
         return kNone;
     }
@@ -636,6 +544,8 @@ private:
             }
             if ((e.kind & barrier) && !(e.kind & pass))
                 return;
+            if ((target & (kCell | kRow | kSection)) && e.name.is("template"))
+                return;  // a template bounds the table scope
         }
     }
 
@@ -644,16 +554,15 @@ private:
     void close_implied(const TagName &t, uint32_t kind, size_t i)
     {
         uint32_t inside = open_.empty() ? 0 : open_.back().inside;
-        if (inside & kForeign)
-            return;  // svg and MathML elements close nothing
         if ((kind & (kCell | kRow | kSection)) && !(inside & kTable))
             return;  // ignored outside a table
-        if (kind & kClosesPara)
-            close_nearest(kPara, kParaBarrier | kScope, 0, i);
+        // li, dd and dt look for an open one first, then close a p
         if (kind & kListItem)
             close_nearest(kListItem, kSpecial, kPastForLi, i);
         else if (kind & kDef)
             close_nearest(kDef, kSpecial, kPastForLi, i);
+        if (kind & kClosesPara)
+            close_nearest(kPara, kParaBarrier | kScope, 0, i);
         else if (kind & kCell)
             close_nearest(kCell, kRow | kTable, 0, i);
         else if (kind & kRow)
@@ -679,13 +588,13 @@ private:
 
     void push(const TagName &name, uint32_t kind, bool left_out)
     {
-        OpenElement e{name, kind, kind, 0, 0, left_out};
+        OpenElement e{name, kind, kind, 0, 0, left_out, false, false};
         if (!open_.empty())
         {
             e.inside |= open_.back().inside;
             e.marker = open_.back().marker;
         }
-        if (e.inside & kForeign)
+        if (e.kind & kForeignNs)
             e.kind |= kSpecial;  // svg and MathML elements stop searches: gumbo's rules differ there
         // a cell or caption outside a table is ignored: no new scope
         bool marks = (kind & kMarker) && (!(kind & kTablePart) || (e.inside & kTable));
@@ -808,7 +717,24 @@ private:
     void end_skip(size_t to)
     {
         skipping_ = false;
-        replace(skip_from_, to, "");
+        replace(skip_from_, to, skip_with_);
+    }
+
+    // Copies the page up to `from`, then in place of [from, to) the text
+    // [text, text_end) with '<' and '&' as character references.
+    void replace_escaped(size_t from, size_t text, size_t text_end, size_t to)
+    {
+        replace(from, from, "");
+        for (size_t k = text; k < text_end; k++)
+        {
+            if (html_[k] == '<')
+                out_.append("&lt;");
+            else if (html_[k] == '&')
+                out_.append("&amp;");
+            else
+                out_.push_back(html_[k]);
+        }
+        copied_ = to;
     }
 
     // Copies the page up to `from`, then `with` in place of [from, to).
@@ -833,11 +759,17 @@ private:
     struct Overflowed
     {
         TagName name;
+        uint32_t kind;
         uint32_t inside;
     };
     std::vector<Overflowed> overflow_;  // elements left out past kModelMax
     bool skipping_ = false;
     size_t skip_at_ = 0, skip_from_ = 0;  // the element left out with its content, from
+    const char *skip_with_ = "";          // what stands in its place
+    // The parser's form element pointer may be set: <isindex> is then
+    // ignored (set by any form start tag, cleared only by a </form> the
+    // parser sees outside a template: the deep side).
+    bool form_open_ = false;
 };
 
 // Copies html into out with the tags past the bounds left out or replaced;

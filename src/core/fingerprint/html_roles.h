@@ -6,6 +6,8 @@
 
 #include <gumbo.h>
 
+#include <initializer_list>
+
 namespace sh::html
 {
 enum Role : unsigned char
