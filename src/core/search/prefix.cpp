@@ -115,6 +115,8 @@ size_t class_min(uint32_t c)
 {
     if (c < 8)
         return c;
+    if (c < 24)  // classes 8 to 23 hold no size: 8 is class 24
+        return 8;
     uint32_t e = c / 8;
     return static_cast<size_t>(8 + c % 8) << (e - 3);
 }
@@ -261,6 +263,8 @@ sh_status sh_prefix_probe(const uint64_t *set, size_t n, double t, const sh_pref
                 tokens.reserve(sh_prefix_probe_room(n, t));
                 for (uint32_t c = first; c <= last; c++)
                 {
+                    if (c >= 8 && c < 24)  // no size has these classes
+                        continue;
                     // a stored set of m > n hashes with J >= t shares at
                     // least ceil(t m) with this one, so its second common
                     // hash lies within the first n - ceil(t m) + 2 of ours
