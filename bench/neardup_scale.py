@@ -115,8 +115,13 @@ SELECT extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), :pairs, {HWM}
 
 def notice_facts(notices):
     """(path, shingles, candidates) from the join's NOTICEs; blank when a message changed."""
-    m = re.search(r"joining on disk in (\d+) batches", notices)
-    path = f"on disk, {m.group(1)} batches" if m else ("in memory" if "joining in memory" in notices else "")
+    # on disk: the chunk size, and with parallel workers how the chunks were shared
+    m = re.search(r"joining on disk in chunks of (\d+) kB", notices)
+    w = re.search(r"(\d+) chunks in (\d+) parts, joined by (.*?parallel workers)", notices)
+    if m:
+        path = f"on disk, chunks of {m.group(1)} kB" + (f" ({w.group(1)} chunks, {w.group(2)} parts, {w.group(3)})" if w else "")
+    else:
+        path = "in memory" if "joining in memory" in notices else ""
     m = re.search(r"(\d+) shingles", notices)
     shingles = m.group(1) if m else ""
     m = re.search(r"(\d+) candidate pairs", notices)
