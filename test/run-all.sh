@@ -35,6 +35,9 @@ read -ra SERVERS <<<"$PG_CONFIGS"
 export PG_CONFIG=${SERVERS[0]}
 export WERROR=${WERROR:-1}            # the tests build with -Werror (see Makefile)
 JOBS=${JOBS:-$(nproc)}
+# TAP files run side by side (prove -j): each starts servers of its own on
+# ports of its own, and much of their time is spent waiting on them.
+PROVE_JOBS=${PROVE_JOBS:-$JOBS}
 # A subset, while developing: SERVER_ONLY=1 skips everything before the server
 # tests, and SERVER_ARGS passes make variables to them, e.g.
 #   SERVER_ONLY=1 SERVER_ARGS="REGRESS=index_knn ISOLATION= PROVE_TESTS=test/t/003_index_runs.pl" make test
@@ -196,7 +199,7 @@ server_tests() {
 		t0=$SECONDS
 		make -s installcheck PG_CONFIG="$PG_CONFIG" bindir="$tbin" "${args[@]}" "${only[@]}" \
 			EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
-			PROVE_FLAGS="--timer" 2>&1
+			PROVE_FLAGS="--timer -j$PROVE_JOBS" 2>&1
 		rc=$?
 		echo "@@@ end $kind $rc $((SECONDS - t0))"
 	done
@@ -274,10 +277,10 @@ for pgc in "${SERVERS[@]}"; do
 	if [ "$(id -u)" = 0 ]; then
 		chown -R postgres:postgres "$W"
 		out=$(cd "$W" && runuser -u postgres -- env HOME=/tmp PATH="$PATH" PG_CONFIG="$pgc" \
-			SIMHASH_UPGRADE_FROM="$UPGRADE_FROM" SERVER_ARGS="$sargs" \
+			SIMHASH_UPGRADE_FROM="$UPGRADE_FROM" SERVER_ARGS="$sargs" PROVE_JOBS="$PROVE_JOBS" \
 			bash -c "$(declare -f server_tests); server_tests '$W/tmp_install$bindir'"); rc=$?
 	else
-		out=$(cd "$W" && PG_CONFIG="$pgc" SIMHASH_UPGRADE_FROM="$UPGRADE_FROM" SERVER_ARGS="$sargs" server_tests "$W/tmp_install$bindir"); rc=$?
+		out=$(cd "$W" && PG_CONFIG="$pgc" SIMHASH_UPGRADE_FROM="$UPGRADE_FROM" SERVER_ARGS="$sargs" PROVE_JOBS="$PROVE_JOBS" server_tests "$W/tmp_install$bindir"); rc=$?
 	fi
 	# diffs and TAP logs: tmp_check/<tag>/ here, and the first server's also where
 	# a single-server run always put them (regression.diffs, output_iso/, tmp_check/log)
