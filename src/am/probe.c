@@ -488,41 +488,13 @@ scan_chain_from(IndexScanDesc scan, SimhashChainPos *pos, uint32 chain, uint64 q
 }
 
 /* Every entry of a chain starting at blkno (see scan_chain_from). */
-static void
-scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q, int radius,
-		   SimhashVisit visit, void *arg)
+void
+simhash_scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q, int radius,
+				   SimhashVisit visit, void *arg)
 {
 	SimhashChainPos pos = {blkno, SIMHASH_METAPAGE_BLKNO, 0};
 
 	scan_chain_from(scan, &pos, chain, q, radius, visit, arg, -1);
-}
-
-/*
- * Every row of the index once, the NULLs apart (table 0 of every run, by the
- * sweep, and both pending chains), at a distance from q within [lo, hi] (hi
- * lowered to bound(so) as the sweep goes, when given): the visitor must drop
- * every other row.  lo = 0 and hi = 64: every row.
- */
-void
-simhash_scan_all(IndexScanDesc scan, uint64 q, int lo, int hi, SimhashSweepBound bound,
-				 SimhashVisit visit)
-{
-	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int				  r;
-
-	for (r = so->resume ? so->pos.r : 0; r < so->meta.list.nruns; r++)
-	{
-		simhash_sweep_run(scan, r, q, lo, hi, bound, visit);
-		if (so->stop || so->stale)
-			return;
-	}
-	/* the pending rows, at most twice pending_pages pages: a radius test, the visitor the rest */
-	if (bound)
-		hi = Min(hi, bound(so));
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, q, hi < 64 ? hi : -1, visit,
-			   NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, q, hi < 64 ? hi : -1, visit,
-			   NULL);
 }
 
 /*
@@ -545,8 +517,8 @@ simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVi
 			return;
 	}
 	/* the pending rows, at most twice pending_pages pages: in one batch */
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, q, radius, visit, NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, q, radius, visit, NULL);
+	simhash_scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, q, radius, visit, NULL);
+	simhash_scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, q, radius, visit, NULL);
 }
 
 /* ---- reading chains and whole runs for scan.c and knn.c ----------------- */
@@ -557,8 +529,8 @@ simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 
-	scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, 0, -1, visit, NULL);
-	scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, 0, -1, visit, NULL);
+	simhash_scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, 0, -1, visit, NULL);
+	simhash_scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, 0, -1, visit, NULL);
 }
 
 /*

@@ -94,6 +94,8 @@ extern SimhashDirCache *simhash_dir_cache_get(ProbeCtx *c);
 extern Buffer			simhash_dir_read_page(Relation index, SimhashDirCache *cache, int p);
 
 /* The sweep of one run (sweep.c) */
+extern void simhash_scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q,
+							   int radius, SimhashVisit visit, void *arg);
 extern void simhash_sweep_run(IndexScanDesc scan, int r, uint64 q, int lo, int hi,
 							  SimhashSweepBound bound, SimhashVisit visit);
 

@@ -1,7 +1,7 @@
 /*
  * sweep.c — the sweep: every row of a run read once, from table 0's run
  * pages in key order, for the linear passes of radius scans, full scans and
- * KNN (probe.c's simhash_scan_all).
+ * KNN (simhash_scan_all, below).
  *
  * A sweep costs what reading the packed keys costs: no key is un-permuted
  * (the query is permuted instead, the distance being the same) and no entry
@@ -254,4 +254,32 @@ simhash_sweep_run(IndexScanDesc scan, int r, uint64 q, int lo, int hi, SimhashSw
 	else if (!so->stale)
 		sweep_dir_pages(s, dstart, from);
 	pfree(s);
+}
+
+/*
+ * Every row of the index once, the NULLs apart (table 0 of every run, by the
+ * sweep, and both pending chains), at a distance from q within [lo, hi] (hi
+ * lowered to bound(so) as the sweep goes, when given): the visitor must drop
+ * every other row.  lo = 0 and hi = 64: every row.
+ */
+void
+simhash_scan_all(IndexScanDesc scan, uint64 q, int lo, int hi, SimhashSweepBound bound,
+				 SimhashVisit visit)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int				  r;
+
+	for (r = so->resume ? so->pos.r : 0; r < so->meta.list.nruns; r++)
+	{
+		simhash_sweep_run(scan, r, q, lo, hi, bound, visit);
+		if (so->stop || so->stale)
+			return;
+	}
+	/* the pending rows, at most twice pending_pages pages: a radius test, the visitor the rest */
+	if (bound)
+		hi = Min(hi, bound(so));
+	simhash_scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, q, hi < 64 ? hi : -1,
+					   visit, NULL);
+	simhash_scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, q, hi < 64 ? hi : -1,
+					   visit, NULL);
 }
