@@ -121,14 +121,14 @@ public:
                     const char *close =
                         static_cast<const char *>(memmem(html_ + i + 9, len_ - i - 9, "]]>", 3));
                     size_t content_end = close == nullptr ? len_ : static_cast<size_t>(close - html_);
-                    size_t end = close != nullptr ? content_end + 3
-                                 : foreign        ? len_
-                                                  : tag_end(html_, len_, i + 1);
+                    size_t after = close != nullptr ? content_end + 3
+                                   : foreign        ? len_
+                                                    : tag_end(html_, len_, i + 1);
                     if (!skipping_ && foreign)
-                        replace_escaped(i, i + 9, content_end, end);
+                        replace_escaped(i, i + 9, content_end, after);
                     else if (!skipping_)
-                        replace(i, end, "");
-                    i = text_from_ = end;
+                        replace(i, after, "");
+                    i = text_from_ = after;
                     continue;
                 }
                 if (n0 < len_ && (html_[i + 1] == '!' || html_[i + 1] == '?'))
