@@ -97,6 +97,11 @@ extern void nd_spill_import(NearDupCall *call, const NdExport *in);
 extern void nd_spill_import_end(NearDupCall *call);
 extern void nd_spill_join_part(NearDupCall *call, const NdPart *part);
 
+/* simhash_near_duplicates_of.c */
+struct sh_prefix_order;
+extern const struct sh_prefix_order *
+simhash_frequent_order(FunctionCallInfo fcinfo, int argno, const char *what);
+
 /* simhash_near_duplicates_citus.c */
 extern bool nd_citus_join(FunctionCallInfo fcinfo);
 

@@ -24,64 +24,6 @@
 #include "near_duplicates.h"
 #include "prefix.h"
 
-/* The order of one call site's list of frequent hashes, kept while the list stays the same. */
-typedef struct prefix_order_cache
-{
-	ArrayType	   *list;
-	sh_prefix_order order;
-} prefix_order_cache;
-
-static const sh_prefix_order *
-frequent_order(FunctionCallInfo fcinfo, ArrayType *arr)
-{
-	prefix_order_cache *cache = (prefix_order_cache *) fcinfo->flinfo->fn_extra;
-	MemoryContext		old;
-	int					count;
-
-	if (cache != NULL && VARSIZE(cache->list) == VARSIZE(arr) &&
-		memcmp(cache->list, arr, VARSIZE(arr)) == 0)
-		return &cache->order;
-	if (ARR_NDIM(arr) > 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != INT8OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("frequent shingles must be a one-dimensional bigint array without NULLs"),
-				 errhint("List shingle hashes of simhash_shingles, the most frequent first.")));
-	count = ARR_NDIM(arr) == 0 ? 0 : ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	if (cache == NULL)
-		cache = palloc0(sizeof(prefix_order_cache));
-	else
-	{
-		pfree(cache->list);
-		if (cache->order.n > 0)
-		{
-			pfree((void *) cache->order.hashes);
-			pfree((void *) cache->order.ranks);
-		}
-	}
-	memset(&cache->order, 0, sizeof(cache->order));
-	cache->list = (ArrayType *) palloc(VARSIZE(arr));
-	memcpy(cache->list, arr, VARSIZE(arr));
-	if (count > 0)
-	{
-		uint64_t *hashes = palloc(sizeof(uint64_t) * count);
-		uint32_t *ranks = palloc(sizeof(uint32_t) * count);
-		size_t	  n = 0;
-
-		/* no NULLs: the data follows the fixed header */
-		SH_CHECK(sh_prefix_order_build((const uint64_t *) ((const char *) cache->list +
-														   ARR_OVERHEAD_NONULLS(1)),
-									   (size_t) count, hashes, ranks, &n),
-				 "simhash_prefix");
-		cache->order.hashes = hashes;
-		cache->order.ranks = ranks;
-		cache->order.n = n;
-	}
-	fcinfo->flinfo->fn_extra = cache;
-	MemoryContextSwitchTo(old);
-	return &cache->order;
-}
-
 /*
  * simhash_prefix(set bigint[], threshold float8, overlap int, frequent
  * bigint[]): the set's prefix at threshold that holds overlap common hashes,
@@ -94,7 +36,7 @@ simhash_prefix(PG_FUNCTION_ARGS)
 	ArrayType			  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	float8				   threshold = PG_GETARG_FLOAT8(1);
 	int32				   overlap = PG_GETARG_INT32(2);
-	const sh_prefix_order *order = frequent_order(fcinfo, PG_GETARG_ARRAYTYPE_P(3));
+	const sh_prefix_order *order = simhash_frequent_order(fcinfo, 3, "simhash_prefix");
 	int					   n;
 	size_t				   len;
 	const uint64_t		  *v;

@@ -39,6 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "near_duplicates.h"
 #include "prefix.h"
 #include "text.h"
 
@@ -112,7 +113,8 @@ token_array(const uint64_t *tokens, size_t n)
 /*
  * The order of a call's list of frequent shingles (argument argno: bigint[],
  * most frequent first), built once per list and kept in fn_extra: an index
- * build or a scan passes the same list for every row.
+ * build or a scan passes the same list for every row.  what names the SQL
+ * function in an error.  simhash_prefix (the Citus join's) uses it too.
  */
 typedef struct order_cache
 {
@@ -120,8 +122,8 @@ typedef struct order_cache
 	sh_prefix_order order;
 } order_cache;
 
-static const sh_prefix_order *
-call_order(FunctionCallInfo fcinfo, int argno)
+const sh_prefix_order *
+simhash_frequent_order(FunctionCallInfo fcinfo, int argno, const char *what)
 {
 	ArrayType	 *arr = PG_GETARG_ARRAYTYPE_P(argno);
 	order_cache	 *cache = (order_cache *) fcinfo->flinfo->fn_extra;
@@ -163,7 +165,7 @@ call_order(FunctionCallInfo fcinfo, int argno)
 		SH_CHECK(sh_prefix_order_build((const uint64_t *) ((const char *) cache->list +
 														   ARR_OVERHEAD_NONULLS(1)),
 									   (size_t) count, hashes, ranks, &n),
-				 "simhash_prefix_tokens");
+				 what);
 		cache->order.hashes = hashes;
 		cache->order.ranks = ranks;
 		cache->order.n = n;
@@ -184,7 +186,7 @@ simhash_prefix_tokens(PG_FUNCTION_ARGS)
 	uint64_t			  *set, *tokens;
 
 	simhash_check_threshold(t);
-	order = call_order(fcinfo, 2);
+	order = simhash_frequent_order(fcinfo, 2, "simhash_prefix_tokens");
 	set = doc_shingles(PG_GETARG_TEXT_PP(0), false, &n);
 	cap = sh_prefix_tokens_room(n, t);
 	tokens = palloc_extended(sizeof(uint64_t) * cap, MCXT_ALLOC_HUGE);
@@ -203,7 +205,7 @@ simhash_prefix_probe(PG_FUNCTION_ARGS)
 	uint64_t			  *set, *tokens;
 
 	simhash_check_threshold(t);
-	order = call_order(fcinfo, 2);
+	order = simhash_frequent_order(fcinfo, 2, "simhash_prefix_tokens");
 	set = doc_shingles(PG_GETARG_TEXT_PP(0), true, &n);
 	cap = sh_prefix_probe_room(n, t);
 	tokens = palloc_extended(sizeof(uint64_t) * cap, MCXT_ALLOC_HUGE);
