@@ -35,7 +35,7 @@ extern int simhash_max_distance;
 extern int simhash_html_memory_limit;
 
 /*
- * simhash.near_duplicates_progress (batch/simhash_near_duplicates.c): rows
+ * simhash.near_duplicates_progress (batch/near_duplicates_result.c): rows
  * read and sets joined between the progress NOTICEs of
  * simhash_near_duplicates; 0 for none.
  */

@@ -1,8 +1,14 @@
 /*
- * near_duplicates.h — what the two halves of simhash_near_duplicates share:
- * the state of one call (simhash_near_duplicates.c reads the rows and joins
- * in memory; near_duplicates_spill.c joins in batches on disk when the sets
- * outgrow work_mem).  Internal to src/batch.
+ * near_duplicates.h — what the files of simhash_near_duplicates share: the
+ * state of one call, and each file's functions.  Internal to src/batch.
+ *
+ * The files call downwards only, in this order:
+ *   simhash_near_duplicates.c   the SQL functions: reads the rows, joins in
+ *                               memory, or on disk with or without workers
+ *   near_duplicates_parallel.c  the disk join's parts shared with workers
+ *   near_duplicates_spill.c     the disk join: the file of the sets in join
+ *                               order and its chunks
+ *   near_duplicates_result.c    where the pairs go; the result's checks
  */
 #ifndef SIMHASH_NEAR_DUPLICATES_H
 #define SIMHASH_NEAR_DUPLICATES_H
@@ -49,9 +55,10 @@ typedef struct NearDupCall
 	BufFile *pair_sink; /* in a worker: where its pairs of keys go */
 } NearDupCall;
 
-/* simhash_near_duplicates.c */
+/* near_duplicates_result.c */
 extern void nd_put_pair(NearDupCall *call, const char *ka, uint32 alen, const char *kb, uint32 blen,
 						double similarity);
+extern void nd_put_file_pairs(NearDupCall *call, BufFile *file, uint64 npairs);
 extern void nd_check_result_pairs(double pairs);
 extern size_t nd_result_kb(void);
 extern double nd_work_mem_kb(double bytes);
@@ -75,17 +82,17 @@ typedef struct NdPart
 } NdPart;
 
 /* near_duplicates_parallel.c */
-extern BufFile *nd_spill_file(NearDupCall *call, const char *name);
-extern uint32	nd_parallel_join(NearDupCall *call);
-extern void		nd_parallel_put(NearDupCall *call, const char *ka, uint32 alen, const char *kb,
-								uint32 blen, double similarity);
+extern void	  nd_parallel_fileset(NearDupCall *call);
+extern uint32 nd_parallel_join(NearDupCall *call);
 
 /* near_duplicates_spill.c */
 extern void nd_spill_begin(NearDupCall *call);
 extern void
 nd_spill_add(NearDupCall *call, const uint64_t *hashes, size_t n, const char *key, uint32 keylen);
 extern void	  nd_check_text(NearDupCall *call, size_t n, const char *key, uint32 keylen);
-extern void	  nd_spill_join(NearDupCall *call);
+extern void	  nd_spill_write_joined(NearDupCall *call);
+extern uint32 nd_spill_join_chunks(NearDupCall *call);
+extern void	  nd_spill_close_joined(NearDupCall *call);
 extern void	  nd_spill_release(NearDupCall *call);
 extern uint64 nd_spill_chunk_load(NearDupCall *call, uint64 start, uint32 *placed);
 extern void	  nd_spill_chunk_own(NearDupCall *call);

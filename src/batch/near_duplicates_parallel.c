@@ -63,14 +63,6 @@ typedef struct NdWorkerDone
 	uint64 pairs;	/* pairs of keys written for the leader */
 } NdWorkerDone;
 
-/* A pair of keys as a worker hands it to the leader: this, then the two keys. */
-typedef struct NdPairRecord
-{
-	uint32 alen;
-	uint32 blen;
-	double similarity;
-} NdPairRecord;
-
 static void
 delete_files(void *arg)
 {
@@ -86,41 +78,23 @@ workers_allowed(void)
 }
 
 /*
- * A new temporary file of the call: in a FileSet, named, if workers may
- * open it later (the set is deleted when the call's memory goes, on error
- * too), else an anonymous one.
+ * Gives the call a FileSet for the file in join order when workers may join
+ * it later (the set is deleted when the call's memory goes, on error too);
+ * without one, the file is an anonymous temporary file.
  */
-BufFile *
-nd_spill_file(NearDupCall *call, const char *name)
-{
-	if (call->fileset == NULL && workers_allowed())
-	{
-		MemoryContextCallback *cb = MemoryContextAlloc(call->cxt, sizeof(MemoryContextCallback));
-
-		call->fileset = MemoryContextAllocZero(call->cxt, sizeof(FileSet));
-		FileSetInit(call->fileset);
-		cb->func = delete_files;
-		cb->arg = call->fileset;
-		MemoryContextRegisterResetCallback(call->cxt, cb);
-	}
-	if (call->fileset != NULL)
-		return BufFileCreateFileSet(call->fileset, name);
-	return BufFileCreateTemp(false);
-}
-
 void
-nd_parallel_put(NearDupCall *call, const char *ka, uint32 alen, const char *kb, uint32 blen,
-				double similarity)
+nd_parallel_fileset(NearDupCall *call)
 {
-	NdPairRecord r;
+	MemoryContextCallback *cb;
 
-	r.alen = alen;
-	r.blen = blen;
-	r.similarity = similarity;
-	BufFileWrite(call->pair_sink, &r, sizeof(r));
-	BufFileWrite(call->pair_sink, unconstify(char *, ka), alen);
-	BufFileWrite(call->pair_sink, unconstify(char *, kb), blen);
-	call->emitted++;
+	if (call->fileset != NULL || !workers_allowed())
+		return;
+	cb = MemoryContextAlloc(call->cxt, sizeof(MemoryContextCallback));
+	call->fileset = MemoryContextAllocZero(call->cxt, sizeof(FileSet));
+	FileSetInit(call->fileset);
+	cb->func = delete_files;
+	cb->arg = call->fileset;
+	MemoryContextRegisterResetCallback(call->cxt, cb);
 }
 
 /* Takes the next part nobody has taken, or returns false. */
@@ -176,26 +150,9 @@ simhash_near_duplicates_worker(dsm_segment *seg, shm_toc *toc)
 static void
 emit_worker_pairs(NearDupCall *call, int worker, uint64 npairs)
 {
-	BufFile		  *file = BufFileOpenFileSet(call->fileset, pairs_name(worker), O_RDONLY, false);
-	StringInfoData keys;
-	NdPairRecord   r;
+	BufFile *file = BufFileOpenFileSet(call->fileset, pairs_name(worker), O_RDONLY, false);
 
-	initStringInfo(&keys);
-	for (uint64 i = 0; i < npairs; i++)
-	{
-		if (BufFileRead(file, &r, sizeof(r)) != sizeof(r))
-			ereport(ERROR, (errcode_for_file_access(),
-							errmsg("could not read a temporary file of simhash_near_duplicates")));
-		resetStringInfo(&keys);
-		enlargeStringInfo(&keys, (int) (r.alen + r.blen));
-		if (BufFileRead(file, keys.data, r.alen + r.blen) != r.alen + r.blen)
-			ereport(ERROR, (errcode_for_file_access(),
-							errmsg("could not read a temporary file of simhash_near_duplicates")));
-		nd_put_pair(call, keys.data, r.alen, keys.data + r.alen, r.blen, r.similarity);
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	pfree(keys.data);
+	nd_put_file_pairs(call, file, npairs);
 	BufFileClose(file);
 }
 

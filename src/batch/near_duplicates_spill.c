@@ -42,6 +42,7 @@
 #define MAX_KEY_SHOWN	64
 #define SEGMENT_BYTES	((off_t) 1 << 30) /* a BufFile's segment (buffile.c) */
 #define EMIT_POLL		1024
+#define JOINED_NAME		"joined" /* the file in join order, in the call's FileSet */
 
 /* The columns of a row's tuple in the sort. */
 enum
@@ -373,7 +374,9 @@ write_joined(NearDupCall *call)
 	double		  shared = 0;
 	MemoryContext old = MemoryContextSwitchTo(call->cxt);
 
-	sp->joined = nd_spill_file(call, "joined");
+	/* in the call's FileSet, workers may open it by name (nd_spill_import) */
+	sp->joined = call->fileset != NULL ? BufFileCreateFileSet(call->fileset, JOINED_NAME)
+									   : BufFileCreateTemp(false);
 	MemoryContextSwitchTo(old);
 	tuplesort_performsort(sp->sort);
 	for (uint64 r = 0;; r++)
@@ -645,9 +648,38 @@ nd_spill_chunk_probe(NearDupCall *call, uint64 from, uint64 to)
 	call->candidates = sh_ndc_candidates(sp->chunk);
 }
 
-/* Every chunk, one after another; returns their number. */
-static uint32
-join_chunks(NearDupCall *call)
+/*
+ * The sets once every row is read: sorted, and each distinct set written
+ * once to the file in join order (in the call's FileSet when it has one);
+ * then the chunks can be joined, by nd_spill_join_chunks or by parts.
+ */
+void
+nd_spill_write_joined(NearDupCall *call)
+{
+	NearDupSpill *sp = call->spill;
+	double		  need, shared;
+
+	check_largest(call);
+	shared = write_joined(call);
+	nd_check_result_pairs(shared);
+	/* besides the chunk: the buffers of one set */
+	sp->room = call->budget > (size_t) sp->cap * 20 + MIN_CHUNK_BYTES
+				   ? call->budget - (size_t) sp->cap * 20
+				   : MIN_CHUNK_BYTES;
+	need = (double) sh_nd_memory_needed(sp->hashes, sp->nsets, sp->nrows) + (double) sp->key_bytes +
+		   (double) sp->nrows * 56;
+	ereport(NOTICE, (errmsg("simhash_near_duplicates: " UINT64_FORMAT
+							" rows, %u distinct shingle sets, " UINT64_FORMAT
+							" shingles do not fit in work_mem (%d kB); joining on disk in "
+							"chunks of %zu kB",
+							sp->nrows, sp->nsets, sp->hashes, work_mem, sp->room / 1024),
+					 errhint("With work_mem at %.0f kB or more the whole call joins in memory.",
+							 nd_work_mem_kb(need))));
+}
+
+/* Every chunk, one after another, in this process; returns their number. */
+uint32
+nd_spill_join_chunks(NearDupCall *call)
 {
 	NearDupSpill *sp = call->spill;
 	uint64		  start = 0;
@@ -674,34 +706,12 @@ join_chunks(NearDupCall *call)
 	return nchunks;
 }
 
-/* The join on disk, once every row is read. */
+/* Once the chunks are joined: the file in join order is closed. */
 void
-nd_spill_join(NearDupCall *call)
+nd_spill_close_joined(NearDupCall *call)
 {
 	NearDupSpill *sp = call->spill;
-	double		  need, shared;
-	uint32		  nchunks;
 
-	check_largest(call);
-	shared = write_joined(call);
-	nd_check_result_pairs(shared);
-	/* besides the chunk: the buffers of one set */
-	sp->room = call->budget > (size_t) sp->cap * 20 + MIN_CHUNK_BYTES
-				   ? call->budget - (size_t) sp->cap * 20
-				   : MIN_CHUNK_BYTES;
-	need = (double) sh_nd_memory_needed(sp->hashes, sp->nsets, sp->nrows) + (double) sp->key_bytes +
-		   (double) sp->nrows * 56;
-	ereport(NOTICE, (errmsg("simhash_near_duplicates: " UINT64_FORMAT
-							" rows, %u distinct shingle sets, " UINT64_FORMAT
-							" shingles do not fit in work_mem (%d kB); joining on disk in "
-							"chunks of %zu kB",
-							sp->nrows, sp->nsets, sp->hashes, work_mem, sp->room / 1024),
-					 errhint("With work_mem at %.0f kB or more the whole call joins in memory.",
-							 nd_work_mem_kb(need))));
-	nchunks = nd_parallel_join(call);
-	if (nchunks == 0)
-		nchunks = join_chunks(call);
-	elog(DEBUG1, "simhash_near_duplicates: %u chunks", nchunks);
 	BufFileClose(sp->joined);
 	sp->joined = NULL;
 }
@@ -839,7 +849,7 @@ nd_spill_import(NearDupCall *call, const NdExport *in)
 	sp->max_len = in->max_len;
 	initStringInfo(&sp->keys);
 	initStringInfo(&sp->ckeys);
-	sp->joined = BufFileOpenFileSet(call->fileset, "joined", O_RDONLY, false);
+	sp->joined = BufFileOpenFileSet(call->fileset, JOINED_NAME, O_RDONLY, false);
 	call->spill = sp;
 	MemoryContextSwitchTo(old);
 }

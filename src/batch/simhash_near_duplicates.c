@@ -13,9 +13,10 @@
  *
  * Memory: the core's sets and the keys stay within work_mem.  When they
  * would not (while reading, or when the join is sized), the sets move to
- * temporary files and the join runs in batches there (near_duplicates_spill.c),
- * with the same pairs.  The pairs go to the SRF's tuplestore, which spills
- * beyond work_mem.
+ * temporary files and the join runs by chunks there (near_duplicates_spill.c),
+ * with the same pairs, shared with parallel workers when it is large
+ * (near_duplicates_parallel.c).  The pairs go to the SRF's tuplestore, which
+ * spills beyond work_mem (near_duplicates_result.c).
  *
  * The core objects live across calls that may raise an error, so a reset
  * callback of the call's memory context frees them if one does; the core
@@ -26,8 +27,6 @@
  * with the rows returned at the end.
  */
 #include "simhash.h"
-
-#include <math.h>
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
@@ -48,9 +47,6 @@
 #define FETCH_ROWS 1000
 #define PAIR_CHUNK 4096
 #define EMIT_POLL  1024
-
-/* simhash.near_duplicates_progress (simhash.c). */
-int simhash_near_duplicates_progress = 100000;
 
 /* The attribute number of an existing column, or 42703. */
 static AttrNumber
@@ -269,47 +265,6 @@ check_bodies(const NearDupCall *call, const char *what)
 						 "row's name: were they swapped?")));
 }
 
-/* "C" collation order of two keys: bytes, then length. */
-static int
-key_cmp(const char *a, uint32 alen, const char *b, uint32 blen)
-{
-	int c = memcmp(a, b, Min(alen, blen));
-
-	if (c == 0)
-		c = (alen > blen) - (alen < blen);
-	return c;
-}
-
-/*
- * Returns one pair of rows, as (smaller key, larger key); equal keys are
- * never paired.
- */
-void
-nd_put_pair(NearDupCall *call, const char *ka, uint32 alen, const char *kb, uint32 blen,
-			double similarity)
-{
-	ReturnSetInfo *rsinfo = call->rsinfo;
-	int			   c;
-	Datum		   values[3];
-	bool		   isnull[3] = {false, false, false};
-
-	if (call->pair_sink != NULL)
-	{
-		nd_parallel_put(call, ka, alen, kb, blen, similarity); /* a worker's, for the leader */
-		return;
-	}
-	c = key_cmp(ka, alen, kb, blen);
-	if (c == 0)
-		return;
-	values[0] = PointerGetDatum(cstring_to_text_with_len(c < 0 ? ka : kb, c < 0 ? alen : blen));
-	values[1] = PointerGetDatum(cstring_to_text_with_len(c < 0 ? kb : ka, c < 0 ? blen : alen));
-	values[2] = Float8GetDatum(similarity);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
-	pfree(DatumGetPointer(values[0]));
-	pfree(DatumGetPointer(values[1]));
-	call->emitted++;
-}
-
 /*
  * Returns the row pairs of a verified pair of sets of the in-memory join
  * (sa == sb: the rows that share sa).
@@ -333,28 +288,6 @@ emit_rows(NearDupCall *call, uint32 sa, uint32 sb, double similarity)
 				CHECK_FOR_INTERRUPTS();
 			}
 		}
-}
-
-/*
- * The row pairs of rows sharing a set are known before any is written: a
- * result that temp_file_limit could not hold is refused up front rather than
- * after filling the disk.
- */
-void
-nd_check_result_pairs(double pairs)
-{
-	double bytes;
-
-	/* a tuple of two short keys and a float8, as the tuplestore writes it */
-	bytes = pairs * 48.0;
-	if (temp_file_limit >= 0 && bytes > (double) temp_file_limit * 1024.0)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("simhash_near_duplicates would return at least %.0f pairs of rows with "
-						"identical texts, more than temp_file_limit (%d kB) holds",
-						pairs, temp_file_limit),
-				 errhint("Keep one row of each identical body first (SELECT DISTINCT ON), or "
-						 "raise temp_file_limit.")));
 }
 
 /* The in-memory join, once the core has taken every row. */
@@ -417,21 +350,6 @@ join_in_memory(NearDupCall *call, sh_nd_stats *stats)
 	pfree(pairs);
 }
 
-/* The pairs' tuplestore takes this share of work_mem (it spills beyond), the join the rest. */
-#define RESULT_SHARE 8
-
-size_t
-nd_result_kb(void)
-{
-	return (size_t) Max(work_mem / RESULT_SHARE, 8);
-}
-
-double
-nd_work_mem_kb(double bytes)
-{
-	return ceil(bytes / 1024.0 * RESULT_SHARE / (RESULT_SHARE - 1));
-}
-
 /*
  * Materializes the SRF with a tuplestore of nd_result_kb(), so the pairs
  * and the join together stay within work_mem.
@@ -448,6 +366,25 @@ init_result(FunctionCallInfo fcinfo)
 	rsinfo->setResult = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
 											  false, (int) nd_result_kb());
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The join on disk, once every row is read: the file of the sets in join
+ * order (in a FileSet when workers may join it), then its chunks, with
+ * workers or alone.
+ */
+static void
+join_on_disk(NearDupCall *call)
+{
+	uint32 nchunks;
+
+	nd_parallel_fileset(call);
+	nd_spill_write_joined(call);
+	nchunks = nd_parallel_join(call);
+	if (nchunks == 0)
+		nchunks = nd_spill_join_chunks(call);
+	elog(DEBUG1, "simhash_near_duplicates: %u chunks", nchunks);
+	nd_spill_close_joined(call);
 }
 
 /* Reads the portal's rows and returns every verified pair of them. */
@@ -494,7 +431,7 @@ near_duplicates(FunctionCallInfo fcinfo, Portal portal, double threshold, const 
 		}
 	}
 	if (call->spill != NULL)
-		nd_spill_join(call);
+		join_on_disk(call);
 
 	ereport(NOTICE,
 			(errmsg("simhash_near_duplicates: " UINT64_FORMAT " pairs of rows (" UINT64_FORMAT
