@@ -120,6 +120,15 @@ file_seek(BufFile *file, uint64 pos)
 						errmsg("could not seek in a temporary file of simhash_near_duplicates")));
 }
 
+/* Moves len bytes on from where the file is. */
+static void
+file_skip(BufFile *file, off_t len)
+{
+	if (BufFileSeek(file, 0, len, SEEK_CUR) != 0)
+		ereport(ERROR, (errcode_for_file_access(),
+						errmsg("could not seek in a temporary file of simhash_near_duplicates")));
+}
+
 static void
 file_read(BufFile *file, void *data, size_t len)
 {
@@ -429,11 +438,12 @@ write_joined(NearDupCall *call)
 }
 
 /*
- * Reads the next set of the file in join order into *h and the buffers (its
- * keys into sp->keys); false at its end.
+ * Reads the header of the next set of the file in join order into *h and,
+ * with body set, the rest of its record into the buffers (its keys into
+ * sp->keys); without, skips the rest.  False at the file's end.
  */
 static bool
-read_joined(NearDupCall *call, JoinedSet *h)
+read_joined(NearDupCall *call, JoinedSet *h, bool body)
 {
 	NearDupSpill *sp = call->spill;
 	size_t		  got = BufFileRead(sp->joined, h, sizeof(JoinedSet));
@@ -443,6 +453,12 @@ read_joined(NearDupCall *call, JoinedSet *h)
 	if (got != sizeof(JoinedSet))
 		ereport(ERROR, (errcode_for_file_access(),
 						errmsg("could not read a temporary file of simhash_near_duplicates")));
+	if (!body)
+	{
+		file_skip(sp->joined, (off_t) (sizeof(uint64) + sizeof(uint32)) * h->m +
+								  (off_t) sizeof(uint64) * h->n + (off_t) h->key_bytes);
+		return true;
+	}
 	reserve(call, h->n);
 	file_read(sp->joined, sp->tokens, sizeof(uint64) * h->m);
 	file_read(sp->joined, sp->pos, sizeof(uint32) * h->m);
@@ -452,6 +468,23 @@ read_joined(NearDupCall *call, JoinedSet *h)
 	file_read(sp->joined, sp->keys.data, h->key_bytes);
 	sp->keys.len = (int) h->key_bytes;
 	return true;
+}
+
+/*
+ * Where the file in join order is cut into chunks, for the load and the
+ * plan of parallel parts alike: whether set h starts a chunk, given what the
+ * chunk being filled takes so far (*bytes, 0 before the first set); *bytes
+ * becomes what the chunk that takes h takes with it.  A chunk takes at least
+ * one set, and the sets after it while they fit in sp->room.
+ */
+static bool
+chunk_starts_at(const NearDupSpill *sp, const JoinedSet *h, double *bytes)
+{
+	double need = (double) sh_ndc_set_bytes(h->n, h->m) + h->key_bytes + 8;
+	bool   starts = *bytes == 0 || *bytes + need > (double) sp->room;
+
+	*bytes = (starts ? 0 : *bytes) + need;
+	return starts;
 }
 
 /* The next key of a list of (uint32 length, bytes); advances *at. */
@@ -550,12 +583,10 @@ nd_spill_chunk_load(NearDupCall *call, uint64 start, uint32 *placed)
 	{
 		uint64	  at = file_tell(sp->joined);
 		JoinedSet h;
-		double	  need;
 
-		if (!read_joined(call, &h))
+		if (!read_joined(call, &h, true))
 			break;
-		need = (double) sh_ndc_set_bytes(h.n, h.m) + h.key_bytes + 8;
-		if (sh_ndc_sets(sp->chunk) > 0 && bytes + need > (double) sp->room)
+		if (chunk_starts_at(sp, &h, &bytes) && sh_ndc_sets(sp->chunk) > 0)
 		{
 			SH_CHECK(sh_ndc_build(sp->chunk), "simhash_near_duplicates");
 			*placed = sh_ndc_sets(sp->chunk);
@@ -566,7 +597,6 @@ nd_spill_chunk_load(NearDupCall *call, uint64 start, uint32 *placed)
 		keep_chunk_keys(call, h.nrows);
 		SH_CHECK(sh_ndc_add(sp->chunk, h.set, sp->hbuf, h.n, sp->tokens, sp->pos, h.m),
 				 "simhash_near_duplicates");
-		bytes += need;
 	}
 	SH_CHECK(sh_ndc_build(sp->chunk), "simhash_near_duplicates");
 	*placed = sh_ndc_sets(sp->chunk);
@@ -618,7 +648,7 @@ nd_spill_chunk_probe(NearDupCall *call, uint64 from, uint64 to)
 	JoinedSet	  h;
 
 	file_seek(sp->joined, from);
-	for (uint32 probed = 0; file_tell(sp->joined) < to && read_joined(call, &h); probed++)
+	for (uint32 probed = 0; file_tell(sp->joined) < to && read_joined(call, &h, true); probed++)
 	{
 		size_t ncand;
 
@@ -734,12 +764,13 @@ nd_spill_export(NearDupCall *call, NdExport *out)
 
 /*
  * The work split into parts for `participants` processes: every chunk (cut
- * as nd_spill_chunk_load cuts them), and the sets after it that probe it cut
- * into runs of about equal numbers of the sets that may reach it (its largest
- * set over the threshold: the length filter).  The first part of a chunk also
- * joins it with itself; its last runs to the end of the file, where the
- * length filter stops it, so where the cuts fall changes the balance only,
- * never the pairs.  One pass over the headers; 12 bytes a set meanwhile.
+ * by chunk_starts_at, as nd_spill_chunk_load cuts), and the sets after it
+ * that probe it cut into runs of about equal numbers of the sets that may
+ * reach it (its largest set over the threshold: the length filter).  The
+ * first part of a chunk also joins it with itself; its last runs to the end
+ * of the file, where the length filter stops it, so where the cuts fall
+ * changes the balance only, never the pairs.  One pass over the headers; 12
+ * bytes a set meanwhile.
  */
 NdPart *
 nd_spill_plan_parts(NearDupCall *call, int participants, uint32 *nchunks, uint32 *nparts)
@@ -759,19 +790,13 @@ nd_spill_plan_parts(NearDupCall *call, int participants, uint32 *nchunks, uint32
 	for (uint32 i = 0; i < sp->nsets; i++)
 	{
 		JoinedSet h;
-		double	  need;
 
 		off[i] = file_tell(sp->joined);
-		file_read(sp->joined, &h, sizeof(h));
-		if (BufFileSeek(sp->joined, 0, (off_t) h.m * 12 + (off_t) h.n * 8 + (off_t) h.key_bytes,
-						SEEK_CUR) != 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not seek in a temporary file of simhash_near_duplicates")));
+		if (!read_joined(call, &h, false))
+			ereport(ERROR, (errcode_for_file_access(),
+							errmsg("could not read a temporary file of simhash_near_duplicates")));
 		len[i] = h.n;
-		/* as nd_spill_chunk_load */
-		need = (double) sh_ndc_set_bytes(h.n, h.m) + h.key_bytes + 8;
-		if (i == 0 || bytes + need > (double) sp->room)
+		if (chunk_starts_at(sp, &h, &bytes))
 		{
 			if (k == maxchunks)
 			{
@@ -779,9 +804,7 @@ nd_spill_plan_parts(NearDupCall *call, int participants, uint32 *nchunks, uint32
 				first = repalloc_huge(first, sizeof(uint32) * maxchunks);
 			}
 			first[k++] = i;
-			bytes = 0;
 		}
-		bytes += need;
 		if ((i & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
@@ -871,7 +894,7 @@ nd_spill_join_part(NearDupCall *call, const NdPart *part)
 {
 	uint32 placed;
 
-	/* the plan cut the chunks as the load does, or the parts would overlap */
+	/* the plan and the load cut alike (chunk_starts_at, the same room), or parts would overlap */
 	if (nd_spill_chunk_load(call, part->chunk, &placed) != part->next)
 		elog(ERROR, "simhash_near_duplicates: a parallel part does not match its chunk");
 	if (part->own)
