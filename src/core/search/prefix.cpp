@@ -150,6 +150,61 @@ sh_status emit(std::vector<uint64_t> &tokens, uint64_t *out, size_t cap, size_t 
     return SH_OK;
 }
 
+// A lookup's tokens: its kept hashes (prefix, in the global order) tagged
+// with every size class a set similar to one of n may have.
+void probe_tags(const std::vector<uint64_t> &prefix, size_t n, double t, std::vector<uint64_t> &tokens)
+{
+    auto range = size_range(n, t);
+    uint32_t first = sh_prefix_size_class(range.first), last = sh_prefix_size_class(range.second);
+    tokens.reserve(sh_prefix_probe_room(n, t));
+    for (uint32_t c = first; c <= last; c++)
+    {
+        if (c >= 8 && c < 24)  // no size has these classes
+            continue;
+        // a stored set of m > n hashes with J >= t shares at
+        // least ceil(t m) with this one, so its second common
+        // hash lies within the first n - ceil(t m) + 2 of ours
+        size_t m = class_min(c), p = prefix.size();
+        if (m > n)
+        {
+            double common = std::ceil((t - SH_PREFIX_SLACK) * static_cast<double>(m));
+            double within = static_cast<double>(n) + 2 - common;
+            p = within < static_cast<double>(p) ? static_cast<size_t>(std::max(within, 0.0)) : p;
+        }
+        tag(prefix, p, c, small_set(n, t), tokens);
+    }
+}
+
+// The tokens of a set: those it is stored under, or (probe) those a lookup
+// of it probes with (sh_prefix_tokens, sh_prefix_probe).
+sh_status tokens_of(const uint64_t *set, size_t n, double t, const sh_prefix_order *order, bool probe,
+                    uint64_t *out, size_t cap, size_t *nout) noexcept
+{
+    *nout = 0;
+    if (!threshold_valid(t))
+        return SH_ERR_ARGUMENT;
+    return sh::guard(
+        [&]
+        {
+            std::vector<uint64_t> tokens;
+            if (n == 0)
+            {
+                tokens.push_back(kEmptyToken);
+                tokens.push_back(second_token(kEmptyToken));
+            }
+            else
+            {
+                std::vector<uint64_t> prefix;
+                leading(set, n, kept(n, t), order, probe, prefix);
+                if (probe)
+                    probe_tags(prefix, n, t, tokens);
+                else
+                    tag(prefix, prefix.size(), sh_prefix_size_class(n), small_set(n, t), tokens);
+            }
+            return emit(tokens, out, cap, nout);
+        });
+}
+
 }  // namespace
 
 size_t sh_prefix_length(size_t n, double t) noexcept
@@ -217,69 +272,13 @@ sh_status sh_prefix_order_build(const uint64_t *by_frequency, size_t n, uint64_t
 sh_status sh_prefix_tokens(const uint64_t *set, size_t n, double t, const sh_prefix_order *order,
                            uint64_t *out, size_t cap, size_t *nout) noexcept
 {
-    *nout = 0;
-    if (!threshold_valid(t))
-        return SH_ERR_ARGUMENT;
-    return sh::guard(
-        [&]
-        {
-            std::vector<uint64_t> tokens;
-            if (n == 0)
-            {
-                tokens.push_back(kEmptyToken);
-                tokens.push_back(second_token(kEmptyToken));
-            }
-            else
-            {
-                std::vector<uint64_t> prefix;
-                leading(set, n, kept(n, t), order, false, prefix);
-                tag(prefix, prefix.size(), sh_prefix_size_class(n), small_set(n, t), tokens);
-            }
-            return emit(tokens, out, cap, nout);
-        });
+    return tokens_of(set, n, t, order, false, out, cap, nout);
 }
 
 sh_status sh_prefix_probe(const uint64_t *set, size_t n, double t, const sh_prefix_order *order,
                           uint64_t *out, size_t cap, size_t *nout) noexcept
 {
-    *nout = 0;
-    if (!threshold_valid(t))
-        return SH_ERR_ARGUMENT;
-    return sh::guard(
-        [&]
-        {
-            std::vector<uint64_t> tokens;
-            if (n == 0)
-            {
-                tokens.push_back(kEmptyToken);
-                tokens.push_back(second_token(kEmptyToken));
-            }
-            else
-            {
-                std::vector<uint64_t> prefix;
-                leading(set, n, kept(n, t), order, true, prefix);
-                auto range = size_range(n, t);
-                uint32_t first = sh_prefix_size_class(range.first), last = sh_prefix_size_class(range.second);
-                tokens.reserve(sh_prefix_probe_room(n, t));
-                for (uint32_t c = first; c <= last; c++)
-                {
-                    if (c >= 8 && c < 24)  // no size has these classes
-                        continue;
-                    // a stored set of m > n hashes with J >= t shares at
-                    // least ceil(t m) with this one, so its second common
-                    // hash lies within the first n - ceil(t m) + 2 of ours
-                    size_t m = class_min(c), p = prefix.size();
-                    if (m > n)
-                    {
-                        double common = std::ceil((t - SH_PREFIX_SLACK) * static_cast<double>(m));
-                        double within = static_cast<double>(n) + 2 - common;
-                        p = within < static_cast<double>(p) ? static_cast<size_t>(std::max(within, 0.0)) : p;
-                    }
-                    tag(prefix, p, c, small_set(n, t), tokens);
-                }
-            }
-            return emit(tokens, out, cap, nout);
-        });
+    return tokens_of(set, n, t, order, true, out, cap, nout);
 }
 
 sh_status sh_prefix_ordered(const uint64_t *set, size_t n, double t, size_t overlap,
