@@ -175,10 +175,14 @@ simhash_frequent_order(FunctionCallInfo fcinfo, int argno, const char *what)
 	return &cache->order;
 }
 
-/* simhash_prefix_tokens(doc text, threshold float8, frequent bigint[]): the indexed tokens. */
-PG_FUNCTION_INFO_V1(simhash_prefix_tokens);
-Datum
-simhash_prefix_tokens(PG_FUNCTION_ARGS)
+/*
+ * The tokens of argument 0 (doc text) at threshold argument 1 in the order
+ * of argument 2 (frequent bigint[]): those a row is indexed under, or with
+ * probe set those a lookup probes with (only a lookup's doc is held to
+ * work_mem by doc_shingles, as before).
+ */
+static ArrayType *
+doc_tokens(FunctionCallInfo fcinfo, bool probe, const char *what)
 {
 	double				   t = PG_GETARG_FLOAT8(1);
 	const sh_prefix_order *order;
@@ -186,12 +190,22 @@ simhash_prefix_tokens(PG_FUNCTION_ARGS)
 	uint64_t			  *set, *tokens;
 
 	simhash_check_threshold(t);
-	order = simhash_frequent_order(fcinfo, 2, "simhash_prefix_tokens");
-	set = doc_shingles(PG_GETARG_TEXT_PP(0), false, &n);
-	cap = sh_prefix_tokens_room(n, t);
+	order = simhash_frequent_order(fcinfo, 2, what);
+	set = doc_shingles(PG_GETARG_TEXT_PP(0), probe, &n);
+	cap = probe ? sh_prefix_probe_room(n, t) : sh_prefix_tokens_room(n, t);
 	tokens = palloc_extended(sizeof(uint64_t) * cap, MCXT_ALLOC_HUGE);
-	SH_CHECK(sh_prefix_tokens(set, n, t, order, tokens, cap, &ntok), "simhash_prefix_tokens");
-	PG_RETURN_ARRAYTYPE_P(token_array(tokens, ntok));
+	SH_CHECK(probe ? sh_prefix_probe(set, n, t, order, tokens, cap, &ntok)
+				   : sh_prefix_tokens(set, n, t, order, tokens, cap, &ntok),
+			 what);
+	return token_array(tokens, ntok);
+}
+
+/* simhash_prefix_tokens(doc text, threshold float8, frequent bigint[]): the indexed tokens. */
+PG_FUNCTION_INFO_V1(simhash_prefix_tokens);
+Datum
+simhash_prefix_tokens(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_ARRAYTYPE_P(doc_tokens(fcinfo, false, "simhash_prefix_tokens"));
 }
 
 /* simhash_prefix_probe(doc text, threshold float8, frequent bigint[]): the tokens of a lookup. */
@@ -199,18 +213,7 @@ PG_FUNCTION_INFO_V1(simhash_prefix_probe);
 Datum
 simhash_prefix_probe(PG_FUNCTION_ARGS)
 {
-	double				   t = PG_GETARG_FLOAT8(1);
-	const sh_prefix_order *order;
-	size_t				   n, cap, ntok = 0;
-	uint64_t			  *set, *tokens;
-
-	simhash_check_threshold(t);
-	order = simhash_frequent_order(fcinfo, 2, "simhash_prefix_tokens");
-	set = doc_shingles(PG_GETARG_TEXT_PP(0), true, &n);
-	cap = sh_prefix_probe_room(n, t);
-	tokens = palloc_extended(sizeof(uint64_t) * cap, MCXT_ALLOC_HUGE);
-	SH_CHECK(sh_prefix_probe(set, n, t, order, tokens, cap, &ntok), "simhash_prefix_probe");
-	PG_RETURN_ARRAYTYPE_P(token_array(tokens, ntok));
+	PG_RETURN_ARRAYTYPE_P(doc_tokens(fcinfo, true, "simhash_prefix_probe"));
 }
 
 /* The distinct non-NULL elements of a bigint[] (palloc'd, ascending), *n of them. */
