@@ -9,6 +9,9 @@
  *   near_duplicates_spill.c     the disk join: the file of the sets in join
  *                               order and its chunks
  *   near_duplicates_result.c    where the pairs go; the result's checks
+ * Beside them: simhash_near_duplicates_citus.c (the entry hands it a Citus
+ * table) and simhash_near_duplicates_of.c (the lookup's functions, whose
+ * frequent-list order the Citus join uses too).
  */
 #ifndef SIMHASH_NEAR_DUPLICATES_H
 #define SIMHASH_NEAR_DUPLICATES_H
