@@ -12,7 +12,7 @@
 #   what the scan of the dumped files answers;
 # - the script's CSV is well-formed (a row per N and query type, positive
 #   times, the load) and its average answer counts are the reference's.
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0
 ok() { echo "ok: $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
