@@ -9,7 +9,8 @@
 #     bash bench/limit_ratios.sh
 #
 # LIMIT_RATIOS_ROWS defaults to 10^5, 10^6, 10^7 and 10^8 (the sizes of
-# bench/index_sweep.sh, bench/scale.sh and the README; 10^8 codes are 800 MB).
+# bench/index_sweep.sh, bench/scale.sh and the README; 10^8 codes are 800 MB
+# of memory, and their 2,700 scans take 4-7 minutes on a loaded 2-core machine).
 # Data: `packed_scan --planted N`, the distribution of bench/scale.sh and
 # bench/planted.sql (90% random codes, 10% copies of random earlier rows with
 # 1..6 bits flipped; queries: half the sources of planted rows, "near", half
