@@ -4,10 +4,20 @@
 //
 //   bench/packed_scan CODES QUERIES [--knn K] [--radius R[,R...]] [--rounds N]
 //                     [--kernel avx2|scalar]
+//   bench/packed_scan --planted N [--queries Q] [--seed S] [--dump DIR] [...]
 //
 // CODES: one code a line, as PostgreSQL writes simhash::bigint (signed
 // decimal) or unsigned decimal; the row at line i (from 0) gets id i + 1, so
 // load the codes in id order.  QUERIES: "qid code" a line.
+// --planted N makes the codes in memory instead (100M rows in a second or two,
+// where 2 GB of text would take a minute to parse), in the distribution of
+// bench/scale.sh and bench/planted.sql: the first N * 9 / 10 rows random, each
+// later row i a copy of a random earlier row (its source) with 1 + i % 6
+// distinct bits flipped; Q queries (default 100), the first Q / 2 the sources
+// of planted rows 2, 4, 6, ... ("near"), the rest fresh random values
+// ("random").  Random values are splitmix64 of the seed, a stream number and
+// the row number, so a seed gives the same codes everywhere.  --dump DIR
+// writes them as DIR/codes and DIR/queries, in the files' formats above.
 // For every round, every query and every query type (KNN-K, then each radius)
 // one scan, timed alone with a steady clock (ns) and the thread's CPU clock
 // (cpu_ns).  Kernels: avx2 (the default when
@@ -204,6 +214,69 @@ std::vector<Query> read_queries(const char *path)
     return qs;
 }
 
+// splitmix64's finaliser: a 64-bit mix good enough for random codes
+uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+// value i of random stream `stream` under `seed`
+uint64_t draw(uint64_t seed, uint64_t stream, uint64_t i)
+{
+    return splitmix64(i ^ splitmix64(seed * 16 + stream));
+}
+
+// The data of bench/scale.sh (90% random, 10% near copies of random earlier
+// rows, 1..6 bits flipped) and its query set, made in memory.
+void make_planted(size_t n, size_t nq, uint64_t seed, std::vector<uint64_t> &codes,
+                  std::vector<Query> &queries)
+{
+    size_t base = n * 9 / 10;
+    if (base == 0)
+        base = n;  // one row: nothing to copy
+    codes.resize(n);
+    for (size_t i = 1; i <= base; i++)
+        codes[i - 1] = draw(seed, 0, i);
+    for (size_t i = 1; i <= n - base; i++)
+    {
+        // bits s, s + u, s + 2u, ... mod 64 with u odd: 1 + i % 6 distinct bits
+        const uint64_t c = 1 + draw(seed, 1, i) % base, s = draw(seed, 2, i) & 63,
+                       u = 2 * (draw(seed, 3, i) & 31) + 1;
+        uint64_t m = 0;
+        for (uint64_t j = 0; j <= i % 6; j++)
+            m |= uint64_t{1} << ((s + j * u) & 63);
+        codes[base + i - 1] = codes[c - 1] ^ m;
+    }
+    queries.clear();
+    for (size_t i = 1; i <= nq; i++)
+    {
+        // near: the source of planted row 2i (it has a copy 1..6 bits away
+        // when 2i <= n - base); random: a fresh value
+        uint64_t q = (i <= nq / 2 && base > 0) ? codes[draw(seed, 1, 2 * i) % base] : draw(seed, 4, i);
+        queries.push_back(Query{static_cast<long long>(i), q});
+    }
+}
+
+void dump(const std::string &dir, const std::vector<uint64_t> &codes, const std::vector<Query> &queries)
+{
+    const std::string cp = dir + "/codes", qp = dir + "/queries";
+    FILE *c = fopen(cp.c_str(), "w");
+    if (!c)
+        die("cannot write " + cp + ": " + strerror(errno));
+    for (uint64_t v : codes)
+        fprintf(c, "%" PRIu64 "\n", v);
+    FILE *q = fopen(qp.c_str(), "w");
+    if (!q)
+        die("cannot write " + qp + ": " + strerror(errno));
+    for (const Query &x : queries)
+        fprintf(q, "%lld %" PRIu64 "\n", x.qid, x.code);
+    if (fclose(c) != 0 || fclose(q) != 0)
+        die("cannot write " + dir + ": " + strerror(errno));
+}
+
 template <class Sink>
 std::vector<Hit> run(const std::string &kernel, const std::vector<uint64_t> &codes, uint64_t q,
                      uint32_t param)
@@ -246,7 +319,8 @@ double percentile(std::vector<double> v, double p)
 
 const char *const kUsage =
     "usage: packed_scan CODES QUERIES [--knn K] [--radius R[,R...]] "
-    "[--rounds N] [--kernel avx2|scalar]";
+    "[--rounds N] [--kernel avx2|scalar]\n"
+    "       packed_scan --planted N [--queries Q] [--seed S] [--dump DIR] [...]";
 
 int main(int argc, char **argv)
 {
@@ -254,6 +328,9 @@ int main(int argc, char **argv)
     size_t knn = 10;
     std::vector<uint32_t> radii;
     int rounds = 1;
+    long long planted = -1, nqueries = 100;
+    uint64_t seed = 1;
+    std::string dump_dir;
 #ifdef __AVX2__
     std::string kernel = "avx2";
 #else
@@ -262,10 +339,28 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
     {
         std::string a = argv[i];
-        if ((a == "--knn" || a == "--radius" || a == "--rounds" || a == "--kernel") && i + 1 < argc)
+        if ((a == "--knn" || a == "--radius" || a == "--rounds" || a == "--kernel" || a == "--planted" ||
+             a == "--queries" || a == "--seed" || a == "--dump") &&
+            i + 1 < argc)
         {
             std::string v = argv[++i];
-            if (a == "--kernel")
+            if (a == "--planted" || a == "--queries")
+            {
+                char *end;
+                long long x = strtoll(v.c_str(), &end, 10);
+                if (v.empty() || *end != '\0' || x < 0)
+                    die(a + " " + v + " is not a count");
+                (a == "--planted" ? planted : nqueries) = x;
+            }
+            else if (a == "--seed")
+            {
+                seed = strtoull(v.c_str(), nullptr, 10);
+            }
+            else if (a == "--dump")
+            {
+                dump_dir = v;
+            }
+            else if (a == "--kernel")
             {
 #ifdef __AVX2__
                 if (v != "avx2" && v != "scalar")
@@ -314,10 +409,21 @@ int main(int argc, char **argv)
             files.push_back(argv[i]);
         }
     }
-    if (files.size() != 2 || rounds < 1)
+    if (files.size() != (planted >= 0 ? 0u : 2u) || rounds < 1 || (!dump_dir.empty() && planted < 0))
         die(kUsage);
-    const std::vector<uint64_t> codes = read_codes(files[0]);
-    const std::vector<Query> queries = read_queries(files[1]);
+    std::vector<uint64_t> codes;
+    std::vector<Query> queries;
+    if (planted >= 0)
+    {
+        make_planted(static_cast<size_t>(planted), static_cast<size_t>(nqueries), seed, codes, queries);
+        if (!dump_dir.empty())
+            dump(dump_dir, codes, queries);
+    }
+    else
+    {
+        codes = read_codes(files[0]);
+        queries = read_queries(files[1]);
+    }
 
     struct Kind
     {

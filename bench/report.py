@@ -446,6 +446,95 @@ def section_limit(out):
     out.append("")
 
 
+def _limit_scan(rows):
+    """{(n, query): row} of results/limit_ratios.csv; a size run twice keeps its last run."""
+    return {(int(r["n"]), r["query"]): r for r in rows}
+
+
+def _index_figures():
+    """[(source, n, figure, index p50 ms, packed-scan query type)]: the index's warm query
+    figures of the parts that ran here, each to be set beside a packed scan of N codes."""
+    figs = []
+    for r in read("scale.csv") or []:
+        if r["metric"] == "radius3_warm_ms" and r["baseline"] == "sequential scan":
+            figs.append(("scale", int(r["n"]), "radius 3, warm p50", float(r["simhash"]), "radius 3"))
+        elif r["metric"] == "knn10_warm_ms" and r["baseline"] == "sequential scan + top-N":
+            figs.append(("scale", int(r["n"]), "KNN-10, random queries, warm p50", float(r["simhash"]), "knn10 random"))
+    ib = read("index_bench.csv")
+    p50 = _find(ib, config="bits=3 blocks=4", metric="ms_p50")
+    if p50:
+        figs.append(("index", int(ib[0]["n"]), "radius 3, p50", float(p50["value"]), "radius 3"))
+    for r in read("index_sweep.csv") or []:
+        figs.append(("sweep", int(r["n"]), f"radius {r['k']}, p50", float(r["index_p50_ms"]), f"radius {r['k']}"))
+    for r in read("index_tuning.csv") or []:
+        figs.append(("tuning", int(r["n"]), f"radius {r['k']}, bits = {r['bits']}, p50", float(r["index_p50_ms"]),
+                     f"radius {r['k']}"))
+    for r in read("planner_knn.csv") or []:
+        if r["bits"] == "3":
+            q = "random" if r["queries"] == "random" else "near"
+            figs.append(("planner", int(r["n"]), f"KNN-10, {q} queries", float(r["index_ms"]), f"knn10 {q}"))
+    return figs
+
+
+def _sig3(x):
+    """three significant digits, trailing zeros kept"""
+    return f"{x:.3g}" if x < 1 else f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:,.0f}"
+
+
+def _times(x):
+    """index ÷ scan, said plainly: 3 significant digits."""
+    return f"{x:.2g}×" if x < 0.1 else f"{x:.2f}×" if x < 10 else f"{x:,.0f}×"
+
+
+def section_limit_ratios(out):
+    rows = read("limit_ratios.csv")
+    out.append("## The limit at the README's sizes: a packed scan of N codes\n")
+    if not rows:
+        out.append("No `results/limit_ratios.csv`: run `PARTS=limit_ratios make bench` (bench/limit_ratios.sh).\n")
+        return
+    scan = _limit_scan(rows)
+    sizes = sorted({n for n, _ in scan})
+    queries = []
+    for r in rows:
+        if r["query"] not in queries:
+            queries.append(r["query"])
+    out.append("`bench/limit_ratios.sh` (issue 31): `bench/packed_scan --planted N` makes N codes in memory in "
+               "the distribution of bench/scale.sh and bench/planted.sql (90% random, 10% copies of earlier rows "
+               "with 1..6 bits flipped; queries half sources of planted rows, \"near\", half fresh, \"random\") and "
+               "scans them once per query and type (popcount(x ^ q) over a uint64 array, one core, "
+               f"{rows[0]['kernel']} kernel). Cells: p50 of one scan, wall time · the thread's CPU time, ms. "
+               "No server: this is the floor an exact index query is measured against. Load: the 1-minute load "
+               "average before and after each size (2 cores, shared); on a loaded machine the wall time of a scan "
+               "of many milliseconds includes time descheduled, so the CPU time is the steadier floor.\n")
+    def cell(n, q):
+        r = scan.get((n, q))
+        return f"{_sig3(float(r['scan_p50_ms']))} · {_sig3(float(r['scan_cpu_p50_ms']))}" if r else "–"
+
+    def about(n, key):
+        r = scan.get((n, "knn10 random")) or next(v for (m, _), v in scan.items() if m == n)
+        return {"ns": f"{float(r['scan_cpu_p50_ms']) * 1e6 / n:.2f}", "load": r["load"],
+                "run": f"{r['label']}, {r['date']}"}[key]
+    out.append(table([{"n": f"{n:,}", **{q: cell(n, q) for q in queries},
+                       **{k: about(n, k) for k in ("ns", "load", "run")}} for n in sizes],
+                     ["n"] + queries + ["ns", "load", "run"],
+                     ["N"] + queries + ["CPU ns/row", "load", "commit, date"]))
+    out.append("")
+    figs = [f for f in _index_figures() if (f[1], f[4]) in scan]
+    out.append("Index figures of this run's other parts beside it (ratio = index p50 ÷ the packed scan's CPU "
+               "p50 at the same N; below 1 the index is faster):\n")
+    if not figs:
+        out.append("None: no index part (scale, index, sweep, tuning, planner) ran here at these sizes; "
+                   "the README's figures are paired by hand in the next section.\n")
+        return
+    out.append(table([{"src": src, "n": f"{n:,}", "fig": fig, "ms": f"{ms:.3g}",
+                       "scan": f"{float(scan[(n, q)]['scan_cpu_p50_ms']):.3g}",
+                       "ratio": _times(ms / float(scan[(n, q)]["scan_cpu_p50_ms"]))}
+                      for src, n, fig, ms, q in figs],
+                     ["src", "n", "fig", "ms", "scan", "ratio"],
+                     ["part", "N", "index figure", "index ms", "packed scan CPU ms", "index ÷ scan"]))
+    out.append("")
+
+
 def _scale_value(v, unit):
     v = float(v)
     if unit == "s":
@@ -971,7 +1060,8 @@ def main():
               section_memory,
               lambda o: section_external(o, "citus", "Scale-out: one node vs Citus coordinator + 2 workers"),
               lambda o: section_external(o, "neardup_online", "Online lookup: simhash_near_duplicates_of"),
-              section_neardup_scale, section_scale, section_limit, section_readme_tables, quality]
+              section_neardup_scale, section_scale, section_limit, section_limit_ratios,
+              section_readme_tables, quality]
     new = []
     for make in makers:
         buf = []

@@ -3,10 +3,11 @@
 # PostgreSQL cluster under /tmp, runs the benchmark parts, writes
 # bench/results/*.csv and regenerates bench/REPORT.md with plots.
 #
-#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale limit neardup_online neardup_scale"   (default: all)
+#   PARTS="fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale limit limit_ratios neardup_online neardup_scale"   (default: all)
 #   SCALE=1        multiplies the data sizes (10 -> 1M-row tables, ...)
 #   SCALE_ROWS     the table sizes of part scale (default 1000000 x SCALE), e.g. "1000000 10000000"
 #   LIMIT_ROWS     the table sizes of part limit (default "100000 1000000" x SCALE)
+#   LIMIT_RATIOS_ROWS  the sizes of part limit_ratios (default "100000 1000000 10000000 100000000")
 #   BENCH_SECONDS  pgbench duration per point and round (default 6)
 #   ROUNDS         pgbench rounds, best kept (default 2 concurrency, 3 insert)
 #
@@ -29,6 +30,9 @@
 # bench/parallel_build.sh, on this cluster's server only.
 # limit (the index against a packed linear scan of the same codes, the
 # physical limit of exact search, over N) is bench/limit.sh -> limit.csv.
+# limit_ratios (the packed scan alone, no server, at the sizes and query types
+# of the README's index figures, which report.py pairs with it) is
+# bench/limit_ratios.sh -> limit_ratios.csv.
 # neardup_online (simhash_near_duplicates_of at 100,000 real documents:
 # index size, p50/p95, candidates per lookup) is bench/neardup_online.sh.
 # neardup_scale (the verified join at NEARDUP_SCALE_DOCS documents, default
@@ -40,7 +44,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCALE=${SCALE:-1}
-PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale limit neardup_online neardup_scale"}
+PARTS=${PARTS:-"fingerprint concurrency insert index sweep tuning planner batch memory ingest steady_mix citus parallel_build scale limit limit_ratios neardup_online neardup_scale"}
 export BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 mkdir -p "$BENCH_RESULTS" bench/plots
 
@@ -77,12 +81,15 @@ for part in $PARTS; do
 		*) script=bench/$part.sh ;;
 	esac
 	log=$BENCH_RESULTS/$part.log
-	# no stale figures in the report (index_sweep.csv belongs to part sweep)
+	# no stale figures in the report (index_sweep.csv belongs to part sweep,
+	# limit_ratios.csv to part limit_ratios, not limit)
 	# (scale.csv, scale_info.csv, neardup_scale_{join,online}.csv: bench/scale.sh and
 	# bench/neardup_scale.py replace the rows of the sizes they run)
 	find "$BENCH_RESULTS" -maxdepth 1 \( -name "$part.*" -o -name "${part}_*.csv" \) ! -name index_sweep.csv \
-		! -name scale.csv ! -name scale_info.csv ! -name neardup_scale_join.csv ! -name neardup_scale_online.csv -delete
+		! -name scale.csv ! -name scale_info.csv ! -name neardup_scale_join.csv ! -name neardup_scale_online.csv \
+		! -name limit_ratios.csv -delete
 	[ "$part" = sweep ] && rm -f "$BENCH_RESULTS/index_sweep.csv"
+	[ "$part" = limit_ratios ] && rm -f "$BENCH_RESULTS/limit_ratios.csv"
 	penv=()
 	if [ "$part" = tuning ]; then
 		rm -f "$BENCH_RESULTS/index_tuning.csv"

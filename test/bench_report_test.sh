@@ -3,7 +3,8 @@
 # README's performance page (docs/performance.md, "the README" below): with no results at all it keeps every section of the report (the
 # hand-written ones included) and leaves the README as it is, twice in a row
 # the same; with the results of bench/scale.sh alone it writes the scale
-# section and the README's scale table and still keeps every other section.
+# section and the README's scale table and still keeps every other section;
+# with limit_ratios.csv beside it, the packed scan's section pairs the two.
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d /tmp/simhash-report-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -47,6 +48,14 @@ n,key,value
 3000,load_1min_at_end,7.5
 3000,pairs_temp_peak_bytes,3221225472
 3000,pairs,did not finish: ERROR: canceling statement due to statement timeout after 10 s
+CSV
+# the packed scan of part limit_ratios beside scale.csv's index figures
+mkdir -p "$tmp/lim"
+cp "$tmp/scale/scale.csv" "$tmp/scale/scale_info.csv" "$tmp/lim/"
+cat >"$tmp/lim/limit_ratios.csv" <<'CSV'
+label,n,query,queries,scan_p50_ms,scan_p95_ms,scan_cpu_p50_ms,ns_row,kernel,rows_avg,load,date
+abc1234,1000,knn10 random,50,2.5,3.0,2.0,2500,avx2,10.0,1.00-2.00,2026-11-28T07:00Z
+abc1234,1000,radius 3,100,0.2,0.3,0.1,200,avx2,0.9,1.00-2.00,2026-11-28T07:00Z
 CSV
 
 /usr/bin/python3 - "$tmp" <<'PY'
@@ -130,6 +139,14 @@ check("three sizes: commit and load per size", "1,000 rows at commit abc1234" in
       and "3,000 rows at commit def5678 (load average 7.5)" in t, t)
 check("three sizes: why pairs are missing", "All pairs at 3,000 rows: did not finish" in t, t)
 check("three sizes: temp peak", "2,000: 1.0 GiB, 3,000: 3.0 GiB" in t, t)
+report5, _ = run("lim")
+lim = sections(report5).get("## The limit at the README's sizes: a packed scan of N codes", "")
+check("limit_ratios: the scan's wall and CPU p50 per N and type",
+      "| 1,000 | 2.50 · 2.00 | 0.2 · 0.1 | 2000.00 | 1.00-2.00 | abc1234, 2026-11-28T07:00Z |" in lim, lim)
+check("limit_ratios: each index figure of the run over the scan's CPU p50 at its N",
+      "| scale | 1,000 | radius 3, warm p50 | 0.05 | 0.1 | 0.50× |" in lim
+      and "| scale | 1,000 | KNN-10, random queries, warm p50 | 10 | 2 | 5.00× |" in lim
+      and "2,000 |" not in lim.split("index ÷ scan")[-1], lim)
 print(f"bench_report: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY
