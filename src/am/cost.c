@@ -42,6 +42,12 @@
 #define PROBE_PAGE_COST 0.06
 /* a page of the sweep, its entries filtered, in units of seq_page_cost */
 #define SWEEP_PAGE_COST 0.5
+/*
+ * a page of the sweep whose keys the backend keeps (dirstore.c): its 581
+ * keys filtered from a packed array, the page itself read only for a key
+ * in range
+ */
+#define SWEEP_KEYED_PAGE_COST 0.12
 /* KNN's linear pass, in sweeps */
 #define KNN_PASS_FACTOR 2.5
 /*
@@ -55,6 +61,24 @@ int
 simhash_covered_radius(int bits, int blocks, int flips)
 {
 	return sh_table_covered_radius(blocks, bits, flips);
+}
+
+/*
+ * The share of `sorted` rows (table 0 of the runs) whose keys a backend may
+ * keep for the sweep (dirstore.c): none when their directories do not fit in
+ * the store's quarter of work_mem, else what simhash.sweep_cache_size holds
+ * (8 bytes a key, 4 a page).
+ */
+static double
+simhash_keyed_share(double sorted)
+{
+	double pages = ceil(sorted / SIMHASH_PAGE_CAPACITY);
+	double dir_bytes = pages * (sizeof(uint64) + sizeof(BlockNumber) + sizeof(Buffer));
+
+	if (sorted <= 0 || dir_bytes > (double) work_mem * 1024 / 4)
+		return 0;
+	return Min(1.0, (double) simhash_sweep_cache_size * 1024 /
+						(sorted * sizeof(uint64) + pages * sizeof(uint32)));
 }
 
 /*
@@ -76,6 +100,7 @@ simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m)
 	for (t = 0; t < m->ntables; t++)
 		m->prefix_bits[t] = tables[t].prefix_bits;
 	pfree(tables);
+	m->keyed = simhash_keyed_share(Max(m->rows - m->pending, 0.0));
 }
 
 /* The least flip count whose probes cover radius; -1 when none does. */
@@ -110,7 +135,8 @@ simhash_linear_cost(const SimhashReadModel *m)
 {
 	double sorted = Max(m->rows - m->pending, 0.0);
 
-	return pages_of(sorted) * SWEEP_PAGE_COST * seq_page_cost;
+	return pages_of(sorted) *
+		   (m->keyed * SWEEP_KEYED_PAGE_COST + (1 - m->keyed) * SWEEP_PAGE_COST) * seq_page_cost;
 }
 
 /* One probe of table t: a directory search and a run page in every run, and the prefix's entries. */

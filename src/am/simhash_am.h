@@ -104,6 +104,7 @@ typedef struct SimhashReadModel
 	int	   blocks;
 	int	   ntables;
 	int	   prefix_bits[SIMHASH_MAX_TABLES];
+	double keyed; /* the share of the sweep's rows whose keys the backend may keep */
 } SimhashReadModel;
 
 /* Read-cost model (cost.c) */
@@ -132,6 +133,12 @@ extern bool simhash_knn_sweep_first(const SimhashReadModel *m);
 #define SIMHASH_SWEEP_ALWAYS 1
 #define SIMHASH_SWEEP_NEVER	 2
 extern int simhash_debug_sweep;
+
+/*
+ * simhash.sweep_cache_size (kB): the sorted keys of table 0 a backend keeps
+ * for the sweep (dirstore.c), which the cost model counts on (cost.c).
+ */
+extern int simhash_sweep_cache_size;
 
 typedef struct SimhashOptions
 {

@@ -12,6 +12,11 @@
  * each was last found in when the backend keeps the directory
  * (ReadRecentBuffer, as KNN's steps), the next page's buffer prefetched into
  * the CPU cache while this one is filtered.
+ *
+ * When the backend keeps the keys of a run's pages (dirstore.c,
+ * simhash.sweep_cache_size), the sweep filters those instead, from one
+ * packed array, and reads only the pages that hold a key in the band: at
+ * large radii and for KNN's later passes, hardly any.
  */
 #include "simhash_am.h"
 #include "page.h"
@@ -19,6 +24,7 @@
 #include "probe.h"
 #include "probe_int.h"
 #include "popcount.h"
+#include "dirstore.h"
 
 #include "miscadmin.h"
 #include "storage/buf_internals.h"
@@ -47,6 +53,25 @@ sweep_filter_body(const char *ents, int n, uint64 qkey, int lo, int span, uint16
 SIMHASH_POPCOUNT_LOOP(int, sweep_filter,
 					  (const char *ents, int n, uint64 qkey, int lo, int span, uint16 *out),
 					  (ents, n, qkey, lo, span, out))
+
+/* The same over packed keys (a run's keys the backend keeps). */
+static pg_attribute_always_inline int
+sweep_filter_keys_body(const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out,
+					   bool hw)
+{
+	int k = 0;
+
+	for (int e = 0; e < n; e++)
+	{
+		out[k] = (uint16) e;
+		k += (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) <= (unsigned) span;
+	}
+	return k;
+}
+
+SIMHASH_POPCOUNT_LOOP(int, sweep_filter_keys,
+					  (const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out),
+					  (keys, n, qkey, lo, span, out))
 
 /* Entries filtered at a time: the bound is asked again after each chunk with hits. */
 #define SWEEP_CHUNK 64
@@ -142,6 +167,100 @@ sweep_page(Sweep *s, Buffer buf, int64 p)
 	return !so->stop;
 }
 
+/*
+ * Visit the entries of `page` (n of them) whose key is `key`, after so->pos
+ * when resuming on this page.  False when a stream's batch is full.
+ */
+static bool
+visit_key(Sweep *s, Page page, int n, uint64 key, int guess, int64 p)
+{
+	SimhashScanOpaque so = s->so;
+
+	if (s->after && key < so->pos.key)
+		return true;
+	for (int e = simhash_first_at_least(page, n, key, Min(guess, n)); e < n; e++)
+	{
+		const char	   *ent = SimhashPageEntry(page, e);
+		ItemPointerData tid;
+
+		if (simhash_entry_key(ent) != key)
+			break;
+		simhash_entry_tid(ent, &tid);
+		if (s->after && key == so->pos.key && ItemPointerCompare(&tid, &so->pos.tid) <= 0)
+			continue;
+		s->visit(so, sh_table_unpermute(s->tab, key), &tid, NULL);
+		if (so->streaming && so->nhits >= so->batch_cap)
+		{
+			SimhashScanPos pos = {0, 0, s->r, p, key, tid};
+
+			so->pos = pos;
+			so->stop = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Run page p, whose keys the backend keeps: the keys filtered, and the page
+ * read only when one is in the band, to visit its entries with those keys
+ * (some may have been removed by VACUUM since the keys were read: they are
+ * not met on the page).  Returns false when the scan must stop, as
+ * sweep_page.
+ */
+static bool
+sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
+{
+	SimhashScanOpaque so = s->so;
+	Relation		  index = s->scan->indexRelation;
+	const uint64	 *keys = cache->keys + cache->kstart[p];
+	int				  nkeys = (int) (cache->kstart[p + 1] - cache->kstart[p]);
+	Buffer			  buf = InvalidBuffer;
+	Page			  page = NULL;
+	int				  n = 0;
+	bool			  have_prev = false;
+	uint64			  prev = 0;
+
+	for (int c = 0; c < nkeys && !so->stop; c += SWEEP_CHUNK)
+	{
+		int m = Min(nkeys - c, SWEEP_CHUNK);
+		int k = s->hi < s->lo ? 0 : sweep_filter_keys(keys + c, m, s->qkey, s->lo, s->hi - s->lo, s->hits);
+
+		if (k == 0)
+			continue;
+		if (!BufferIsValid(buf))
+		{
+			buf = simhash_dir_read_page(index, cache, p);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			if (!simhash_scan_page_current(s->scan, buf, SIMHASH_RUN, s->run->gen, 0))
+			{
+				UnlockReleaseBuffer(buf);
+				return false;
+			}
+			page = BufferGetPage(buf);
+			n = simhash_run_page_nentries(index, buf, s->run, (BlockNumber) p);
+		}
+		/* equal keys are neighbours: each key's entries visited once */
+		for (int i = 0; i < k; i++)
+		{
+			uint64 key = keys[c + s->hits[i]];
+
+			if (have_prev && key == prev)
+				continue;
+			have_prev = true;
+			prev = key;
+			if (!visit_key(s, page, n, key, c + s->hits[i], p))
+				break;
+		}
+		if (s->bound)
+			s->hi = Min(s->hi, s->bound(so));
+	}
+	s->after = false;
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	return !so->stop;
+}
+
 /* Prefetch into the CPU cache the buffer a cached directory remembers for page p. */
 static inline void
 prefetch_recent(const SimhashDirCache *cache, int p)
@@ -156,15 +275,31 @@ prefetch_recent(const SimhashDirCache *cache, int p)
 	__builtin_prefetch((char *) BufferGetPage(buf) + 64);
 }
 
-/* The run's pages through its directory kept in memory. */
+/*
+ * The run's pages through its directory kept in memory: those whose keys the
+ * backend keeps by them, the others read.  A sweep of table 0 from the start
+ * has the backend keep its keys first, when it keeps the directory.
+ */
 static void
 sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 {
 	Relation index = s->scan->indexRelation;
 
+	if (from == 0 && cache->stored && cache->keys == NULL)
+	{
+		simhash_dirstore_load_keys(s->scan, s->r, cache);
+		if (s->so->stale)
+			return;
+	}
 	for (int p = from; p < cache->n; p++)
 	{
 		CHECK_FOR_INTERRUPTS();
+		if (p < cache->nkeyed)
+		{
+			if (!sweep_keyed_page(s, cache, p))
+				return;
+			continue;
+		}
 		prefetch_recent(cache, p + 1);
 		if (!sweep_page(s, simhash_dir_read_page(index, cache, p), p))
 			return;
