@@ -288,7 +288,8 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
 	cap = Min(cap, Min(room, MaxAllocHugeSize) / sizeof(uint64));
 	if (cap < SIMHASH_PAGE_CAPACITY)
 		return;
-	kstart = MemoryContextAllocExtended(store_cxt, kstart_bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	kstart =
+		MemoryContextAllocExtended(store_cxt, kstart_bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 	keys = kstart == NULL ? NULL
 						  : MemoryContextAllocExtended(store_cxt, cap * sizeof(uint64),
 													   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
@@ -349,10 +350,10 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
 	d->kstart = s->dir.kstart;
 	d->nkeyed = s->dir.nkeyed;
 	d->epoch = store_epoch;
-	ereport(DEBUG1, (errmsg_internal("simhash index \"%s\": keeping the keys of %d of the %d pages "
-									 "of a run, %u rows",
-									 RelationGetRelationName(index), s->dir.nkeyed, s->dir.n,
-									 used)));
+	ereport(DEBUG1,
+			(errmsg_internal("simhash index \"%s\": keeping the keys of %d of the %d pages "
+							 "of a run, %u rows",
+							 RelationGetRelationName(index), s->dir.nkeyed, s->dir.n, used)));
 }
 
 /* ---- a scan's directories: its own copies, or the backend's ------------- */

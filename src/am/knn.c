@@ -426,7 +426,7 @@ simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int f
 {
 	CHECK_FOR_INTERRUPTS();
 	if (!knn_probe_table(scan, t, q, radius, flips, visit))
-		simhash_probe_table(scan, t, q, radius, flips, true, visit, NULL);
+		simhash_probe_table(scan, t, q, radius, flips, 0, true, visit, NULL);
 }
 
 static void keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d);
@@ -591,7 +591,7 @@ probe_step(IndexScanDesc scan)
 	else
 	{
 		so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
-		simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
+		simhash_probe_all(scan, so->order_q, so->band_hi, f, so->ntables, visit_level);
 		/* the hits are a max-heap (simhash_keep_after): its root is the last row */
 		if (so->nhits == so->band_cap)
 		{

@@ -119,6 +119,7 @@ typedef struct SimhashScanOpaqueData
 	int64			 batch_cap;
 	SimhashScanPos	 pos;
 	int				 flips;		   /* prefix bits a probe flips; -1: a full pass */
+	int				 split;		   /* tables probed with flips, the rest with flips - 1 */
 	int				 driver;	   /* the condition the probes are for */
 	SimhashScanPhase after_stream; /* the phase once the stream ends */
 	SimhashChainPos	 nulls_pos;	   /* the NULLs chain's next batch */

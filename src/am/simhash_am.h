@@ -113,9 +113,10 @@ extern void	  simhash_read_model(const SimhashMetaPageData *meta, SimhashReadMod
 extern int	  simhash_flips_for(const SimhashReadModel *m, int radius);
 extern double simhash_pending_cost(const SimhashReadModel *m);
 extern double simhash_linear_cost(const SimhashReadModel *m);
-extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
+extern double simhash_probe_cost(const SimhashReadModel *m, int flips, int split);
 extern double simhash_step_cost(const SimhashReadModel *m, int t, int flips);
-extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
+extern int	  simhash_probe_level(const SimhashReadModel *m, int radius, int *split);
+extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost, int *split);
 extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
 /* KNN sweeps from the start when probing cannot reach this row (cost.c) */

@@ -54,7 +54,11 @@ SIMHASH_POPCOUNT_LOOP(int, sweep_filter,
 					  (const char *ents, int n, uint64 qkey, int lo, int span, uint16 *out),
 					  (ents, n, qkey, lo, span, out))
 
-/* The same over packed keys (a run's keys the backend keeps). */
+/*
+ * The same over packed keys (a run's keys the backend keeps).  At large radii
+ * most chunks hold no key in the band: keys_any() says so first, without
+ * stores or a carried count.
+ */
 static pg_attribute_always_inline int
 sweep_filter_keys_body(const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out,
 					   bool hw)
@@ -68,6 +72,83 @@ sweep_filter_keys_body(const uint64 *keys, int n, uint64 qkey, int lo, int span,
 	}
 	return k;
 }
+
+/* Is any of the n keys within [lo, lo + span] bits of qkey?  Four independent ORs a step. */
+static pg_attribute_always_inline bool
+keys_any_scalar_body(const uint64 *keys, int n, uint64 qkey, int lo, int span, bool hw)
+{
+	unsigned any0 = 0, any1 = 0, any2 = 0, any3 = 0;
+	int		 e = 0;
+
+	for (; e + 4 <= n; e += 4)
+	{
+		any0 |= (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) <= (unsigned) span;
+		any1 |= (unsigned) (simhash_popcount_as(keys[e + 1] ^ qkey, hw) - lo) <= (unsigned) span;
+		any2 |= (unsigned) (simhash_popcount_as(keys[e + 2] ^ qkey, hw) - lo) <= (unsigned) span;
+		any3 |= (unsigned) (simhash_popcount_as(keys[e + 3] ^ qkey, hw) - lo) <= (unsigned) span;
+	}
+	for (; e < n; e++)
+		any0 |= (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) <= (unsigned) span;
+	return (any0 | any1 | any2 | any3) != 0;
+}
+
+SIMHASH_POPCOUNT_LOOP(bool, keys_any_scalar,
+					  (const uint64 *keys, int n, uint64 qkey, int lo, int span),
+					  (keys, n, qkey, lo, span))
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+
+/*
+ * keys_any() with AVX2, where the CPU has it: four keys a vector, each
+ * byte's bits counted by a nibble table and summed per key (vpsadbw), the
+ * counts compared with the band.
+ */
+__attribute__((target("avx2"))) static bool
+keys_any_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
+{
+	const __m256i nibbles = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1,
+											 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+	const __m256i low4 = _mm256_set1_epi8(0x0f);
+	const __m256i q = _mm256_set1_epi64x((long long) qkey);
+	const __m256i below = _mm256_set1_epi64x(lo - 1);				 /* count > lo - 1 */
+	const __m256i above = _mm256_set1_epi64x((int64) lo + span + 1); /* count < lo + span + 1 */
+	__m256i		  hit = _mm256_setzero_si256();
+	int			  e = 0;
+
+	for (; e + 4 <= n; e += 4)
+	{
+		__m256i x = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (keys + e)), q);
+		__m256i c =
+			_mm256_add_epi8(_mm256_shuffle_epi8(nibbles, _mm256_and_si256(x, low4)),
+							_mm256_shuffle_epi8(nibbles,
+												_mm256_and_si256(_mm256_srli_epi64(x, 4), low4)));
+		__m256i pop = _mm256_sad_epu8(c, _mm256_setzero_si256());
+
+		hit = _mm256_or_si256(hit, _mm256_and_si256(_mm256_cmpgt_epi64(pop, below),
+													_mm256_cmpgt_epi64(above, pop)));
+	}
+	if (!_mm256_testz_si256(hit, hit))
+		return true;
+	return e < n && keys_any_scalar(keys + e, n - e, qkey, lo, span);
+}
+
+static bool
+keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
+{
+	static int has_avx2 = -1;
+
+	if (has_avx2 < 0)
+	{
+		__builtin_cpu_init();
+		has_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+	}
+	return has_avx2 ? keys_any_avx2(keys, n, qkey, lo, span)
+					: keys_any_scalar(keys, n, qkey, lo, span);
+}
+#else
+#define keys_any keys_any_scalar
+#endif
 
 SIMHASH_POPCOUNT_LOOP(int, sweep_filter_keys,
 					  (const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out),
@@ -224,7 +305,9 @@ sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
 	for (int c = 0; c < nkeys && !so->stop; c += SWEEP_CHUNK)
 	{
 		int m = Min(nkeys - c, SWEEP_CHUNK);
-		int k = s->hi < s->lo ? 0 : sweep_filter_keys(keys + c, m, s->qkey, s->lo, s->hi - s->lo, s->hits);
+		int k = s->hi < s->lo || !keys_any(keys + c, m, s->qkey, s->lo, s->hi - s->lo)
+					? 0
+					: sweep_filter_keys(keys + c, m, s->qkey, s->lo, s->hi - s->lo, s->hits);
 
 		if (k == 0)
 			continue;
