@@ -307,9 +307,8 @@ simhash_knn_sweep_first(const SimhashReadModel *m)
 static double
 knn_cost(const SimhashReadModel *m, double k)
 {
-	double cost = simhash_pending_cost(m),
-		   linear = knn_pass_cost(m) + simhash_pending_cost(m);
-	int r = simhash_knn_expected_radius(m, k), f;
+	double cost = simhash_pending_cost(m), linear = knn_pass_cost(m) + simhash_pending_cost(m);
+	int	   r = simhash_knn_expected_radius(m, k), f;
 
 	if (simhash_knn_sweep_first(m))
 		return cost + linear * Max(1.0, ceil(log2(Max(k, 1.0) / 1000.0 + 1.0)));
