@@ -257,9 +257,20 @@ visit_key(Sweep *s, Page page, int n, uint64 key, int guess, int64 p)
 {
 	SimhashScanOpaque so = s->so;
 
+	int first;
+
 	if (s->after && key < so->pos.key)
 		return true;
-	for (int e = simhash_first_at_least(page, n, key, Min(guess, n)); e < n; e++)
+	/* the key's place among the kept keys is its place on a page VACUUM has not touched */
+	if (guess < n && simhash_entry_key(SimhashPageEntry(page, guess)) == key)
+	{
+		first = guess;
+		while (first > 0 && simhash_entry_key(SimhashPageEntry(page, first - 1)) == key)
+			first--;
+	}
+	else
+		first = simhash_first_at_least(page, n, key, Min(guess, n));
+	for (int e = first; e < n; e++)
 	{
 		const char	   *ent = SimhashPageEntry(page, e);
 		ItemPointerData tid;
