@@ -38,6 +38,8 @@
 # queries repeated for at least MIN_PASS_MS (default 300; planning included,
 # no answers kept), the scan's from its thread CPU clock, and ratio_cpu their
 # quotient.
+# LIMIT_SERVER_OPTS adds server settings (e.g. "-c simhash.sweep_cache_size=128MB")
+# when the bench starts its own cluster.
 # KEEP_DB=1 leaves database $DB (the last N's table t, queries bq and the
 # timings) for a look afterwards (with TMPC_KEEP=1 when alone: the cluster's
 # directory stays, the server is stopped).
@@ -63,7 +65,7 @@ if [ "${SIMHASH_BENCH_CLUSTER:-}" != 1 ]; then
 	step "building and installing into a private prefix"
 	tmpc_install limit
 	tmpc_start -c shared_buffers=${SHARED_BUFFERS:-1GB} -c maintenance_work_mem=1GB \
-		-c max_parallel_workers_per_gather=0
+		-c max_parallel_workers_per_gather=0 ${LIMIT_SERVER_OPTS:-}
 fi
 PSQL=${TMPC_BIN:+$TMPC_BIN/}psql
 work=$(mktemp -d /tmp/simhash-limit.XXXXXX)

@@ -1,4 +1,6 @@
 -- The sweep (a pass over the index's own keys) and the probes answer alike.
+-- The sweep filters the keys a backend keeps (simhash.sweep_cache_size), all,
+-- some or none of them, reading only pages with a key in range.
 --
 -- simhash.debug_sweep forces every radius and KNN scan to sweep (always) or
 -- to probe whenever probes can answer (never); auto chooses by cost.  Each
@@ -154,6 +156,15 @@ SET enable_bitmapscan = off;
 SET simhash.debug_sweep = always;
 SELECT 'always' AS mode, * FROM sw_radius();
 SELECT 'always' AS mode, * FROM sw_knn();
+-- the sweep with no keys kept (every page read), and with room for the keys
+-- of a few pages only (the rest read)
+SET simhash.sweep_cache_size = 0;
+SELECT 'always, no keys kept' AS mode, * FROM sw_radius();
+SELECT 'always, no keys kept' AS mode, * FROM sw_knn();
+SET simhash.sweep_cache_size = '24kB';
+SELECT 'always, some keys kept' AS mode, * FROM sw_radius();
+SELECT 'always, some keys kept' AS mode, * FROM sw_knn();
+RESET simhash.sweep_cache_size;
 SET simhash.debug_sweep = never;
 SELECT 'never' AS mode, * FROM sw_radius();
 SELECT 'never' AS mode, * FROM sw_knn();
@@ -180,6 +191,28 @@ RESET enable_indexscan; RESET enable_bitmapscan; RESET enable_indexonlyscan; RES
 
 -- an unknown mode names itself
 SET simhash.debug_sweep = sometimes;
+-- the keys kept: a size in memory units, not below zero
+SET simhash.sweep_cache_size = -1;
+SHOW simhash.sweep_cache_size;
+
+
+-- a new backend keeps the keys of each run its first sweep reads, once;
+-- with room for a few pages of keys, those of the first pages
+\c -
+SET enable_seqscan = off;
+SET simhash.debug_sweep = always;
+SET client_min_messages = debug1;
+SELECT count(*) FROM sw WHERE simhash_within(fp, '0000000000000000', 3);
+SELECT count(*) FROM sw WHERE simhash_within(fp, '0000000000000000', 3);
+RESET client_min_messages;
+\c -
+SET enable_seqscan = off;
+SET simhash.debug_sweep = always;
+SET simhash.sweep_cache_size = '24kB';
+SET client_min_messages = debug1;
+SELECT count(*) FROM sw WHERE simhash_within(fp, '0000000000000000', 3);
+RESET client_min_messages;
+RESET simhash.sweep_cache_size;
 
 DROP TABLE sw, sw_q, sw_ref;
 DROP FUNCTION sw_radius(text), sw_knn(), sw_h64(text), sw_flip(bigint, int, int);

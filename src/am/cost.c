@@ -42,8 +42,27 @@
 #define PROBE_PAGE_COST 0.06
 /* a page of the sweep, its entries filtered, in units of seq_page_cost */
 #define SWEEP_PAGE_COST 0.5
+/*
+ * a page of the sweep whose keys the backend keeps (dirstore.c): its 581
+ * keys filtered from a packed array, the page itself read only for a key
+ * in range
+ */
+#define SWEEP_KEYED_PAGE_COST 0.12
 /* KNN's linear pass, in sweeps */
 #define KNN_PASS_FACTOR 2.5
+/*
+ * ... over kept keys: 1.5 (1M rows, kept keys, CPU a query: a KNN-10 pass
+ * 1.53 ms, a radius-16 sweep 1.0 ms)
+ */
+#define KNN_KEYED_PASS_FACTOR 1.5
+
+/* KNN's linear pass, in planner units. */
+static double
+knn_pass_cost(const SimhashReadModel *m)
+{
+	return simhash_linear_cost(m) *
+		   (m->keyed * KNN_KEYED_PASS_FACTOR + (1 - m->keyed) * KNN_PASS_FACTOR);
+}
 /*
  * a hit collected, sorted and handed out, in units of cpu_operator_cost
  * (measured at 1M rows: 0.28 us a hit, a linear pass 11 ms)
@@ -55,6 +74,24 @@ int
 simhash_covered_radius(int bits, int blocks, int flips)
 {
 	return sh_table_covered_radius(blocks, bits, flips);
+}
+
+/*
+ * The share of `sorted` rows (table 0 of the runs) whose keys a backend may
+ * keep for the sweep (dirstore.c): none when their directories do not fit in
+ * the store's quarter of work_mem, else what simhash.sweep_cache_size holds
+ * (8 bytes a key, 4 a page).
+ */
+static double
+simhash_keyed_share(double sorted)
+{
+	double pages = ceil(sorted / SIMHASH_PAGE_CAPACITY);
+	double dir_bytes = pages * (sizeof(uint64) + sizeof(BlockNumber) + sizeof(Buffer));
+
+	if (sorted <= 0 || dir_bytes > (double) work_mem * 1024 / 4)
+		return 0;
+	return Min(1.0, (double) simhash_sweep_cache_size * 1024 /
+						(sorted * sizeof(uint64) + pages * sizeof(uint32)));
 }
 
 /*
@@ -76,6 +113,7 @@ simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m)
 	for (t = 0; t < m->ntables; t++)
 		m->prefix_bits[t] = tables[t].prefix_bits;
 	pfree(tables);
+	m->keyed = simhash_keyed_share(Max(m->rows - m->pending, 0.0));
 }
 
 /* The least flip count whose probes cover radius; -1 when none does. */
@@ -110,7 +148,8 @@ simhash_linear_cost(const SimhashReadModel *m)
 {
 	double sorted = Max(m->rows - m->pending, 0.0);
 
-	return pages_of(sorted) * SWEEP_PAGE_COST * seq_page_cost;
+	return pages_of(sorted) *
+		   (m->keyed * SWEEP_KEYED_PAGE_COST + (1 - m->keyed) * SWEEP_PAGE_COST) * seq_page_cost;
 }
 
 /* One probe of table t: a directory search and a run page in every run, and the prefix's entries. */
@@ -140,14 +179,17 @@ binomial(int n, int k)
 	return c;
 }
 
-/* Every table probed with the prefixes within `flips` bits (pending not included). */
+/*
+ * Every table probed with the prefixes within `flips` bits, those from table
+ * `split` on within flips - 1 (pending not included).
+ */
 double
-simhash_probe_cost(const SimhashReadModel *m, int flips)
+simhash_probe_cost(const SimhashReadModel *m, int flips, int split)
 {
 	double total = 0;
 
 	for (int t = 0; t < m->ntables; t++)
-		for (int f = 0; f <= flips && f <= m->prefix_bits[t]; f++)
+		for (int f = 0; f <= (t < split ? flips : flips - 1) && f <= m->prefix_bits[t]; f++)
 			total += binomial(m->prefix_bits[t], f) * probe_unit_cost(m, t);
 	return total;
 }
@@ -160,15 +202,39 @@ simhash_step_cost(const SimhashReadModel *m, int t, int flips)
 }
 
 /*
- * How a scan answers radius: the flip count to probe with, or -1 for a linear
- * pass; *cost is what it reads, pending entries included.
+ * The fewest probes that cover radius: the least level (flips), and the
+ * fewest tables probed at it (*split), the others at flips - 1, whose
+ * covered radius reaches it (generalised pigeonhole: with one prefix block
+ * a table, a row no probe reaches differs in flips + 1 bits in each of the
+ * first split tables' blocks and flips in the others').  Radius 13 on the
+ * default layout: two tables at 3 flipped bits and two at 2, 1,668 prefixes
+ * instead of 2,788.  -1 when no level does.
  */
 int
-simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost)
+simhash_probe_level(const SimhashReadModel *m, int radius, int *split)
 {
-	int	   flips = simhash_flips_for(m, radius);
+	*split = m->ntables;
+	for (int f = 0; f <= 64; f++)
+		for (int s = 1; s <= m->ntables; s++)
+			if (sh_table_covered_radius_partial(m->blocks, m->bits, f, s) >= radius)
+			{
+				*split = s;
+				return f;
+			}
+	return -1;
+}
+
+/*
+ * How a scan answers radius: the level to probe at (and *split, as
+ * simhash_probe_level), or -1 for a linear pass; *cost is what it reads,
+ * pending entries included.
+ */
+int
+simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost, int *split)
+{
+	int	   flips = simhash_probe_level(m, radius, split);
 	double linear = simhash_linear_cost(m);
-	double probe = flips >= 0 ? simhash_probe_cost(m, flips) : linear + 1;
+	double probe = flips >= 0 ? simhash_probe_cost(m, flips, *split) : linear + 1;
 
 	if (cost)
 		*cost = Min(probe, linear) + simhash_pending_cost(m);
@@ -191,7 +257,7 @@ simhash_knn_level_worth(const SimhashReadModel *m, int flips)
 	for (int t = 0; t < m->ntables; t++)
 		level += simhash_step_cost(m, t, flips);
 	/* the alternative: a linear pass for the next rows */
-	return level <= simhash_linear_cost(m) * KNN_PASS_FACTOR;
+	return level <= knn_pass_cost(m);
 }
 
 /*
@@ -241,9 +307,8 @@ simhash_knn_sweep_first(const SimhashReadModel *m)
 static double
 knn_cost(const SimhashReadModel *m, double k)
 {
-	double cost = simhash_pending_cost(m),
-		   linear = simhash_linear_cost(m) * KNN_PASS_FACTOR + simhash_pending_cost(m);
-	int r = simhash_knn_expected_radius(m, k), f;
+	double cost = simhash_pending_cost(m), linear = knn_pass_cost(m) + simhash_pending_cost(m);
+	int	   r = simhash_knn_expected_radius(m, k), f;
 
 	if (simhash_knn_sweep_first(m))
 		return cost + linear * Max(1.0, ceil(log2(Max(k, 1.0) / 1000.0 + 1.0)));
@@ -307,6 +372,7 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost
 	SimhashReadModel	m;
 	GenericCosts		costs = {0};
 	int					radius = path_radius(path);
+	int					split;
 	double				read;
 
 	if (!simhash_read_meta_current(rel, &meta))
@@ -338,7 +404,7 @@ simhash_costestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost
 
 	if (radius <= 64)
 	{
-		(void) simhash_radius_plan(&m, radius, &read);
+		(void) simhash_radius_plan(&m, radius, &read, &split);
 		/* answers are collected before the first is returned */
 		*indexStartupCost = read;
 		*indexTotalCost = read;

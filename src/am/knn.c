@@ -46,7 +46,21 @@
 
 #define KNN_FIRST_BATCH 1000
 #define KNN_SWEEP_BATCH 100 /* the first pass of a KNN scan that sweeps from the start */
-#define KNN_CARRY_ROWS	100
+/*
+ * ... either, when the backend may keep the keys (cost.c's keyed share): a
+ * pass then costs its visits more than its keys (a pass keeps about
+ * batch * ln(N / batch) rows, each looked up on its page), and a LIMIT 10
+ * needs few
+ */
+#define KNN_KEYED_BATCH 32
+
+/* The first linear pass's batch: `batch`, or KNN_KEYED_BATCH over kept keys. */
+static int64
+first_pass_batch(SimhashScanOpaque so, int64 batch)
+{
+	return so->model->keyed >= 0.5 ? KNN_KEYED_BATCH : batch;
+}
+#define KNN_CARRY_ROWS 100
 
 #define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
 
@@ -426,7 +440,7 @@ simhash_probe_table_exact(IndexScanDesc scan, int t, uint64 q, int radius, int f
 {
 	CHECK_FOR_INTERRUPTS();
 	if (!knn_probe_table(scan, t, q, radius, flips, visit))
-		simhash_probe_table(scan, t, q, radius, flips, true, visit, NULL);
+		simhash_probe_table(scan, t, q, radius, flips, 0, true, visit, NULL);
 }
 
 static void keep_nearest(SimhashScanOpaque so, uint64 fp, ItemPointer tid, int d);
@@ -591,7 +605,7 @@ probe_step(IndexScanDesc scan)
 	else
 	{
 		so->band_hi = simhash_covered_radius(so->meta.bits, so->meta.blocks, f);
-		simhash_probe_all(scan, so->order_q, so->band_hi, f, visit_level);
+		simhash_probe_all(scan, so->order_q, so->band_hi, f, so->ntables, visit_level);
 		/* the hits are a max-heap (simhash_keep_after): its root is the last row */
 		if (so->nhits == so->band_cap)
 		{
@@ -822,7 +836,7 @@ simhash_knn_start(IndexScanDesc scan)
 		 * KNN_SWEEP_BATCH rows (a LIMIT 10 sorts 100 rows, not 1,000).
 		 */
 		so->phase = SIMHASH_PHASE_LINEAR;
-		so->batch = KNN_SWEEP_BATCH;
+		so->batch = first_pass_batch(so, KNN_SWEEP_BATCH);
 		linear_pass(scan);
 		return;
 	}
@@ -921,7 +935,7 @@ simhash_knn_next(IndexScanDesc scan)
 		so->phase = SIMHASH_PHASE_LINEAR;
 		so->after_dist = so->band_lo - 1;
 		ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
-		so->batch = KNN_FIRST_BATCH;
+		so->batch = first_pass_batch(so, KNN_FIRST_BATCH);
 	}
 	linear_pass(scan);
 }

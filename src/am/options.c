@@ -1,6 +1,7 @@
 /*
  * options.c — the access method's settings: reloptions (bits, blocks,
- * pending_pages) and the table layout they give, and its simhash.* setting
+ * pending_pages) and the table layout they give, the memory a backend may
+ * keep for sweeps (simhash.sweep_cache_size), and its simhash.* settings
  * for tests (simhash.debug_pause_merge, simhash.debug_sweep).
  */
 #include "simhash_am.h"
@@ -12,6 +13,7 @@
 relopt_kind simhash_relopt_kind;
 
 int simhash_debug_sweep = SIMHASH_SWEEP_AUTO;
+int simhash_sweep_cache_size = 65536; /* kB */
 
 static const struct config_enum_entry sweep_options[] = {
 	{"auto", SIMHASH_SWEEP_AUTO, false},
@@ -54,6 +56,15 @@ simhash_am_init(void)
 		"auto (the default) chooses by cost; always sweeps for every radius and KNN query; never "
 		"probes whenever probes can answer.  The answers are the same in every mode.",
 		&simhash_debug_sweep, SIMHASH_SWEEP_AUTO, sweep_options, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+		"simhash.sweep_cache_size",
+		"Memory a backend may keep the sorted keys of simhash indexes in, for linear passes.",
+		"A scan that reads an index linearly (large radii, KNN of small and mid-sized indexes) "
+		"keeps the keys of the run pages it read, 8 bytes a row, and the next linear passes of "
+		"the backend filter them there, reading only the pages that hold a row in range.  Per "
+		"backend, across statements, the least recently used dropped first; 0 turns it off.",
+		&simhash_sweep_cache_size, 65536, 0, MAX_KILOBYTES, PGC_SUSET, GUC_UNIT_KB, NULL, NULL,
+		NULL);
 }
 
 /* The pair (bits, blocks) must give between 1 and SIMHASH_MAX_TABLES tables. */

@@ -149,7 +149,7 @@ scan_run_page(ProbeCtx *c, SimhashDirCache *cache, BlockNumber blkno, BlockNumbe
 			continue;
 		fp = sh_table_unpermute(c->tab, key);
 		if (c->exact ? !simhash_owned_at(so, c->t, fp ^ c->q, c->flips)
-					 : !sh_table_first_match_flips(so->tables, c->t, fp, c->q, c->flips))
+					 : !sh_table_first_match_split(so->tables, c->t, fp, c->q, c->level, c->split))
 			continue;
 		c->visit(so, fp, &tid, c->arg);
 		if (so->streaming && so->nhits >= so->batch_cap)
@@ -395,6 +395,8 @@ simhash_probe_ctx_init(ProbeCtx *c, IndexScanDesc scan, int t, uint64 q, int rad
 	c->radius = radius;
 	c->flips = flips;
 	c->exact = exact;
+	c->level = flips;
+	c->split = so->ntables;
 	c->visit = visit;
 	c->arg = arg;
 	c->buf = InvalidBuffer;
@@ -403,19 +405,23 @@ simhash_probe_ctx_init(ProbeCtx *c, IndexScanDesc scan, int t, uint64 q, int rad
 
 /*
  * Table t's matches within radius in every run: every key whose prefix
- * differs from the query's in at most `flips` bits (0 when radius <= bits),
- * or with `exact`, in exactly `flips` bits (see simhash_owned_at).
+ * differs from the query's in at most `flips` bits (0 when radius <= bits;
+ * flips - 1 for the tables from `split` on, none when that is negative), or
+ * with `exact`, in exactly `flips` bits (see simhash_owned_at; split unused).
  */
 void
-simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, bool exact,
-					SimhashVisit visit, void *arg)
+simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, int split,
+					bool exact, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
+	int				  own = exact || t < split ? flips : flips - 1;
 	ProbeCtx		  c;
 
-	if (so->meta.list.nruns == 0)
+	if (so->meta.list.nruns == 0 || own < 0)
 		return;
-	simhash_probe_ctx_init(&c, scan, t, q, radius, flips, exact, visit, arg);
+	simhash_probe_ctx_init(&c, scan, t, q, radius, own, exact, visit, arg);
+	c.level = flips;
+	c.split = exact ? so->ntables : split;
 	c.resuming = !exact && so->resume && so->pos.t == t;
 	c.after = false;
 	if (exact)
@@ -423,11 +429,11 @@ simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, 
 		for (c.r = 0; c.r < so->meta.list.nruns; c.r++)
 		{
 			c.dir_hint = 0;
-			probe_exact_sorted(&c, 0, flips, 0);
+			probe_exact_sorted(&c, 0, own, 0);
 		}
 	}
 	else
-		probe_variants(&c, 0, flips, 0);
+		probe_variants(&c, 0, own, 0);
 	if (BufferIsValid(c.buf))
 		ReleaseBuffer(c.buf);
 }
@@ -498,13 +504,15 @@ simhash_scan_chain(IndexScanDesc scan, BlockNumber blkno, uint32 chain, uint64 q
 }
 
 /*
- * Every table's probes (the prefixes up to `flips` bits away), then the
- * pending rows within radius of q, sealed chain first.  The visitors of both
- * callers keep no row farther than radius from q (radius scans: q and radius
- * are one of the conditions; KNN: the band ends at radius).
+ * Every table's probes (the prefixes up to `flips` bits away, flips - 1 from
+ * table `split` on), then the pending rows within radius of q, sealed chain
+ * first.  The visitors of both callers keep no row farther than radius from
+ * q (radius scans: q and radius are one of the conditions; KNN: the band ends
+ * at radius).
  */
 void
-simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit)
+simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, int split,
+				  SimhashVisit visit)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	int				  t;
@@ -512,7 +520,7 @@ simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVi
 	for (t = so->resume ? so->pos.t : 0; t < so->ntables; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		simhash_probe_table(scan, t, q, radius, flips, false, visit, NULL);
+		simhash_probe_table(scan, t, q, radius, flips, split, false, visit, NULL);
 		if (so->stop)
 			return;
 	}

@@ -7,8 +7,8 @@
 
 #include "scan_int.h"
 
-extern void
-simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, SimhashVisit visit);
+extern void simhash_probe_all(IndexScanDesc scan, uint64 q, int radius, int flips, int split,
+							  SimhashVisit visit);
 extern void simhash_scan_pending(IndexScanDesc scan, SimhashVisit visit);
 extern void simhash_scan_all(IndexScanDesc scan, uint64 q, int lo, int hi, SimhashSweepBound bound,
 							 SimhashVisit visit);

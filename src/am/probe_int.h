@@ -24,8 +24,15 @@ typedef struct ProbeCtx
 	int				radius;
 	int				flips; /* prefix bits allowed to differ */
 	bool			exact; /* only the prefixes `flips` bits away */
-	SimhashVisit	visit;
-	void		   *arg;
+	/*
+	 * radius probes: the level, the tables before `split` probed with up to
+	 * `level` flipped prefix bits, the others with level - 1 (flips is this
+	 * table's); which table reports a row depends on all of them
+	 */
+	int			 level;
+	int			 split;
+	SimhashVisit visit;
+	void		*arg;
 	/* the run page last read, kept pinned for the next range on it */
 	Buffer		buf;
 	BlockNumber blkno;
@@ -86,7 +93,7 @@ extern void simhash_probe_ctx_init(ProbeCtx *c, IndexScanDesc scan, int t, uint6
 extern int	simhash_first_at_least(Page page, int n, uint64 lo, int guess);
 extern void simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi);
 extern void simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
-								bool exact, SimhashVisit visit, void *arg);
+								int split, bool exact, SimhashVisit visit, void *arg);
 
 /* Directories copied into memory (dirstore.c) */
 extern int				simhash_dir_first_from(const SimhashDirCache *cache, int a, uint64 lo);

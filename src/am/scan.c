@@ -278,7 +278,7 @@ probe_conds(IndexScanDesc scan)
 
 	if (so->flips >= 0)
 		simhash_probe_all(scan, so->conds[so->driver].q, so->conds[so->driver].radius, so->flips,
-						  visit_filtered);
+						  so->split, visit_filtered);
 	else if (so->nconds > 0)
 		simhash_scan_all(scan, so->conds[so->driver].q, 0, so->conds[so->driver].radius, NULL,
 						 visit_filtered);
@@ -391,19 +391,20 @@ collect(IndexScanDesc scan)
 	else if (so->nconds > 0)
 	{
 		SimhashReadModel m;
-		int				 driver = 0, i, flips;
+		int				 driver = 0, i, flips, split;
 
 		for (i = 1; i < so->nconds; i++)
 			if (so->conds[i].radius < so->conds[driver].radius)
 				driver = i;
 		simhash_read_model(&so->meta, &m);
-		flips = simhash_radius_plan(&m, so->conds[driver].radius, NULL);
+		flips = simhash_radius_plan(&m, so->conds[driver].radius, NULL, &split);
 		/* simhash.debug_sweep: the sweep, or the probes whenever some cover the radius */
 		if (simhash_debug_sweep == SIMHASH_SWEEP_ALWAYS)
 			flips = -1;
-		else if (simhash_debug_sweep == SIMHASH_SWEEP_NEVER)
-			flips = Max(flips, simhash_flips_for(&m, so->conds[driver].radius));
+		else if (simhash_debug_sweep == SIMHASH_SWEEP_NEVER && flips < 0)
+			flips = simhash_probe_level(&m, so->conds[driver].radius, &split);
 		so->flips = flips;
+		so->split = split;
 		so->driver = driver;
 		so->after_stream = SIMHASH_PHASE_DONE;
 		if (so->tbm == NULL && so->has_order && !so->order_null)
@@ -425,6 +426,7 @@ collect(IndexScanDesc scan)
 	{
 		/* full scan: every row, in batches, NULLs last */
 		so->flips = -1;
+		so->split = so->ntables;
 		so->after_stream = SIMHASH_PHASE_NULLS;
 		so->streaming = so->tbm == NULL;
 		stream_batch(scan);

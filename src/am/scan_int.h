@@ -53,6 +53,17 @@ typedef struct SimhashDirCache
 	/* the arrays are the backend's (dirstore.c), valid while its epoch is */
 	bool   stored;
 	uint64 epoch;
+	/*
+	 * Table 0 of a stored directory: the keys of run pages [0, nkeyed), those
+	 * of page p at keys[kstart[p] .. kstart[p + 1]) in page order, as read
+	 * (dirstore.c).  VACUUM removes entries from run pages in place, nothing
+	 * adds any: the keys hold every entry of those pages, and maybe some
+	 * removed since, so the sweep (sweep.c) filters them and looks up on the
+	 * page only the keys in range.
+	 */
+	const uint64 *keys;
+	const uint32 *kstart;
+	int			  nkeyed;
 } SimhashDirCache;
 
 /*
@@ -108,6 +119,7 @@ typedef struct SimhashScanOpaqueData
 	int64			 batch_cap;
 	SimhashScanPos	 pos;
 	int				 flips;		   /* prefix bits a probe flips; -1: a full pass */
+	int				 split;		   /* tables probed with flips, the rest with flips - 1 */
 	int				 driver;	   /* the condition the probes are for */
 	SimhashScanPhase after_stream; /* the phase once the stream ends */
 	SimhashChainPos	 nulls_pos;	   /* the NULLs chain's next batch */

@@ -104,6 +104,7 @@ typedef struct SimhashReadModel
 	int	   blocks;
 	int	   ntables;
 	int	   prefix_bits[SIMHASH_MAX_TABLES];
+	double keyed; /* the share of the sweep's rows whose keys the backend may keep */
 } SimhashReadModel;
 
 /* Read-cost model (cost.c) */
@@ -112,9 +113,10 @@ extern void	  simhash_read_model(const SimhashMetaPageData *meta, SimhashReadMod
 extern int	  simhash_flips_for(const SimhashReadModel *m, int radius);
 extern double simhash_pending_cost(const SimhashReadModel *m);
 extern double simhash_linear_cost(const SimhashReadModel *m);
-extern double simhash_probe_cost(const SimhashReadModel *m, int flips);
+extern double simhash_probe_cost(const SimhashReadModel *m, int flips, int split);
 extern double simhash_step_cost(const SimhashReadModel *m, int t, int flips);
-extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost);
+extern int	  simhash_probe_level(const SimhashReadModel *m, int radius, int *split);
+extern int	  simhash_radius_plan(const SimhashReadModel *m, int radius, double *cost, int *split);
 extern bool	  simhash_knn_level_worth(const SimhashReadModel *m, int flips);
 extern int	  simhash_knn_expected_radius(const SimhashReadModel *m, double k);
 /* KNN sweeps from the start when probing cannot reach this row (cost.c) */
@@ -132,6 +134,12 @@ extern bool simhash_knn_sweep_first(const SimhashReadModel *m);
 #define SIMHASH_SWEEP_ALWAYS 1
 #define SIMHASH_SWEEP_NEVER	 2
 extern int simhash_debug_sweep;
+
+/*
+ * simhash.sweep_cache_size (kB): the sorted keys of table 0 a backend keeps
+ * for the sweep (dirstore.c), which the cost model counts on (cost.c).
+ */
+extern int simhash_sweep_cache_size;
 
 typedef struct SimhashOptions
 {

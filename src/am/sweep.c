@@ -12,6 +12,11 @@
  * each was last found in when the backend keeps the directory
  * (ReadRecentBuffer, as KNN's steps), the next page's buffer prefetched into
  * the CPU cache while this one is filtered.
+ *
+ * When the backend keeps the keys of a run's pages (dirstore.c,
+ * simhash.sweep_cache_size), the sweep filters those instead, from one
+ * packed array, and reads only the pages that hold a key in the band: at
+ * large radii and for KNN's later passes, hardly any.
  */
 #include "simhash_am.h"
 #include "page.h"
@@ -19,6 +24,7 @@
 #include "probe.h"
 #include "probe_int.h"
 #include "popcount.h"
+#include "dirstore.h"
 
 #include "miscadmin.h"
 #include "storage/buf_internals.h"
@@ -47,6 +53,106 @@ sweep_filter_body(const char *ents, int n, uint64 qkey, int lo, int span, uint16
 SIMHASH_POPCOUNT_LOOP(int, sweep_filter,
 					  (const char *ents, int n, uint64 qkey, int lo, int span, uint16 *out),
 					  (ents, n, qkey, lo, span, out))
+
+/*
+ * The same over packed keys (a run's keys the backend keeps).  At large radii
+ * most chunks hold no key in the band: keys_any() says so first, without
+ * stores or a carried count.
+ */
+static pg_attribute_always_inline int
+sweep_filter_keys_body(const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out,
+					   bool hw)
+{
+	int k = 0;
+
+	for (int e = 0; e < n; e++)
+	{
+		out[k] = (uint16) e;
+		k += (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) <= (unsigned) span;
+	}
+	return k;
+}
+
+/* Is any of the n keys within [lo, lo + span] bits of qkey?  Four independent ORs a step. */
+static pg_attribute_always_inline bool
+keys_any_scalar_body(const uint64 *keys, int n, uint64 qkey, int lo, int span, bool hw)
+{
+	unsigned any0 = 0, any1 = 0, any2 = 0, any3 = 0;
+	int		 e = 0;
+
+	for (; e + 4 <= n; e += 4)
+	{
+		any0 |= (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) <= (unsigned) span;
+		any1 |= (unsigned) (simhash_popcount_as(keys[e + 1] ^ qkey, hw) - lo) <= (unsigned) span;
+		any2 |= (unsigned) (simhash_popcount_as(keys[e + 2] ^ qkey, hw) - lo) <= (unsigned) span;
+		any3 |= (unsigned) (simhash_popcount_as(keys[e + 3] ^ qkey, hw) - lo) <= (unsigned) span;
+	}
+	for (; e < n; e++)
+		any0 |= (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) <= (unsigned) span;
+	return (any0 | any1 | any2 | any3) != 0;
+}
+
+SIMHASH_POPCOUNT_LOOP(bool, keys_any_scalar,
+					  (const uint64 *keys, int n, uint64 qkey, int lo, int span),
+					  (keys, n, qkey, lo, span))
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+
+/*
+ * keys_any() with AVX2, where the CPU has it: four keys a vector, each
+ * byte's bits counted by a nibble table and summed per key (vpsadbw), the
+ * counts compared with the band.
+ */
+__attribute__((target("avx2"))) static bool
+keys_any_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
+{
+	const __m256i nibbles = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1,
+											 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+	const __m256i low4 = _mm256_set1_epi8(0x0f);
+	const __m256i q = _mm256_set1_epi64x((long long) qkey);
+	const __m256i below = _mm256_set1_epi64x(lo - 1);				 /* count > lo - 1 */
+	const __m256i above = _mm256_set1_epi64x((int64) lo + span + 1); /* count < lo + span + 1 */
+	__m256i		  hit = _mm256_setzero_si256();
+	int			  e = 0;
+
+	for (; e + 4 <= n; e += 4)
+	{
+		__m256i x = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (keys + e)), q);
+		__m256i c =
+			_mm256_add_epi8(_mm256_shuffle_epi8(nibbles, _mm256_and_si256(x, low4)),
+							_mm256_shuffle_epi8(nibbles,
+												_mm256_and_si256(_mm256_srli_epi64(x, 4), low4)));
+		__m256i pop = _mm256_sad_epu8(c, _mm256_setzero_si256());
+
+		hit = _mm256_or_si256(hit, _mm256_and_si256(_mm256_cmpgt_epi64(pop, below),
+													_mm256_cmpgt_epi64(above, pop)));
+	}
+	if (!_mm256_testz_si256(hit, hit))
+		return true;
+	return e < n && keys_any_scalar(keys + e, n - e, qkey, lo, span);
+}
+
+static bool
+keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
+{
+	static int has_avx2 = -1;
+
+	if (has_avx2 < 0)
+	{
+		__builtin_cpu_init();
+		has_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+	}
+	return has_avx2 ? keys_any_avx2(keys, n, qkey, lo, span)
+					: keys_any_scalar(keys, n, qkey, lo, span);
+}
+#else
+#define keys_any keys_any_scalar
+#endif
+
+SIMHASH_POPCOUNT_LOOP(int, sweep_filter_keys,
+					  (const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out),
+					  (keys, n, qkey, lo, span, out))
 
 /* Entries filtered at a time: the bound is asked again after each chunk with hits. */
 #define SWEEP_CHUNK 64
@@ -142,6 +248,113 @@ sweep_page(Sweep *s, Buffer buf, int64 p)
 	return !so->stop;
 }
 
+/*
+ * Visit the entries of `page` (n of them) whose key is `key`, after so->pos
+ * when resuming on this page.  False when a stream's batch is full.
+ */
+static bool
+visit_key(Sweep *s, Page page, int n, uint64 key, int guess, int64 p)
+{
+	SimhashScanOpaque so = s->so;
+
+	int first;
+
+	if (s->after && key < so->pos.key)
+		return true;
+	/* the key's place among the kept keys is its place on a page VACUUM has not touched */
+	if (guess < n && simhash_entry_key(SimhashPageEntry(page, guess)) == key)
+	{
+		first = guess;
+		while (first > 0 && simhash_entry_key(SimhashPageEntry(page, first - 1)) == key)
+			first--;
+	}
+	else
+		first = simhash_first_at_least(page, n, key, Min(guess, n));
+	for (int e = first; e < n; e++)
+	{
+		const char	   *ent = SimhashPageEntry(page, e);
+		ItemPointerData tid;
+
+		if (simhash_entry_key(ent) != key)
+			break;
+		simhash_entry_tid(ent, &tid);
+		if (s->after && key == so->pos.key && ItemPointerCompare(&tid, &so->pos.tid) <= 0)
+			continue;
+		s->visit(so, sh_table_unpermute(s->tab, key), &tid, NULL);
+		if (so->streaming && so->nhits >= so->batch_cap)
+		{
+			SimhashScanPos pos = {0, 0, s->r, p, key, tid};
+
+			so->pos = pos;
+			so->stop = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Run page p, whose keys the backend keeps: the keys filtered, and the page
+ * read only when one is in the band, to visit its entries with those keys
+ * (some may have been removed by VACUUM since the keys were read: they are
+ * not met on the page).  Returns false when the scan must stop, as
+ * sweep_page.
+ */
+static bool
+sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
+{
+	SimhashScanOpaque so = s->so;
+	Relation		  index = s->scan->indexRelation;
+	const uint64	 *keys = cache->keys + cache->kstart[p];
+	int				  nkeys = (int) (cache->kstart[p + 1] - cache->kstart[p]);
+	Buffer			  buf = InvalidBuffer;
+	Page			  page = NULL;
+	int				  n = 0;
+	bool			  have_prev = false;
+	uint64			  prev = 0;
+
+	for (int c = 0; c < nkeys && !so->stop; c += SWEEP_CHUNK)
+	{
+		int m = Min(nkeys - c, SWEEP_CHUNK);
+		int k = s->hi < s->lo || !keys_any(keys + c, m, s->qkey, s->lo, s->hi - s->lo)
+					? 0
+					: sweep_filter_keys(keys + c, m, s->qkey, s->lo, s->hi - s->lo, s->hits);
+
+		if (k == 0)
+			continue;
+		if (!BufferIsValid(buf))
+		{
+			buf = simhash_dir_read_page(index, cache, p);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			if (!simhash_scan_page_current(s->scan, buf, SIMHASH_RUN, s->run->gen, 0))
+			{
+				UnlockReleaseBuffer(buf);
+				return false;
+			}
+			page = BufferGetPage(buf);
+			n = simhash_run_page_nentries(index, buf, s->run, (BlockNumber) p);
+		}
+		/* equal keys are neighbours: each key's entries visited once */
+		for (int i = 0; i < k; i++)
+		{
+			uint64 key = keys[c + s->hits[i]];
+
+			if (have_prev && key == prev)
+				continue;
+			have_prev = true;
+			prev = key;
+			if (!visit_key(s, page, n, key, c + s->hits[i], p))
+				break;
+		}
+		if (s->bound)
+			s->hi = Min(s->hi, s->bound(so));
+	}
+	s->after = false;
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	return !so->stop;
+}
+
 /* Prefetch into the CPU cache the buffer a cached directory remembers for page p. */
 static inline void
 prefetch_recent(const SimhashDirCache *cache, int p)
@@ -156,15 +369,31 @@ prefetch_recent(const SimhashDirCache *cache, int p)
 	__builtin_prefetch((char *) BufferGetPage(buf) + 64);
 }
 
-/* The run's pages through its directory kept in memory. */
+/*
+ * The run's pages through its directory kept in memory: those whose keys the
+ * backend keeps by them, the others read.  A sweep of table 0 from the start
+ * has the backend keep its keys first, when it keeps the directory.
+ */
 static void
 sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 {
 	Relation index = s->scan->indexRelation;
 
+	if (from == 0 && cache->stored && cache->keys == NULL)
+	{
+		simhash_dirstore_load_keys(s->scan, s->r, cache);
+		if (s->so->stale)
+			return;
+	}
 	for (int p = from; p < cache->n; p++)
 	{
 		CHECK_FOR_INTERRUPTS();
+		if (p < cache->nkeyed)
+		{
+			if (!sweep_keyed_page(s, cache, p))
+				return;
+			continue;
+		}
 		prefetch_recent(cache, p + 1);
 		if (!sweep_page(s, simhash_dir_read_page(index, cache, p), p))
 			return;

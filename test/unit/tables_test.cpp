@@ -133,6 +133,73 @@ TEST(Tables, MultiProbeReachesEachNearPairInExactlyOneFirstTable)
             }
 }
 
+// Probes split part-way through a level (tables before `split` with up to
+// flips flipped prefix bits, the rest with flips - 1): every fingerprint
+// within sh_table_covered_radius_partial is reached by some table and
+// reported by exactly one, and with one prefix block a table the radius is
+// tight (one more bit, spread as the bound's proof allows, is reached by none).
+TEST(Tables, SplitProbesReachEachNearPairOnceUpToThePartialRadius)
+{
+    std::mt19937_64 rng(13);
+    for (int blocks = 3; blocks <= 8; blocks++)
+        for (int bits = 1; bits < blocks && bits <= 4; bits++)
+        {
+            auto tabs = layout(blocks, bits);
+            int ntables = static_cast<int>(tabs.size());
+            for (int flips = 0; flips <= 3; flips++)
+                for (int split = 1; split <= ntables; split++)
+                {
+                    int radius = sh_table_covered_radius_partial(blocks, bits, flips, split);
+                    if (radius < 0)
+                        continue;
+                    for (int i = 0; i < 200; i++)
+                    {
+                        uint64_t q = rng(), fp = q;
+                        int d = static_cast<int>(rng() % (radius + 1));
+                        while (sh_distance(fp, q) < d)
+                            fp ^= uint64_t{1} << (rng() % 64);
+                        int reached = 0, first = 0;
+                        for (int t = 0; t < ntables; t++)
+                        {
+                            uint64_t kq = sh_table_permute(&tabs[t], q), kf = sh_table_permute(&tabs[t], fp);
+                            int f = t < split ? flips : flips - 1;
+                            bool reach = __builtin_popcountll((kq ^ kf) & tabs[t].prefix_key_mask) <= f;
+                            reached += reach;
+                            if (reach && sh_table_first_match_split(tabs.data(), t, fp, q, flips, split))
+                                first++;
+                        }
+                        ASSERT_GE(reached, 1) << blocks << "/" << bits << "+" << flips << "@" << split;
+                        ASSERT_EQ(first, 1) << blocks << "/" << bits << "+" << flips << "@" << split;
+                    }
+                    if (blocks != bits + 1 || radius >= 63)
+                        continue;
+                    // one bit more: flips + 1 bits in each of the first split
+                    // tables' blocks, flips in the others', reaches no table
+                    uint64_t q = rng(), fp = q;
+                    for (int t = 0; t < ntables; t++)
+                    {
+                        uint64_t mask = tabs[t].prefix_orig_mask;
+                        int want = t < split ? flips + 1 : flips;
+                        for (int b = 0, got = 0; b < 64 && got < want; b++)
+                            if ((mask >> b) & 1)
+                            {
+                                fp ^= uint64_t{1} << b;
+                                got++;
+                            }
+                    }
+                    if (sh_distance(fp, q) != radius + 1)
+                        continue;  // blocks narrower than flips + 1 bits
+                    for (int t = 0; t < ntables; t++)
+                    {
+                        uint64_t kq = sh_table_permute(&tabs[t], q), kf = sh_table_permute(&tabs[t], fp);
+                        int f = t < split ? flips : flips - 1;
+                        EXPECT_GT(__builtin_popcountll((kq ^ kf) & tabs[t].prefix_key_mask), f)
+                            << blocks << "/" << bits << "+" << flips << "@" << split;
+                    }
+                }
+        }
+}
+
 // The covered radius of probes with up to `flips` flipped prefix bits: every
 // fingerprint within it is reached by some table (whatever the blocks its
 // differing bits fall in), and it is tight: the differing bits spread as

@@ -145,6 +145,16 @@ extern "C"
         return 1;
     }
 
+    int sh_table_first_match_split(const sh_table *tables, int t, uint64_t fp, uint64_t q, int flips,
+                                   int split) noexcept
+    {
+        uint64_t diff = fp ^ q;
+        for (int e = 0; e < t; e++)
+            if (__builtin_popcountll(diff & tables[e].prefix_orig_mask) <= (e < split ? flips : flips - 1))
+                return 0;
+        return 1;
+    }
+
     int sh_table_covered_radius(int blocks, int bits, int flips) noexcept
     {
         if (!valid(blocks, bits) || flips < 0)

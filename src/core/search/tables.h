@@ -72,6 +72,16 @@ int			sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uin
 									   int flips) SH_NOEXCEPT;
 
 /*
+ * The same for probes split part-way through a level: tables 0 .. split - 1
+ * probed with up to `flips` flipped prefix bits, the others with up to
+ * flips - 1 (not at all when flips = 0); this is true only for the first
+ * table (in order) that reaches fp.  split = the table count is
+ * sh_table_first_match_flips.
+ */
+int			sh_table_first_match_split(const sh_table *tables, int t, uint64_t fp, uint64_t q,
+									   int flips, int split) SH_NOEXCEPT;
+
+/*
  * The radius that probes with up to `flips` flipped prefix bits are sure to
  * cover: every fingerprint within it of q is reached by some table.  One that
  * no table reaches differs in >= flips + 1 bits in any blocks - bits blocks,
