@@ -99,37 +99,71 @@ SIMHASH_POPCOUNT_LOOP(bool, keys_any_scalar,
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
 
-/*
- * keys_any() with AVX2, where the CPU has it: four keys a vector, each
- * byte's bits counted by a nibble table and summed per key (vpsadbw), the
- * counts compared with the band.
- */
-__attribute__((target("avx2"))) static bool
-keys_any_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
+/* The bit counts of four keys xor q, one a 64-bit lane. */
+__attribute__((target("avx2"))) static inline __m256i
+popcount4_avx2(const uint64 *keys, __m256i q)
 {
 	const __m256i nibbles = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1,
 											 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
 	const __m256i low4 = _mm256_set1_epi8(0x0f);
+	__m256i		  x = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) keys), q);
+	__m256i		  c =
+		_mm256_add_epi8(_mm256_shuffle_epi8(nibbles, _mm256_and_si256(x, low4)),
+						_mm256_shuffle_epi8(nibbles,
+											_mm256_and_si256(_mm256_srli_epi64(x, 4), low4)));
+
+	return _mm256_sad_epu8(c, _mm256_setzero_si256());
+}
+
+/*
+ * keys_any() with AVX2, where the CPU has it: four keys a vector, each
+ * byte's bits counted by a nibble table and summed per key (vpsadbw).  From
+ * distance 0 (radius scans, KNN's first pass) the least count is kept (one
+ * vpminuw for four keys) and compared once at the end; else each count is
+ * compared with both ends of the band.
+ */
+__attribute__((target("avx2"))) static bool
+keys_any_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
+{
 	const __m256i q = _mm256_set1_epi64x((long long) qkey);
-	const __m256i below = _mm256_set1_epi64x(lo - 1);				 /* count > lo - 1 */
-	const __m256i above = _mm256_set1_epi64x((int64) lo + span + 1); /* count < lo + span + 1 */
-	__m256i		  hit = _mm256_setzero_si256();
 	int			  e = 0;
 
-	for (; e + 4 <= n; e += 4)
+	if (lo == 0)
 	{
-		__m256i x = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (keys + e)), q);
-		__m256i c =
-			_mm256_add_epi8(_mm256_shuffle_epi8(nibbles, _mm256_and_si256(x, low4)),
-							_mm256_shuffle_epi8(nibbles,
-												_mm256_and_si256(_mm256_srli_epi64(x, 4), low4)));
-		__m256i pop = _mm256_sad_epu8(c, _mm256_setzero_si256());
+		__m256i least0 = _mm256_set1_epi16(64), least1 = least0;
 
-		hit = _mm256_or_si256(hit, _mm256_and_si256(_mm256_cmpgt_epi64(pop, below),
-													_mm256_cmpgt_epi64(above, pop)));
+		for (; e + 8 <= n; e += 8)
+		{
+			least0 = _mm256_min_epu16(least0, popcount4_avx2(keys + e, q));
+			least1 = _mm256_min_epu16(least1, popcount4_avx2(keys + e + 4, q));
+		}
+		if (e + 4 <= n)
+		{
+			least0 = _mm256_min_epu16(least0, popcount4_avx2(keys + e, q));
+			e += 4;
+		}
+		/* the lanes' counts are in their low 16 bits, the rest zero */
+		if (!_mm256_testz_si256(_mm256_cmpgt_epi64(_mm256_set1_epi64x((int64) span + 1),
+												   _mm256_min_epu16(least0, least1)),
+								_mm256_set1_epi64x(-1)))
+			return true;
 	}
-	if (!_mm256_testz_si256(hit, hit))
-		return true;
+	else
+	{
+		const __m256i below = _mm256_set1_epi64x(lo - 1);				 /* count > lo - 1 */
+		const __m256i above = _mm256_set1_epi64x((int64) lo + span + 1); /* count < lo + span + 1 */
+		__m256i		  hit = _mm256_setzero_si256();
+
+		for (; e + 4 <= n; e += 4)
+		{
+			__m256i pop = popcount4_avx2(keys + e, q);
+
+			hit = _mm256_or_si256(hit, _mm256_and_si256(_mm256_cmpgt_epi64(pop, below),
+														_mm256_cmpgt_epi64(above, pop)));
+		}
+		if (!_mm256_testz_si256(hit, hit))
+			return true;
+	}
 	return e < n && keys_any_scalar(keys + e, n - e, qkey, lo, span);
 }
 
@@ -156,6 +190,8 @@ SIMHASH_POPCOUNT_LOOP(int, sweep_filter_keys,
 
 /* Entries filtered at a time: the bound is asked again after each chunk with hits. */
 #define SWEEP_CHUNK 64
+/* Pages of kept keys first tested together, passed over when none is in the band. */
+#define SWEEP_BLOCK_PAGES 16
 
 /* A sweep of one run: what the page loop needs. */
 typedef struct Sweep
@@ -385,11 +421,28 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 		if (s->so->stale)
 			return;
 	}
-	for (int p = from; p < cache->n; p++)
+	for (int p = from, block_end = from; p < cache->n; p++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (p < cache->nkeyed)
 		{
+			/*
+			 * A block of pages none of whose keys is in the band is passed
+			 * over whole (the band only narrows as the sweep goes).
+			 */
+			if (p >= block_end && !s->after)
+			{
+				uint32 a = cache->kstart[p];
+
+				block_end = Min(p + SWEEP_BLOCK_PAGES, cache->nkeyed);
+				if (s->hi < s->lo ||
+					!keys_any(cache->keys + a, (int) (cache->kstart[block_end] - a), s->qkey, s->lo,
+							  s->hi - s->lo))
+				{
+					p = block_end - 1;
+					continue;
+				}
+			}
 			if (!sweep_keyed_page(s, cache, p))
 				return;
 			continue;
