@@ -190,8 +190,6 @@ SIMHASH_POPCOUNT_LOOP(int, sweep_filter_keys,
 
 /* Entries filtered at a time: the bound is asked again after each chunk with hits. */
 #define SWEEP_CHUNK 64
-/* Pages of kept keys first tested together, passed over when none is in the band. */
-#define SWEEP_BLOCK_PAGES 16
 
 /* A sweep of one run: what the page loop needs. */
 typedef struct Sweep
@@ -205,8 +203,8 @@ typedef struct Sweep
 	int				  lo, hi;
 	SimhashSweepBound bound;
 	SimhashVisit	  visit;
-	bool			  after; /* resuming after so->pos on its page */
-	uint16			  hits[SWEEP_CHUNK];
+	bool			  after;					   /* resuming after so->pos on its page */
+	uint16			  hits[SIMHASH_PAGE_CAPACITY]; /* a page's kept keys at most */
 } Sweep;
 
 /* The first entry of a page after (pos.key, pos.tid), where the batch before stopped. */
@@ -348,10 +346,12 @@ sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
 	int				  n = 0;
 	bool			  have_prev = false;
 	uint64			  prev = 0;
+	/* a fixed band (no bound to lower as rows come) is tested a page at a time */
+	int chunk = s->bound ? SWEEP_CHUNK : SIMHASH_PAGE_CAPACITY;
 
-	for (int c = 0; c < nkeys && !so->stop; c += SWEEP_CHUNK)
+	for (int c = 0; c < nkeys && !so->stop; c += chunk)
 	{
-		int m = Min(nkeys - c, SWEEP_CHUNK);
+		int m = Min(nkeys - c, chunk);
 		int k = s->hi < s->lo || !keys_any(keys + c, m, s->qkey, s->lo, s->hi - s->lo)
 					? 0
 					: sweep_filter_keys(keys + c, m, s->qkey, s->lo, s->hi - s->lo, s->hits);
@@ -421,28 +421,11 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 		if (s->so->stale)
 			return;
 	}
-	for (int p = from, block_end = from; p < cache->n; p++)
+	for (int p = from; p < cache->n; p++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (p < cache->nkeyed)
 		{
-			/*
-			 * A block of pages none of whose keys is in the band is passed
-			 * over whole (the band only narrows as the sweep goes).
-			 */
-			if (p >= block_end && !s->after)
-			{
-				uint32 a = cache->kstart[p];
-
-				block_end = Min(p + SWEEP_BLOCK_PAGES, cache->nkeyed);
-				if (s->hi < s->lo ||
-					!keys_any(cache->keys + a, (int) (cache->kstart[block_end] - a), s->qkey, s->lo,
-							  s->hi - s->lo))
-				{
-					p = block_end - 1;
-					continue;
-				}
-			}
 			if (!sweep_keyed_page(s, cache, p))
 				return;
 			continue;
