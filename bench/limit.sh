@@ -38,6 +38,7 @@
 # queries repeated for at least MIN_PASS_MS (default 300; planning included,
 # no answers kept), the scan's from its thread CPU clock, and ratio_cpu their
 # quotient.
+# LIMIT_INDEX_WITH gives the index options (e.g. "bits = 4"; default: none).
 # LIMIT_SERVER_OPTS adds server settings (e.g. "-c simhash.sweep_cache_size=128MB")
 # when the bench starts its own cluster.
 # KEEP_DB=1 leaves database $DB (the last N's table t, queries bq and the
@@ -169,7 +170,7 @@ for N in $LIMIT_ROWS; do
 	step "N=$N: loading (10% planted near copies), building the index"
 	pg -c "DROP TABLE IF EXISTS t, bq" >/dev/null
 	pg -v n="$N" -v queries="$QUERIES" < bench/planted.sql
-	pg -c "CREATE INDEX t_sh ON t USING simhash (fp)" -c "VACUUM ANALYZE t" >/dev/null
+	pg -c "CREATE INDEX t_sh ON t USING simhash (fp) ${LIMIT_INDEX_WITH:+WITH ($LIMIT_INDEX_WITH)}" -c "VACUUM ANALYZE t" >/dev/null
 	# ids 1..N once each: position i in the export is id i + 1
 	if [ "$(pg -c "SELECT min(id) = 1 AND max(id) = count(*) AND count(DISTINCT id) = count(*) FROM t")" != t ]; then
 		echo "ids of t are not 1..$N" >&2; exit 1
