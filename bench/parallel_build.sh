@@ -28,6 +28,10 @@
 # Each build also records its CPU seconds (the session and its workers, as
 # the postmaster's reaped children) and the 1-minute load average after it.
 # MWM below 96MB plans 1 worker (32MB a participant), for btree as well.
+# NO_CHECKPOINT=1 skips the CHECKPOINT after each build (bench/scale.sh does
+# not checkpoint between its builds); SERVER_OPTS adds server options to a
+# throwaway cluster, e.g. bench/scale.sh's "-c fsync=off -c
+# full_page_writes=off -c synchronous_commit=off".
 # Writes $BENCH_RESULTS/parallel_build.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +42,8 @@ PG_CONFIGS=${PG_CONFIGS:-pg_config}
 BASELINE=${BASELINE:-}
 SERIAL_ONLY=${SERIAL_ONLY:-}
 PARALLEL_ONLY=${PARALLEL_ONLY:-}
+NO_CHECKPOINT=${NO_CHECKPOINT:-}
+SERVER_OPTS=${SERVER_OPTS:-}
 BENCH_RESULTS=${BENCH_RESULTS:-$PWD/bench/results}
 OUT=$BENCH_RESULTS/parallel_build.csv
 mkdir -p "$BENCH_RESULTS"
@@ -97,7 +103,8 @@ SQL
 			for _ in $(seq 100); do [ -e "/proc/$bpid" ] || break; sleep 0.05; done
 			cpu=$(echo "$(reaped_cpu) - $c0" | bc)
 			load=$(cut -d' ' -f1 /proc/loadavg)
-			$psql -c "DROP INDEX pbench_idx" -c CHECKPOINT
+			$psql -c "DROP INDEX pbench_idx"
+			[ -n "$NO_CHECKPOINT" ] || $psql -c CHECKPOINT
 			echo "$label,$ROWS,$MWM,$r,$1,$2,$s,$cpu,$load" >> "$OUT"
 			printf '   %s round %d: %-16s %d workers %8.2f s  CPU %6.2f s  (load %s)\n' "$label" "$r" "$1" "$2" "$s" \
 				"$cpu" "$load"
@@ -139,7 +146,7 @@ else
 				make -s -C "$TMPC_DIR/base" -j"$(nproc)" PG_CONFIG="$pgc" simhash.so >/dev/null
 			fi
 			tmpc_start -c shared_buffers=1GB -c max_wal_size=8GB -c checkpoint_timeout=30min \
-				-c max_worker_processes=8 -c max_parallel_workers=8
+				-c max_worker_processes=8 -c max_parallel_workers=8 $SERVER_OPTS
 			run_server "$("$pgc" --version | sed 's/^PostgreSQL \([0-9.]*\).*/\1/')"
 		)
 	done
