@@ -119,6 +119,15 @@ typedef PGAlignedBlock PGIOAlignedBlock;
 #endif
 
 /*
+ * Extending a relation by many zeroed blocks in one call (smgrzeroextend,
+ * since 16: fallocate where it can).  15 has no such call: bulkwrite.c
+ * writes the last block only, and those before it read as zeroes.
+ */
+#if PG_VERSION_NUM >= 160000
+#define SIMHASH_HAVE_ZEROEXTEND 1
+#endif
+
+/*
  * The IndexAmRoutine fields newer servers added, set to what simhash is
  * (makeNode zeroes them too: this says so where the handler is read).
  * 16 amsummarizing: false, every row is indexed, so an UPDATE that changes

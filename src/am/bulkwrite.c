@@ -225,6 +225,33 @@ simhash_bulk_finish(SimhashBulkWriter *b)
 
 #endif /* SIMHASH_HAVE_BULK_WRITE */
 
+/*
+ * Make the new index's main fork nblocks long, the blocks added zeroed and
+ * not WAL-logged (a bulk writer overwrites each of them before the build
+ * ends, and a crash before then leaves no index).  So the bulk writers begun
+ * afterwards write every block below nblocks in place: none of them fills a
+ * gap that another one writes.
+ */
+void
+simhash_bulk_extend(Relation index, BlockNumber nblocks)
+{
+	SMgrRelation smgr = RelationGetSmgr(index);
+	BlockNumber	 size = smgrnblocks(smgr, MAIN_FORKNUM);
+
+	if (nblocks <= size)
+		return;
+#ifdef SIMHASH_HAVE_ZEROEXTEND
+	smgrzeroextend(smgr, MAIN_FORKNUM, size, nblocks - size, true);
+#else
+	{
+		static const PGIOAlignedBlock zero = {{0}};
+
+		/* the file gets a hole; md.c pads earlier segments to full size */
+		smgrextend(smgr, MAIN_FORKNUM, nblocks - 1, (char *) zero.data, true);
+	}
+#endif
+}
+
 /* A page sink that puts its pages into a bulk writer. */
 typedef struct BulkSink
 {
