@@ -110,12 +110,21 @@ typedef PGAlignedBlock PGIOAlignedBlock;
  * Bulk writes of a new relation (storage/bulk_write.h, since 17): pages
  * written outside shared buffers, WAL-logged in batches, synced at the end
  * only if a checkpoint started meanwhile.  src/am/bulkwrite.c uses them when
- * SIMHASH_HAVE_BULK_WRITE is defined; before 17 it does what nbtree's build
- * did on those servers (smgrextend of private pages, log_newpages batches,
- * smgrimmedsync at the end).
+ * SIMHASH_HAVE_BULK_WRITE is defined; before 17 it does the same steps
+ * itself (smgrextend of private pages, log_newpages batches, and at the end
+ * smgrimmedsync only if a checkpoint started meanwhile).
  */
 #if PG_VERSION_NUM >= 170000
 #define SIMHASH_HAVE_BULK_WRITE 1
+#endif
+
+/*
+ * Extending a relation by many zeroed blocks in one call (smgrzeroextend,
+ * since 16: fallocate where it can).  15 has no such call: bulkwrite.c
+ * writes the last block only, and those before it read as zeroes.
+ */
+#if PG_VERSION_NUM >= 160000
+#define SIMHASH_HAVE_ZEROEXTEND 1
 #endif
 
 /*

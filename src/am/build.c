@@ -304,6 +304,12 @@ build_serial(Relation heap, Relation index, IndexInfo *indexInfo, const sh_table
 {
 	BuildState bs = {0};
 
+	/*
+	 * Every page goes through the bulk writer; block 0 (the metapage) and
+	 * block 1 (the run list) are written last, the run from block 2 on.
+	 */
+	out->bulk = simhash_bulk_begin(index);
+	out->sink = simhash_bulk_sink(out->bulk, SIMHASH_RUNLIST_BLKNO + 1);
 	bs.tables = tables;
 	bs.ntables = ntables;
 	bs.mem_limit =
@@ -364,13 +370,6 @@ simhash_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash build", SIMHASH_CONTEXT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-
-	/*
-	 * Every page goes through the bulk writer; block 0 (the metapage) and
-	 * block 1 (the run list) are written last, the run from block 2 on.
-	 */
-	built.bulk = simhash_bulk_begin(index);
-	built.sink = simhash_bulk_sink(built.bulk, SIMHASH_RUNLIST_BLKNO + 1);
 
 	/*
 	 * The table's size goes with the phase, in one update: the table scan

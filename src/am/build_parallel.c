@@ -12,15 +12,14 @@
  * writes each table's sorted chunk to a temporary file of a shared file set;
  * NULLs go to a file of their own.  Once every participant has scanned, the
  * run's layout is known (each table's pages and directory, one table after
- * the other, as a serial build writes them), so the tables are merged in
- * parallel: the workers and the leader each claim the next table, merge the
- * chunks of all participants in (key, TID) order into a run writer and
- * write its final pages, with their block numbers, to a pages file.  The
- * leader takes the tables in order: one a worker merged it copies from its
- * pages file into the index (waiting for it if need be), one nobody has
- * claimed yet it claims and merges straight into the index.  Then it sorts
- * the NULLs by TID: the index is the one a serial build writes, page for
- * page.
+ * the other, as a serial build writes them): the leader extends the index
+ * file to the run's end, and then the workers and the leader each claim the
+ * next table, merge the chunks of all participants in (key, TID) order into
+ * a run writer and write its pages straight into the index at their final
+ * blocks, through a bulk writer of their own (WAL-logged, and synced or
+ * registered for the checkpoint, by the process that wrote them).  The
+ * leader then writes the NULLs, sorted by TID, the run list and the
+ * metapage: the index is the one a serial build writes, page for page.
  *
  * The same code runs on every server: 17+ plan the workers themselves
  * (amcanbuildparallel), older ones are asked here (compat.h).
@@ -72,12 +71,13 @@ typedef struct SimhashBuildShared
 	int					   nslots;		/* planned workers + the leader */
 	int64				   chunk_items; /* pairs a participant holds before it writes a chunk */
 	int					   ntables;
-	ConditionVariable	   cv;		   /* a scan ended, a table was merged */
+	ConditionVariable	   cv;		   /* a scan ended, the file grew, a table was merged */
 	slock_t				   mutex;	   /* protects what follows */
 	int					   nscanners;  /* participants that scan, -1 until launched */
 	int					   nscanned;   /* those done scanning */
+	bool				   extended;   /* the index file holds the run's blocks */
 	int					   next_table; /* the next table to merge */
-	bool				   merged[SIMHASH_MAX_TABLES]; /* its pages file is complete */
+	int					   nmerged;	   /* tables merged (their pages handed over) */
 	bool				   brokenhotchain;
 	SimhashParticipantDone part[FLEXIBLE_ARRAY_MEMBER];
 } SimhashBuildShared;
@@ -108,12 +108,6 @@ static void
 nulls_name(char *name, int p)
 {
 	snprintf(name, MAXPGPATH, "simhash.p%d.nulls", p);
-}
-
-static void
-pages_name(char *name, int t)
-{
-	snprintf(name, MAXPGPATH, "simhash.t%d.pages", t);
 }
 
 /*
@@ -264,8 +258,8 @@ merge_table(Relation index, SimhashBuildShared *shared, SharedFileSet *fileset, 
  * The run's layout is known once the rows are counted: each table is
  * run_pages(n) full pages (the last one part full) and then their
  * directory, the tables one after the other from block 2 on, as the serial
- * build writes them.  So any participant can write table t's pages with
- * their final block numbers, into a file the leader copies into the index.
+ * build writes them.  So any participant can write table t's pages at their
+ * final blocks.
  */
 static BlockNumber
 run_pages(int64 n)
@@ -296,39 +290,25 @@ run_rows(SimhashBuildShared *shared)
 	return n;
 }
 
-/* A page sink writing the pages to a file of the file set, in order. */
-typedef struct FileSink
-{
-	SimhashPageSink sink;
-	BufFile		   *file;
-} FileSink;
-
+/*
+ * Merge table t into the bulk writer at the table's blocks; then count it
+ * merged.  The leader reports the tuples done after progress_base (-1:
+ * not reported).
+ */
 static void
-file_sink_put(SimhashPageSink *sink, BlockNumber blkno, Page image)
+merge_table_at(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index, int t,
+			   SimhashPageSink *sink, int64 progress_base)
 {
-	BufFileWrite(((FileSink *) sink)->file, image, BLCKSZ);
-}
+	int64 n = run_rows(shared);
 
-/* Merge table t into its pages file; then say it is there. */
-static void
-merge_to_file(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index, int t)
-{
-	int64	 n = run_rows(shared);
-	FileSink fs;
-	char	 name[MAXPGPATH];
-
-	pages_name(name, t);
-	fs.sink.put = file_sink_put;
-	fs.sink.next = table_first_block(t, n);
-	fs.file = BufFileCreateFileSet(&fileset->fs, name);
-	merge_table(index, shared, fileset, t, n, &fs.sink, -1);
-	BufFileClose(fs.file);
-	if (fs.sink.next != table_first_block(t + 1, n))
-		elog(ERROR, "simhash build: table %d ends at block %u, expected %u", t, fs.sink.next,
+	sink->next = table_first_block(t, n);
+	merge_table(index, shared, fileset, t, n, sink, progress_base);
+	if (sink->next != table_first_block(t + 1, n))
+		elog(ERROR, "simhash build: table %d ends at block %u, expected %u", t, sink->next,
 			 table_first_block(t + 1, n));
 
 	SpinLockAcquire(&shared->mutex);
-	shared->merged[t] = true;
+	shared->nmerged++;
 	SpinLockRelease(&shared->mutex);
 	ConditionVariableBroadcast(&shared->cv);
 }
@@ -346,16 +326,20 @@ claim_table(SimhashBuildShared *shared)
 	return t;
 }
 
-/* Sleep until every participant that scans has finished its scan. */
+/*
+ * Sleep until every participant that scans has finished its scan and, if
+ * extended, until the leader has extended the index file for the run.
+ */
 static void
-wait_for_scans(SimhashBuildShared *shared)
+wait_for_scans(SimhashBuildShared *shared, bool extended)
 {
 	for (;;)
 	{
 		bool done;
 
 		SpinLockAcquire(&shared->mutex);
-		done = shared->nscanners >= 0 && shared->nscanned == shared->nscanners;
+		done = shared->nscanners >= 0 && shared->nscanned == shared->nscanners &&
+			   (!extended || shared->extended);
 		SpinLockRelease(&shared->mutex);
 		if (done)
 			break;
@@ -364,14 +348,29 @@ wait_for_scans(SimhashBuildShared *shared)
 	ConditionVariableCancelSleep();
 }
 
-/* A worker's share of the merges: tables until none is left. */
+/*
+ * A worker's share of the merges: tables until none is left, written by a
+ * bulk writer of its own, which makes them durable before the worker ends
+ * (the leader commits only after every worker has ended).
+ */
 static void
 merge_tables(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index)
 {
-	int t;
+	SimhashBulkWriter *bulk = NULL;
+	SimhashPageSink	  *sink = NULL;
+	int				   t;
 
 	while ((t = claim_table(shared)) >= 0)
-		merge_to_file(shared, fileset, index, t);
+	{
+		if (bulk == NULL)
+		{
+			bulk = simhash_bulk_begin(index);
+			sink = simhash_bulk_sink(bulk, InvalidBlockNumber);
+		}
+		merge_table_at(shared, fileset, index, t, sink, -1);
+	}
+	if (bulk != NULL)
+		simhash_bulk_finish(bulk);
 }
 
 
@@ -396,7 +395,7 @@ simhash_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	indexInfo = BuildIndexInfo(index);
 	indexInfo->ii_Concurrent = shared->isconcurrent;
 	participate(shared, fileset, pscan, heap, index, indexInfo, ParallelWorkerNumber, false);
-	wait_for_scans(shared);
+	wait_for_scans(shared, true);
 	merge_tables(shared, fileset, index);
 
 	index_close(index, RowExclusiveLock);
@@ -442,97 +441,43 @@ collect_nulls(SimhashBuildShared *shared, SharedFileSet *fileset, SimhashBuilt *
 /* ---- the leader ------------------------------------------------------ */
 
 /*
- * Wait until table t's pages file is complete; true then.  False when
- * nobody has claimed table t yet: the leader has claimed it, to merge it
- * straight into the index.
+ * The leader's share of the merges: the tables nobody has claimed, written
+ * by its bulk writer (whose sink it leaves after the run); then it waits
+ * for the workers' tables, reporting the tuples done so far, and never less
+ * than before.
  */
-static bool
-await_table(SimhashBuildShared *shared, int t)
+static void
+leader_merges(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index, SimhashBuilt *out)
 {
-	bool merged = false, claimed = false;
+	int64 reported = 0;
+	int	  t, nmerged;
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_SORT);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+	while ((t = claim_table(shared)) >= 0)
+	{
+		SpinLockAcquire(&shared->mutex);
+		nmerged = shared->nmerged;
+		SpinLockRelease(&shared->mutex);
+		reported = Max(reported, (int64) nmerged * out->n);
+		merge_table_at(shared, fileset, index, t, out->sink, reported);
+		reported += out->n;
+	}
 	for (;;)
 	{
 		SpinLockAcquire(&shared->mutex);
-		merged = shared->merged[t];
-		/* tables are claimed in order and those before t are merged */
-		if (!merged && shared->next_table == t)
-		{
-			shared->next_table++;
-			claimed = true;
-		}
+		nmerged = shared->nmerged;
 		SpinLockRelease(&shared->mutex);
-		if (merged || claimed)
+		if ((int64) nmerged * out->n > reported)
+		{
+			reported = (int64) nmerged * out->n;
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, reported);
+		}
+		if (nmerged == shared->ntables)
 			break;
 		ConditionVariableSleep(&shared->cv, WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
 	}
 	ConditionVariableCancelSleep();
-	return merged;
-}
-
-/*
- * Merge table t, which nobody else took, straight into the index; returns
- * its directory block.
- */
-static BlockNumber
-merge_into_index(SimhashBuildShared *shared, SharedFileSet *fileset, Relation index, int t,
-				 SimhashBuilt *out)
-{
-	BlockNumber first = out->sink->next;
-
-	if (first != table_first_block(t, out->n))
-		elog(ERROR, "simhash build: table %d goes to block %u, expected %u", t, first,
-			 table_first_block(t, out->n));
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-	merge_table(index, shared, fileset, t, out->n, out->sink, (int64) t * out->n);
-	if (out->sink->next != table_first_block(t + 1, out->n))
-		elog(ERROR, "simhash build: table %d ends at block %u, expected %u", t, out->sink->next,
-			 table_first_block(t + 1, out->n));
-	return out->n > 0 ? first + run_pages(out->n) : InvalidBlockNumber;
-}
-
-/*
- * Copy table t's pages file into the index at the sink's next block, which
- * is the block the file's pages were written for; returns the table's
- * directory block.
- */
-static BlockNumber
-copy_table(SimhashBuildShared *shared, SharedFileSet *fileset, int t, SimhashBuilt *out)
-{
-	BlockNumber first = out->sink->next, npages = run_pages(out->n), total = table_pages(out->n);
-	BufFile	   *file;
-	char		name[MAXPGPATH], extra;
-
-	if (first != table_first_block(t, out->n))
-		elog(ERROR, "simhash build: table %d goes to block %u, its pages were written for %u", t,
-			 first, table_first_block(t, out->n));
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-	pages_name(name, t);
-	file = BufFileOpenFileSet(&fileset->fs, name, O_RDONLY, false);
-	for (BlockNumber i = 0; i < total; i++)
-	{
-		Page page = simhash_bulk_page(out->bulk);
-
-		if (BufFileRead(file, page, BLCKSZ) != BLCKSZ)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("simhash build: could not read page %u of table %d's pages", i, t)));
-		simhash_bulk_write(out->bulk, first + i, page);
-		if ((i & 63) == 0)
-		{
-			CHECK_FOR_INTERRUPTS();
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-										 (int64) t * out->n +
-											 Min(out->n, (int64) i * SIMHASH_PAGE_CAPACITY));
-		}
-	}
-	if (BufFileRead(file, &extra, 1) != 0)
-		elog(ERROR, "simhash build: table %d's pages file is longer than %u pages", t, total);
-	BufFileClose(file);
-	BufFileDeleteFileSet(&fileset->fs, name, false);
-	out->sink->next = first + total;
-	return npages > 0 ? first + npages : InvalidBlockNumber;
+	out->sink->next = table_first_block(shared->ntables, out->n);
 }
 
 int
@@ -617,7 +562,7 @@ simhash_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int 
 
 	if (leader)
 		participate(shared, fileset, pscan, heap, index, indexInfo, nworkers, true);
-	wait_for_scans(shared);
+	wait_for_scans(shared, false);
 
 	out->n = run_rows(shared);
 	for (int p = 0; p < nslots; p++)
@@ -632,12 +577,21 @@ simhash_build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, int 
 	}
 	out->run_npages = run_pages(out->n);
 	for (int t = 0; t < ntables; t++)
-	{
-		if (await_table(shared, t))
-			out->dir[t] = copy_table(shared, fileset, t, out);
-		else
-			out->dir[t] = merge_into_index(shared, fileset, index, t, out);
-	}
+		out->dir[t] =
+			out->n > 0 ? table_first_block(t, out->n) + out->run_npages : InvalidBlockNumber;
+
+	/*
+	 * The file holds every block of the run before any bulk writer begins,
+	 * so each writes its tables' blocks in place (see simhash_bulk_extend).
+	 */
+	simhash_bulk_extend(index, table_first_block(ntables, out->n));
+	out->bulk = simhash_bulk_begin(index);
+	out->sink = simhash_bulk_sink(out->bulk, table_first_block(ntables, out->n));
+	SpinLockAcquire(&shared->mutex);
+	shared->extended = true;
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableBroadcast(&shared->cv);
+	leader_merges(shared, fileset, index, out);
 	WaitForParallelWorkersToFinish(pcxt);
 	collect_nulls(shared, fileset, out);
 

@@ -13,20 +13,19 @@ struct IndexInfo;
 /*
  * What a build leaves for the metapage: the run written (one directory per
  * table), the rows it holds, the NULLs to chain, the heap tuples seen; and
- * the bulk writer the run's pages go to.
+ * the bulk writer that wrote the run's pages, for the rest.
  */
 typedef struct SimhashBuilt
 {
-	/* given: the bulk writer, and its sink for the run's pages (advanced) */
+	/* the bulk writer, and its sink at the block after the run */
 	SimhashBulkWriter *bulk;
 	SimhashPageSink	  *sink;
-	/* returned */
-	int64			 n; /* rows in the run (entries per table) */
-	BlockNumber		 dir[SIMHASH_MAX_TABLES];
-	BlockNumber		 run_npages;
-	ItemPointerData *nulls;
-	int64			 nnulls;
-	double			 heap_tuples;
+	int64			   n; /* rows in the run (entries per table) */
+	BlockNumber		   dir[SIMHASH_MAX_TABLES];
+	BlockNumber		   run_npages;
+	ItemPointerData	  *nulls;
+	int64			   nnulls;
+	double			   heap_tuples;
 } SimhashBuilt;
 
 /*

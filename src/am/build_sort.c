@@ -49,43 +49,93 @@ item_cmp(const SimhashItem *a, const SimhashItem *b)
 
 /*
  * keys = items permuted for table tab, in (key, TID) order: a most
- * significant digit radix sort of two 8-bit digits, then a comparison sort
- * of each sub-bucket.  The items are distributed by the top 8 bits of their
- * permuted key (a counting pass, then each item put straight into its
- * bucket's place in keys); each bucket, in cache, is distributed the same
- * way by the next 8 bits into a scratch array and each sub-bucket sorted
- * there (an array the size of the largest bucket, at most 1 MB), then
- * copied back.  256 buckets keep the first scatter's write
- * streams within the caches and TLB (65,536 made it miss on every write: a
- * serial 4M-row build took 14.8 s against 7.3-8.9 s with 256, on 15).  The
- * comparison sort of whole buckets was 32% of a 2-worker build's CPU (perf,
- * 18, 4M rows).  A bucket larger than the scratch array (skewed keys) is
- * sorted by comparison alone; the order is the same whatever the bits.
+ * significant digit radix sort of two digits, then a comparison sort of each
+ * sub-bucket.  The items are distributed by the top 8 bits of their permuted
+ * key (a counting pass, then each item put straight into its bucket's place
+ * in keys); each bucket, in cache, is distributed the same way by the next
+ * digit into a scratch array and each sub-bucket sorted there, then copied
+ * back.  256 buckets keep the first scatter's write streams within the
+ * caches and TLB (65,536 made it miss on every write: a serial 4M-row build
+ * took 14.8 s against 7.3-8.9 s with 256, on 15).  The second digit is as
+ * wide as the bucket needs for sub-buckets of about 4 items (up to 12 bits:
+ * its counts stay in the first-level cache), which an insertion sort puts in
+ * order; with a fixed 8-bit digit the quicksorts of sub-buckets of 20-70
+ * items were 13% of a 2-worker 4.4M-row build's CPU (perf, 18).  A bucket
+ * larger than the scratch array (skewed keys) is sorted by comparison
+ * alone; the order is the same whatever the bits.
  */
 #define SORT_DIGIT_BITS	 8
 #define SORT_BUCKETS	 (1 << SORT_DIGIT_BITS)
-#define SORT_SCRATCH_MAX ((int64) 65536) /* items: 1 MB */
+#define SORT_SUB_BITS	 12				 /* the widest second digit */
+#define SORT_SCRATCH_MIN ((int64) 65536) /* items: 1 MB */
+#define SORT_INSERTION	 16				 /* sub-buckets up to this size: insertion sort */
+
+/* Fingerprint -> table key (sh_table_permute, inline in the sort's loops). */
+static inline uint64
+permute_key(const sh_table *tab, uint64 fp)
+{
+	uint64 key = 0;
+
+	for (int b = 0; b < tab->nblocks; b++)
+		key |= ((fp >> tab->src_shift[b]) & tab->width_mask[b]) << tab->dst_shift[b];
+	return key;
+}
+
+/* Insertion sort of a few items by (key, TID). */
+static inline void
+insertion_sort(SimhashItem *a, int64 n)
+{
+	for (int64 i = 1; i < n; i++)
+	{
+		SimhashItem x = a[i];
+		int64		j = i;
+
+		while (j > 0 && item_cmp(&x, &a[j - 1]) < 0)
+		{
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+/* Bits of the second digit for a bucket of n items: sub-buckets of about 4. */
+static inline int
+sub_digit_bits(int64 n)
+{
+	int bits = 1;
+
+	while (bits < SORT_SUB_BITS && ((int64) 4 << bits) < n)
+		bits++;
+	return bits;
+}
 
 /* Sort bucket b (n items) by its second digit and then by comparison. */
 static void
-sort_bucket_by_digit(SimhashItem *b, int64 n, SimhashItem *scratch, int64 *start)
+sort_bucket_by_digit(SimhashItem *b, int64 n, SimhashItem *scratch, uint32 *start)
 {
-	const int shift = 64 - 2 * SORT_DIGIT_BITS;
-	int64	  from = 0;
+	const int	 bits = sub_digit_bits(n);
+	const int	 shift = 64 - SORT_DIGIT_BITS - bits;
+	const uint64 mask = ((uint64) 1 << bits) - 1;
+	const int	 nsub = 1 << bits;
+	uint32		 from = 0;
 
-	memset(start, 0, (SORT_BUCKETS + 1) * sizeof(int64));
+	memset(start, 0, (nsub + 1) * sizeof(uint32));
 	for (int64 i = 0; i < n; i++)
-		start[((b[i].key >> shift) & (SORT_BUCKETS - 1)) + 1]++;
-	for (int i = 1; i <= SORT_BUCKETS; i++)
+		start[((b[i].key >> shift) & mask) + 1]++;
+	for (int i = 1; i <= nsub; i++)
 		start[i] += start[i - 1];
 	for (int64 i = 0; i < n; i++)
-		memcpy(&scratch[start[(b[i].key >> shift) & (SORT_BUCKETS - 1)]++], &b[i],
-			   sizeof(SimhashItem));
+		memcpy(&scratch[start[(b[i].key >> shift) & mask]++], &b[i], sizeof(SimhashItem));
 	/* start[d] is now the end of sub-bucket d */
-	for (int d = 0; d < SORT_BUCKETS; d++)
+	for (int d = 0; d < nsub; d++)
 	{
-		if (start[d] - from > 1)
-			sort_bucket(scratch + from, start[d] - from);
+		uint32 len = start[d] - from;
+
+		if (len > SORT_INSERTION)
+			sort_bucket(scratch + from, len);
+		else if (len > 1)
+			insertion_sort(scratch + from, len);
 		from = start[d];
 	}
 	memcpy(b, scratch, n * sizeof(SimhashItem));
@@ -95,23 +145,26 @@ void
 simhash_permute_sorted(const SimhashItem *items, int64 n, const sh_table *tab, SimhashItem *keys)
 {
 	int64		*start = palloc0((SORT_BUCKETS + 1) * sizeof(int64));
-	int64		*sub = palloc((SORT_BUCKETS + 1) * sizeof(int64));
+	uint32		*sub = palloc(((1 << SORT_SUB_BITS) + 1) * sizeof(uint32));
 	int64		 scratch_n = 0;
 	SimhashItem *scratch;
 	int64		 i;
 
 	for (i = 0; i < n; i++)
-		start[(sh_table_permute(tab, items[i].key) >> (64 - SORT_DIGIT_BITS)) + 1]++;
-	/* the scratch array holds the largest bucket, up to its limit */
+		start[(permute_key(tab, items[i].key) >> (64 - SORT_DIGIT_BITS)) + 1]++;
+	/*
+	 * The scratch array holds the largest bucket, up to twice the mean
+	 * bucket (at least 1 MB): a larger one comes from skewed keys.
+	 */
 	for (i = 1; i <= SORT_BUCKETS; i++)
 		scratch_n = Max(scratch_n, start[i]);
-	scratch_n = Min(scratch_n, SORT_SCRATCH_MAX);
-	scratch = palloc(Max(scratch_n, 1) * sizeof(SimhashItem));
+	scratch_n = Min(scratch_n, Max(SORT_SCRATCH_MIN, 2 * n / SORT_BUCKETS));
+	scratch = MemoryContextAllocHuge(CurrentMemoryContext, Max(scratch_n, 1) * sizeof(SimhashItem));
 	for (i = 1; i <= SORT_BUCKETS; i++)
 		start[i] += start[i - 1];
 	for (i = 0; i < n; i++)
 	{
-		uint64 key = sh_table_permute(tab, items[i].key);
+		uint64 key = permute_key(tab, items[i].key);
 		int64  at = start[key >> (64 - SORT_DIGIT_BITS)]++;
 
 		keys[at].key = key;

@@ -6,17 +6,22 @@
  * buffers each new page cost an extension (a zeroed write), a buffer lookup
  * and locks, and the whole index was read back to WAL-log it at the end.
  *
- * Since PostgreSQL 17 the server's bulk writer does it (and syncs the file
- * only if a checkpoint started meanwhile); before, the same steps are done
- * here and the file is synced at the end, as nbtree's build did on those
- * servers: a checkpoint that began during the build cannot know of pages
- * that never were in shared buffers, and a crash after it would replay
- * WAL from after their records.
+ * Since PostgreSQL 17 the server's bulk writer does it; before, the same
+ * steps are done here.  Either syncs the file at the end only if a
+ * checkpoint started during the build: such a checkpoint cannot know of
+ * pages that never were in shared buffers, and a crash after it would
+ * replay WAL from after their records.  Otherwise the file's segments are
+ * handed to the checkpointer, whose next checkpoint (its redo point past
+ * all of the build's WAL) syncs them, as it does for pages written through
+ * shared buffers.  nbtree's build on 15 and 16 always syncs: for a 4.4M-row
+ * index (246 MB) that was 0.5-0.7 s of a 4.5 s build with 2 workers.
  */
 #include "simhash_am.h"
 #include "page.h"
 
+#include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "storage/proc.h"
 #include "storage/smgr.h"
 #include "utils/rel.h"
 
@@ -66,7 +71,10 @@ struct SimhashBulkWriter
 {
 	Relation		 index;
 	bool			 use_wal;
-	BlockNumber		 relsize; /* blocks in the file */
+	XLogRecPtr		 start_redo; /* the redo point when the writer began */
+	BlockNumber		 relsize;	 /* blocks in the file */
+	BlockNumber		*segblk;	 /* a block it wrote in each segment, or invalid */
+	int				 nseg;
 	int				 npending;
 	BlockNumber		 blknos[BULK_BATCH];
 	Page			 pages[BULK_BATCH];
@@ -80,11 +88,34 @@ simhash_bulk_begin(Relation index)
 
 	b->index = index;
 	b->use_wal = RelationNeedsWAL(index);
+	b->start_redo = GetRedoRecPtr();
 	b->relsize = smgrnblocks(RelationGetSmgr(index), MAIN_FORKNUM);
+	b->segblk = NULL;
+	b->nseg = 0;
 	b->npending = 0;
 	for (int i = 0; i < BULK_BATCH; i++)
 		b->pages[i] = b->buf[i].data;
 	return b;
+}
+
+/* Remember a block written in blkno's segment (the first one). */
+static void
+note_segment(SimhashBulkWriter *b, BlockNumber blkno)
+{
+	int seg = (int) (blkno / RELSEG_SIZE);
+
+	if (seg >= b->nseg)
+	{
+		int n = Max(seg + 1, 2 * b->nseg);
+
+		b->segblk = b->segblk == NULL ? palloc(n * sizeof(BlockNumber))
+									  : repalloc(b->segblk, n * sizeof(BlockNumber));
+		for (int j = b->nseg; j < n; j++)
+			b->segblk[j] = InvalidBlockNumber;
+		b->nseg = n;
+	}
+	if (b->segblk[seg] == InvalidBlockNumber)
+		b->segblk[seg] = blkno;
 }
 
 /* WAL-log the pending pages in one record, then write them. */
@@ -102,6 +133,7 @@ bulk_flush(SimhashBulkWriter *b)
 	{
 		BlockNumber blkno = b->blknos[i];
 
+		note_segment(b, blkno);
 		PageSetChecksumInplace(b->pages[i], blkno);
 		/* a block written before those below it: zeroes until they come */
 		while (blkno > b->relsize)
@@ -130,17 +162,95 @@ simhash_bulk_write(SimhashBulkWriter *b, BlockNumber blkno, Page page)
 		bulk_flush(b);
 }
 
+/*
+ * Have the checkpointer sync, at its next checkpoint, every segment of the
+ * file this writer wrote to: a write with skipFsync false registers its
+ * segment (md.c), so one block the writer wrote in each is read and
+ * written back as it is.
+ */
+static void
+register_sync(SimhashBulkWriter *b)
+{
+	SMgrRelation	 smgr = RelationGetSmgr(b->index);
+	PGIOAlignedBlock page;
+
+	for (int seg = 0; seg < b->nseg; seg++)
+	{
+		if (b->segblk[seg] == InvalidBlockNumber)
+			continue;
+		smgrread(smgr, MAIN_FORKNUM, b->segblk[seg], page.data);
+		smgrwrite(smgr, MAIN_FORKNUM, b->segblk[seg], page.data, false);
+	}
+}
+
 void
 simhash_bulk_finish(SimhashBulkWriter *b)
 {
 	bulk_flush(b);
-	/* a temporary index is not kept across a crash */
-	if (!RelationUsesLocalBuffers(b->index))
+	if (RelationUsesLocalBuffers(b->index))
+		; /* a temporary index is not kept across a crash */
+	else if (!b->use_wal)
+		/* unlogged, or not WAL-logged at wal_level minimal */
 		smgrimmedsync(RelationGetSmgr(b->index), MAIN_FORKNUM);
+	else
+	{
+		/*
+		 * No checkpoint may start between the look at the redo point and
+		 * the hand-over: it could take the redo point past the writer's WAL
+		 * and miss the segments handed over after it began.
+		 */
+		MyProc->delayChkptFlags |= DELAY_CHKPT_START;
+		if (GetRedoRecPtr() != b->start_redo)
+		{
+			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+			smgrimmedsync(RelationGetSmgr(b->index), MAIN_FORKNUM);
+		}
+		else
+		{
+			PG_TRY();
+			{
+				register_sync(b);
+			}
+			PG_FINALLY();
+			{
+				MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+			}
+			PG_END_TRY();
+		}
+	}
+	if (b->segblk != NULL)
+		pfree(b->segblk);
 	pfree(b);
 }
 
 #endif /* SIMHASH_HAVE_BULK_WRITE */
+
+/*
+ * Make the new index's main fork nblocks long, the blocks added zeroed and
+ * not WAL-logged (a bulk writer overwrites each of them before the build
+ * ends, and a crash before then leaves no index).  So the bulk writers begun
+ * afterwards write every block below nblocks in place: none of them fills a
+ * gap that another one writes.
+ */
+void
+simhash_bulk_extend(Relation index, BlockNumber nblocks)
+{
+	SMgrRelation smgr = RelationGetSmgr(index);
+	BlockNumber	 size = smgrnblocks(smgr, MAIN_FORKNUM);
+
+	if (nblocks <= size)
+		return;
+#ifdef SIMHASH_HAVE_ZEROEXTEND
+	smgrzeroextend(smgr, MAIN_FORKNUM, size, nblocks - size, true);
+#else
+	{
+		static const PGIOAlignedBlock zero = {{0}};
+
+		/* the file gets a hole; md.c pads earlier segments to full size */
+		smgrextend(smgr, MAIN_FORKNUM, nblocks - 1, (char *) zero.data, true);
+	}
+#endif
+}
 
 /* A page sink that puts its pages into a bulk writer. */
 typedef struct BulkSink

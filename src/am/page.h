@@ -92,12 +92,17 @@ extern void simhash_truncate_tail(Relation index, Relation heap, SimhashPagePool
  * Writing the pages of a new index outside shared buffers (bulkwrite.c): a
  * bulk build fills each page in memory and hands it over with its block
  * number; pages are WAL-logged in batches and made durable at the end.  The
- * relation must be empty and nothing else may write it meanwhile.  One page
- * at a time: the page simhash_bulk_page() returns is filled and passed to
- * simhash_bulk_write() (which takes it) before the next is asked for.
+ * relation is new and no one else writes it meanwhile, except other bulk
+ * writers, each writing blocks of its own: those of a parallel build, begun
+ * once simhash_bulk_extend() has made the file long enough for all their
+ * blocks (a writer zero-fills any gap below a block past the file's end).
+ * One page at a time: the page simhash_bulk_page() returns is filled and
+ * passed to simhash_bulk_write() (which takes it) before the next is asked
+ * for.
  */
 typedef struct SimhashBulkWriter SimhashBulkWriter;
 
+extern void				  simhash_bulk_extend(Relation index, BlockNumber nblocks);
 extern SimhashBulkWriter *simhash_bulk_begin(Relation index);
 extern Page				  simhash_bulk_page(SimhashBulkWriter *b);
 extern void				  simhash_bulk_write(SimhashBulkWriter *b, BlockNumber blkno, Page page);
