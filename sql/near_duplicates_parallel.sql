@@ -124,7 +124,13 @@ END
 $$;
 RESET temp_file_limit;
 SET parallel_leader_participation = on;
--- a cancel while the workers join
+-- a cancel while the workers join: twice the texts, four times the pairs
+-- (4.5M), so that the call cannot end within the timeout
+INSERT INTO ndp_alike
+  SELECT g, 'a shared paragraph of many ndp_words that every row repeats before the one word it has of its own, '
+            'a shared paragraph of many ndp_words that every row repeats before the one word it has of its own, '
+            'and then its word ' || md5(g::text), 0
+    FROM generate_series(1501, 3000) g;
 SET statement_timeout = '300ms';
 SELECT count(*) FROM simhash_near_duplicates('ndp_alike', 'fp', 'body', 'id', 0.8);
 RESET statement_timeout;
