@@ -314,13 +314,9 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
 
 		CHECK_FOR_INTERRUPTS();
 		buf = simhash_dir_read_page(index, &s->dir, p);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		if (!simhash_scan_page_current(scan, buf, SIMHASH_RUN, run->gen, 0))
-		{
-			UnlockReleaseBuffer(buf);
+		n = simhash_scan_lock_run_page(scan, buf, run, 0, (BlockNumber) p);
+		if (n < 0)
 			break;
-		}
-		n = simhash_run_page_nentries(index, buf, run, (BlockNumber) p);
 		if (used + (Size) n > cap)
 		{
 			UnlockReleaseBuffer(buf);

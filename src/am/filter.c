@@ -147,14 +147,10 @@ filter_fill(ProbeCtx *c, int fbits, Size words, uint64 *bits)
 
 			simhash_scan_check_link(c->scan, dstart, blocks[p]);
 			buf = ReadBuffer(index, blocks[p]);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			if (!simhash_scan_page_current(c->scan, buf, SIMHASH_RUN, run->gen, t))
-			{
-				UnlockReleaseBuffer(buf);
+			k = simhash_scan_lock_run_page(c->scan, buf, run, t, p);
+			if (k < 0)
 				return false;
-			}
 			page = BufferGetPage(buf);
-			k = simhash_run_page_nentries(index, buf, run, p);
 			for (int i = 0; i < k; i++)
 			{
 				uint64 b = simhash_entry_key(SimhashPageEntry(page, i)) >> (64 - fbits);

@@ -86,6 +86,8 @@ extern void simhash_scan_check_link(IndexScanDesc scan, BlockNumber from, BlockN
 extern void simhash_scan_check_dir_link(IndexScanDesc scan, int r, BlockNumber dstart);
 extern int
 simhash_run_page_nentries(Relation index, Buffer buf, const SimhashRun *run, BlockNumber p);
+extern int simhash_scan_lock_run_page(IndexScanDesc scan, Buffer buf, const SimhashRun *run, int t,
+									  BlockNumber p);
 
 /* Probes (probe.c) */
 extern void simhash_probe_ctx_init(ProbeCtx *c, IndexScanDesc scan, int t, uint64 q, int radius,

@@ -61,6 +61,24 @@ simhash_scan_page_current(IndexScanDesc scan, Buffer buf, uint16 kind, uint32 ge
 }
 
 /*
+ * Run page p of table t of run `run`, pinned in buf, share-locked and
+ * checked: its entries, or -1 when it is no longer that page (the buffer
+ * then released, so->stale set: the scan starts over).
+ */
+int
+simhash_scan_lock_run_page(IndexScanDesc scan, Buffer buf, const SimhashRun *run, int t,
+						   BlockNumber p)
+{
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	if (!simhash_scan_page_current(scan, buf, SIMHASH_RUN, run->gen, t))
+	{
+		UnlockReleaseBuffer(buf);
+		return -1;
+	}
+	return simhash_run_page_nentries(scan->indexRelation, buf, run, p);
+}
+
+/*
  * The entries of page p of a run: every page but the last was written full,
  * and VACUUM counts on the page the entries it removed in place, so a
  * damaged page cannot hide rows.

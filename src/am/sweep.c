@@ -226,6 +226,27 @@ first_after_pos(SimhashScanOpaque so, Page page, int n)
 }
 
 /*
+ * Visit the entry (key, tid) of run page p; false when it fills a stream's
+ * batch (so->pos names it, so->stop is set).
+ */
+static bool
+sweep_visit(Sweep *s, int64 p, uint64 key, ItemPointer tid)
+{
+	SimhashScanOpaque so = s->so;
+
+	s->visit(so, sh_table_unpermute(s->tab, key), tid, NULL);
+	if (so->streaming && so->nhits >= so->batch_cap)
+	{
+		SimhashScanPos pos = {0, 0, s->r, p, key, *tid};
+
+		so->pos = pos;
+		so->stop = true;
+		return false;
+	}
+	return true;
+}
+
+/*
  * Run page p (block blkno), pinned: its entries within the band visited.
  * Returns false when the scan must stop (a stream's batch is full, or the
  * page was recycled: so->stale).
@@ -237,14 +258,10 @@ sweep_page(Sweep *s, Buffer buf, int64 p)
 	Page			  page;
 	int				  n, from = 0, k;
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if (!simhash_scan_page_current(s->scan, buf, SIMHASH_RUN, s->run->gen, 0))
-	{
-		UnlockReleaseBuffer(buf);
+	n = simhash_scan_lock_run_page(s->scan, buf, s->run, 0, (BlockNumber) p);
+	if (n < 0)
 		return false;
-	}
 	page = BufferGetPage(buf);
-	n = simhash_run_page_nentries(s->scan->indexRelation, buf, s->run, (BlockNumber) p);
 	if (s->after)
 	{
 		from = first_after_pos(so, page, n);
@@ -261,19 +278,11 @@ sweep_page(Sweep *s, Buffer buf, int64 p)
 		for (int i = 0; i < k; i++)
 		{
 			const char	   *ent = SimhashPageEntry(page, c + s->hits[i]);
-			uint64			key = simhash_entry_key(ent);
 			ItemPointerData tid;
 
 			simhash_entry_tid(ent, &tid);
-			s->visit(so, sh_table_unpermute(s->tab, key), &tid, NULL);
-			if (so->streaming && so->nhits >= so->batch_cap)
-			{
-				SimhashScanPos pos = {0, 0, s->r, p, key, tid};
-
-				so->pos = pos;
-				so->stop = true;
+			if (!sweep_visit(s, p, simhash_entry_key(ent), &tid))
 				break;
-			}
 		}
 		if (k > 0 && s->bound)
 			s->hi = Min(s->hi, s->bound(so));
@@ -290,13 +299,14 @@ static bool
 visit_key(Sweep *s, Page page, int n, uint64 key, int guess, int64 p)
 {
 	SimhashScanOpaque so = s->so;
-
-	int first;
+	int				  first;
 
 	if (s->after && key < so->pos.key)
 		return true;
+	if (s->after && key == so->pos.key)
+		first = first_after_pos(so, page, n);
 	/* the key's place among the kept keys is its place on a page VACUUM has not touched */
-	if (guess < n && simhash_entry_key(SimhashPageEntry(page, guess)) == key)
+	else if (guess < n && simhash_entry_key(SimhashPageEntry(page, guess)) == key)
 	{
 		first = guess;
 		while (first > 0 && simhash_entry_key(SimhashPageEntry(page, first - 1)) == key)
@@ -304,25 +314,13 @@ visit_key(Sweep *s, Page page, int n, uint64 key, int guess, int64 p)
 	}
 	else
 		first = simhash_first_at_least(page, n, key, Min(guess, n));
-	for (int e = first; e < n; e++)
+	for (int e = first; e < n && simhash_entry_key(SimhashPageEntry(page, e)) == key; e++)
 	{
-		const char	   *ent = SimhashPageEntry(page, e);
 		ItemPointerData tid;
 
-		if (simhash_entry_key(ent) != key)
-			break;
-		simhash_entry_tid(ent, &tid);
-		if (s->after && key == so->pos.key && ItemPointerCompare(&tid, &so->pos.tid) <= 0)
-			continue;
-		s->visit(so, sh_table_unpermute(s->tab, key), &tid, NULL);
-		if (so->streaming && so->nhits >= so->batch_cap)
-		{
-			SimhashScanPos pos = {0, 0, s->r, p, key, tid};
-
-			so->pos = pos;
-			so->stop = true;
+		simhash_entry_tid(SimhashPageEntry(page, e), &tid);
+		if (!sweep_visit(s, p, key, &tid))
 			return false;
-		}
 	}
 	return true;
 }
@@ -361,14 +359,10 @@ sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
 		if (!BufferIsValid(buf))
 		{
 			buf = simhash_dir_read_page(index, cache, p);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			if (!simhash_scan_page_current(s->scan, buf, SIMHASH_RUN, s->run->gen, 0))
-			{
-				UnlockReleaseBuffer(buf);
+			n = simhash_scan_lock_run_page(s->scan, buf, s->run, 0, (BlockNumber) p);
+			if (n < 0)
 				return false;
-			}
 			page = BufferGetPage(buf);
-			n = simhash_run_page_nentries(index, buf, s->run, (BlockNumber) p);
 		}
 		/* equal keys are neighbours: each key's entries visited once */
 		for (int i = 0; i < k; i++)
