@@ -70,4 +70,13 @@ extern bool simhash_cpu_has_popcnt(void);
 	}
 #endif
 
+/*
+ * x86-64 with GCC or clang: loops may also be compiled for AVX2
+ * (target("avx2")) and chosen at each call by whether the CPU has it.
+ */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define SIMHASH_AVX2_DISPATCH 1
+extern bool simhash_cpu_has_avx2(void);
+#endif
+
 #endif /* SIMHASH_POPCOUNT_H */

@@ -96,7 +96,7 @@ SIMHASH_POPCOUNT_LOOP(bool, keys_any_scalar,
 					  (const uint64 *keys, int n, uint64 qkey, int lo, int span),
 					  (keys, n, qkey, lo, span))
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#ifdef SIMHASH_AVX2_DISPATCH
 #include <immintrin.h>
 
 /* The bit counts of four keys xor q, one a 64-bit lane. */
@@ -170,15 +170,8 @@ keys_any_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 static bool
 keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 {
-	static int has_avx2 = -1;
-
-	if (has_avx2 < 0)
-	{
-		__builtin_cpu_init();
-		has_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-	}
-	return has_avx2 ? keys_any_avx2(keys, n, qkey, lo, span)
-					: keys_any_scalar(keys, n, qkey, lo, span);
+	return simhash_cpu_has_avx2() ? keys_any_avx2(keys, n, qkey, lo, span)
+								  : keys_any_scalar(keys, n, qkey, lo, span);
 }
 #else
 #define keys_any keys_any_scalar
