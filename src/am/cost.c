@@ -27,6 +27,7 @@
  */
 #include "simhash_am.h"
 #include "page.h"
+#include "dirstore.h"
 
 #include <math.h>
 
@@ -88,9 +89,8 @@ static double
 simhash_keyed_share(double sorted)
 {
 	double pages = ceil(sorted / SIMHASH_PAGE_CAPACITY);
-	double dir_bytes = pages * (sizeof(uint64) + sizeof(BlockNumber) + sizeof(Buffer));
 
-	if (sorted <= 0 || dir_bytes > (double) work_mem * 1024 / 4)
+	if (sorted <= 0 || simhash_dirstore_dir_bytes(pages) > simhash_dirstore_budget())
 		return 0;
 	return Min(1.0, (double) simhash_sweep_cache_size * 1024 /
 						(sorted * sizeof(uint64) + pages * sizeof(uint32)));

@@ -69,6 +69,20 @@ static Size			 store_key_bytes = 0;
 static uint64		 store_clock = 0;
 static uint64		 store_epoch = 1;
 
+/* The bytes the store charges for a directory of npages run pages. */
+Size
+simhash_dirstore_dir_bytes(double npages)
+{
+	return (Size) (npages * (sizeof(uint64) + sizeof(BlockNumber) + sizeof(Buffer)));
+}
+
+/* What the store's directories may take: a quarter of work_mem. */
+Size
+simhash_dirstore_budget(void)
+{
+	return (Size) work_mem * 1024 / 4;
+}
+
 /* Forget the keys directory s keeps (scans that copied it see the epoch move). */
 static void
 store_drop_keys(StoredDir *s)
@@ -149,22 +163,35 @@ listed(const SimhashMetaPageData *meta, uint32 gen)
  * Room for `bytes` more: the least recently used directories that are not
  * of a run the scan's metapage copy lists go first.  False if there is not.
  */
+/*
+ * The least recently used directory (with keys kept, when keyed) that is not
+ * of a run the scan's metapage copy lists; -1 when there is none.
+ */
+static int
+lru_victim(Relation index, const SimhashMetaPageData *meta, bool keyed)
+{
+	int victim = -1;
+
+	for (int i = 0; i < nstored; i++)
+	{
+		StoredDir *s = stored[i];
+
+		if ((keyed && s->key_bytes == 0) ||
+			(s->relid == RelationGetRelid(index) && listed(meta, s->gen)))
+			continue;
+		if (victim < 0 || s->used < stored[victim]->used)
+			victim = i;
+	}
+	return victim;
+}
+
 static bool
 store_make_room(Relation index, const SimhashMetaPageData *meta, Size bytes, Size budget)
 {
 	while (store_bytes + bytes > budget)
 	{
-		int victim = -1;
+		int victim = lru_victim(index, meta, false);
 
-		for (int i = 0; i < nstored; i++)
-		{
-			StoredDir *s = stored[i];
-
-			if (s->relid == RelationGetRelid(index) && listed(meta, s->gen))
-				continue;
-			if (victim < 0 || s->used < stored[victim]->used)
-				victim = i;
-		}
 		if (victim < 0)
 			return false;
 		store_remove(victim);
@@ -180,8 +207,8 @@ SimhashDirCache *
 simhash_dirstore_put(Relation index, const SimhashMetaPageData *meta, uint32 gen, int table,
 					 BlockNumber dstart, const SimhashDirCache *dir)
 {
-	Size		  bytes = (Size) dir->n * (sizeof(uint64) + sizeof(BlockNumber) + sizeof(Buffer));
-	Size		  budget = (Size) work_mem * 1024 / 4;
+	Size		  bytes = simhash_dirstore_dir_bytes(dir->n);
+	Size		  budget = simhash_dirstore_budget();
 	StoredDir	 *s;
 	MemoryContext old;
 	static bool	  registered = false;
@@ -234,17 +261,8 @@ keys_make_room(Relation index, const SimhashMetaPageData *meta, Size bytes, Size
 {
 	while (store_key_bytes + bytes > budget)
 	{
-		int victim = -1;
+		int victim = lru_victim(index, meta, true);
 
-		for (int i = 0; i < nstored; i++)
-		{
-			StoredDir *s = stored[i];
-
-			if (s->key_bytes == 0 || (s->relid == RelationGetRelid(index) && listed(meta, s->gen)))
-				continue;
-			if (victim < 0 || s->used < stored[victim]->used)
-				victim = i;
-		}
 		if (victim < 0)
 			return;
 		store_drop_keys(stored[victim]);
@@ -512,5 +530,5 @@ void
 simhash_dir_cache_reset(SimhashScanOpaque so)
 {
 	so->dirs = NULL;
-	so->dir_budget = (Size) work_mem * 1024 / 4;
+	so->dir_budget = simhash_dirstore_budget();
 }

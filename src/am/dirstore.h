@@ -7,6 +7,8 @@
 #include "scan_int.h"
 
 extern uint64 simhash_dirstore_epoch(void);
+extern Size	  simhash_dirstore_dir_bytes(double npages);
+extern Size	  simhash_dirstore_budget(void);
 extern SimhashDirCache *
 simhash_dirstore_get(Relation index, uint32 gen, int table, BlockNumber dstart, BlockNumber npages);
 extern SimhashDirCache *
