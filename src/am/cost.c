@@ -191,7 +191,7 @@ simhash_probe_cost(const SimhashReadModel *m, int flips, int split)
 	double total = 0;
 
 	for (int t = 0; t < m->ntables; t++)
-		for (int f = 0; f <= (t < split ? flips : flips - 1) && f <= m->prefix_bits[t]; f++)
+		for (int f = 0; f <= sh_table_split_flips(t, flips, split) && f <= m->prefix_bits[t]; f++)
 			total += binomial(m->prefix_bits[t], f) * probe_unit_cost(m, t);
 	return total;
 }

@@ -414,7 +414,7 @@ simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, 
 					bool exact, SimhashVisit visit, void *arg)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
-	int				  own = exact || t < split ? flips : flips - 1;
+	int				  own = exact ? flips : sh_table_split_flips(t, flips, split);
 	ProbeCtx		  c;
 
 	if (so->meta.list.nruns == 0 || own < 0)

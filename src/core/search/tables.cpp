@@ -138,11 +138,8 @@ extern "C"
 
     int sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uint64_t q, int flips) noexcept
     {
-        uint64_t diff = fp ^ q;
-        for (int e = 0; e < t; e++)
-            if (__builtin_popcountll(diff & tables[e].prefix_orig_mask) <= flips)
-                return 0;
-        return 1;
+        // every table before t probed with up to flips
+        return sh_table_first_match_split(tables, t, fp, q, flips, t);
     }
 
     int sh_table_first_match_split(const sh_table *tables, int t, uint64_t fp, uint64_t q, int flips,
@@ -150,7 +147,8 @@ extern "C"
     {
         uint64_t diff = fp ^ q;
         for (int e = 0; e < t; e++)
-            if (__builtin_popcountll(diff & tables[e].prefix_orig_mask) <= (e < split ? flips : flips - 1))
+            if (__builtin_popcountll(diff & tables[e].prefix_orig_mask) <=
+                sh_table_split_flips(e, flips, split))
                 return 0;
         return 1;
     }

@@ -72,6 +72,17 @@ int			sh_table_first_match_flips(const sh_table *tables, int t, uint64_t fp, uin
 									   int flips) SH_NOEXCEPT;
 
 /*
+ * The prefix bits table t's probes flip at most when a level of `flips` is
+ * split at table `split`: flips before it, flips - 1 from it on (-1: the
+ * table is not probed).
+ */
+static inline int
+sh_table_split_flips(int t, int flips, int split)
+{
+	return t < split ? flips : flips - 1;
+}
+
+/*
  * The same for probes split part-way through a level: tables 0 .. split - 1
  * probed with up to `flips` flipped prefix bits, the others with up to
  * flips - 1 (not at all when flips = 0); this is true only for the first
