@@ -53,6 +53,9 @@
  * needs few
  */
 #define KNN_KEYED_BATCH 32
+#define KNN_CARRY_ROWS	100
+
+#define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
 
 /* The first linear pass's batch: `batch`, or KNN_KEYED_BATCH over kept keys. */
 static int64
@@ -60,9 +63,6 @@ first_pass_batch(SimhashScanOpaque so, int64 batch)
 {
 	return so->model->keyed >= 0.5 ? KNN_KEYED_BATCH : batch;
 }
-#define KNN_CARRY_ROWS 100
-
-#define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
 
 /* ---- KNN's exact steps: one table's prefixes at one level, page by page -- */
 
