@@ -30,12 +30,14 @@
 #include "storage/buf_internals.h"
 
 /*
- * The entries e (of the n from `ents`) whose key lies within [lo, lo + span]
- * bits of qkey, listed in out[] in order; returns how many.  No branch on
- * the distance: the entry is written, and kept by advancing the count.
+ * The keys e (of the n stored `stride` bytes apart from `base`) that lie
+ * within [lo, lo + span] bits of qkey, listed in out[] in order; returns how
+ * many.  No branch on the distance: the position is written, and kept by
+ * advancing the count.
  */
 static pg_attribute_always_inline int
-sweep_filter_body(const char *ents, int n, uint64 qkey, int lo, int span, uint16 *out, bool hw)
+filter_keys_at(const char *base, Size stride, int n, uint64 qkey, int lo, int span, uint16 *out,
+			   bool hw)
 {
 	int k = 0;
 
@@ -43,11 +45,18 @@ sweep_filter_body(const char *ents, int n, uint64 qkey, int lo, int span, uint16
 	{
 		uint64 key;
 
-		memcpy(&key, ents + (Size) e * SIMHASH_ENTRY_SIZE, sizeof(key));
+		memcpy(&key, base + (Size) e * stride, sizeof(key));
 		out[k] = (uint16) e;
 		k += (unsigned) (simhash_popcount_as(key ^ qkey, hw) - lo) <= (unsigned) span;
 	}
 	return k;
+}
+
+/* ... over a run page's entries (key, then TID) */
+static pg_attribute_always_inline int
+sweep_filter_body(const char *ents, int n, uint64 qkey, int lo, int span, uint16 *out, bool hw)
+{
+	return filter_keys_at(ents, SIMHASH_ENTRY_SIZE, n, qkey, lo, span, out, hw);
 }
 
 SIMHASH_POPCOUNT_LOOP(int, sweep_filter,
@@ -55,7 +64,7 @@ SIMHASH_POPCOUNT_LOOP(int, sweep_filter,
 					  (ents, n, qkey, lo, span, out))
 
 /*
- * The same over packed keys (a run's keys the backend keeps).  At large radii
+ * ... over packed keys (a run's keys the backend keeps).  At large radii
  * most chunks hold no key in the band: keys_any() says so first, without
  * stores or a carried count.
  */
@@ -63,14 +72,7 @@ static pg_attribute_always_inline int
 sweep_filter_keys_body(const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out,
 					   bool hw)
 {
-	int k = 0;
-
-	for (int e = 0; e < n; e++)
-	{
-		out[k] = (uint16) e;
-		k += (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) <= (unsigned) span;
-	}
-	return k;
+	return filter_keys_at((const char *) keys, sizeof(uint64), n, qkey, lo, span, out, hw);
 }
 
 /* Is any of the n keys within [lo, lo + span] bits of qkey?  Four independent ORs a step. */
