@@ -741,11 +741,37 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 		linear_select(so);
 }
 
-/* A linear pass's sweep bound: nothing farther than the batch's reach. */
+/*
+ * A linear pass's sweep bound: nothing farther than the batch's reach, nor
+ * than the kept keys' (sweep.c counts them).
+ */
 static int
 linear_bound(SimhashScanOpaque so)
 {
-	return so->linear_d;
+	return so->keycount ? Min(so->linear_d, so->keycount->d) : so->linear_d;
+}
+
+/*
+ * A pass that found fewer rows than the kept keys it counted (VACUUM
+ * removed some of them since they were kept): it has met every row up to
+ * the keys' reach d, and returns those; the next pass goes on after d.
+ * False when it found none: the caller passes again.
+ */
+static bool
+linear_short(SimhashScanOpaque so, int d)
+{
+	int64 n = 0;
+
+	for (int64 i = 0; i < so->nhits; i++)
+		if (so->hits[i].dist <= d)
+			so->hits[n++] = so->hits[i];
+	so->nhits = n;
+	so->after_dist = d;
+	ItemPointerSet(&so->after_tid, MaxBlockNumber, MaxOffsetNumber);
+	if (n == 0)
+		return false;
+	simhash_sort_hits(so);
+	return true;
 }
 
 /*
@@ -759,16 +785,32 @@ linear_pass(IndexScanDesc scan)
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	SimhashHit		 *last;
 	/* twice the batch is kept: within half of work_mem */
-	int64 cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 4;
+	int64			 cap = (int64) work_mem * 1024 / (int64) sizeof(SimhashHit) / 4;
+	SimhashKeyCount *kc = &so->keycount_data;
 
-	so->nhits = 0;
-	so->linear_full = false;
-	memset(so->linear_count, 0, sizeof(so->linear_count));
-	so->linear_d = 64;
-	so->linear_upto = 0;
-	simhash_scan_all(scan, so->order_q, so->after_dist, 64, linear_bound, visit_linear);
-	if (so->nhits > so->batch)
-		linear_select(so);
+	do
+	{
+		so->nhits = 0;
+		so->linear_full = false;
+		memset(so->linear_count, 0, sizeof(so->linear_count));
+		so->linear_d = 64;
+		so->linear_upto = 0;
+		memset(kc, 0, sizeof(*kc));
+		kc->after = so->after_dist;
+		kc->want = so->batch;
+		kc->d = 64;
+		so->keycount = kc;
+		simhash_scan_all(scan, so->order_q, so->after_dist, 64, linear_bound, visit_linear);
+		so->keycount = NULL;
+		if (so->nhits > so->batch)
+			linear_select(so);
+		else if (so->nhits < so->batch && kc->d < 64)
+		{
+			if (linear_short(so, kc->d))
+				return;
+			CHECK_FOR_INTERRUPTS();
+		}
+	} while (so->nhits == 0 && kc->d < 64 && !so->stale);
 	simhash_sort_hits(so);
 	if (so->nhits < so->batch)
 	{

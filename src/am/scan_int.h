@@ -95,6 +95,22 @@ typedef struct SimhashChainPos
 	BlockNumber steps;
 } SimhashChainPos;
 
+/*
+ * KNN's linear pass over the keys the backend keeps (sweep.c): kept keys
+ * counted by distance above `after` (a count per distance, those up to d in
+ * upto), d the least distance that `want` of them reach.  Rows farther than
+ * d cannot be among the pass's next `want` rows but for keys VACUUM removed
+ * since they were kept (knn.c's linear_pass then goes on after d).
+ */
+typedef struct SimhashKeyCount
+{
+	int	  after;
+	int64 want;
+	int64 count[65];
+	int64 upto;
+	int	  d;
+} SimhashKeyCount;
+
 typedef struct SimhashScanOpaqueData
 {
 	SimhashMetaPageData meta;
@@ -181,6 +197,9 @@ typedef struct SimhashScanOpaqueData
 	int64		linear_count[65];
 	int			linear_d;
 	int64		linear_upto; /* rows kept at distances <= linear_d */
+	/* the pass's kept keys, counted by its sweep; NULL: not counting */
+	SimhashKeyCount *keycount;
+	SimhashKeyCount	 keycount_data;
 	BlockNumber nblocks;	 /* the index size as last read (check_link) */
 	bool		stale;		 /* met a page recycled since the metapage copy */
 	BlockNumber stale_blkno; /* the last such page */

@@ -179,6 +179,93 @@ keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 #define keys_any keys_any_scalar
 #endif
 
+/* The least distance from qkey, of at least lo, of the n keys; 65 if none. */
+static pg_attribute_always_inline int
+keys_least_scalar_body(const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
+{
+	int least = 65;
+
+	for (int e = 0; e < n; e++)
+	{
+		int d = simhash_popcount_as(keys[e] ^ qkey, hw);
+
+		least = d >= lo && d < least ? d : least;
+	}
+	return least;
+}
+
+SIMHASH_POPCOUNT_LOOP(int, keys_least_scalar, (const uint64 *keys, int n, uint64 qkey, int lo),
+					  (keys, n, qkey, lo))
+
+#ifdef SIMHASH_AVX2_DISPATCH
+/*
+ * keys_least() with AVX2: the least count of eight keys a step (vpminuw of
+ * the 64-bit lanes, whose counts lie in their low 16 bits); counts below lo
+ * are first raised above 64.
+ */
+__attribute__((target("avx2"))) static int
+keys_least_avx2(const uint64 *keys, int n, uint64 qkey, int lo)
+{
+	const __m256i q = _mm256_set1_epi64x((long long) qkey);
+	const __m256i below = _mm256_set1_epi64x(lo);
+	const __m256i none = _mm256_set1_epi64x(64);
+	__m256i		  least0 = _mm256_set1_epi64x(65), least1 = least0;
+	uint64		  lanes[4];
+	int			  e = 0, least;
+
+	for (; e + 8 <= n; e += 8)
+	{
+		__m256i c0 = popcount4_avx2(keys + e, q);
+		__m256i c1 = popcount4_avx2(keys + e + 4, q);
+
+		if (lo > 0)
+		{
+			c0 = _mm256_or_si256(c0, _mm256_and_si256(_mm256_cmpgt_epi64(below, c0), none));
+			c1 = _mm256_or_si256(c1, _mm256_and_si256(_mm256_cmpgt_epi64(below, c1), none));
+		}
+		least0 = _mm256_min_epu16(least0, c0);
+		least1 = _mm256_min_epu16(least1, c1);
+	}
+	_mm256_storeu_si256((__m256i *) lanes, _mm256_min_epu16(least0, least1));
+	least = (int) Min(Min(lanes[0], lanes[1]), Min(lanes[2], lanes[3]));
+	return e < n ? Min(least, keys_least_scalar(keys + e, n - e, qkey, lo)) : least;
+}
+
+static int
+keys_least(const uint64 *keys, int n, uint64 qkey, int lo)
+{
+	return simhash_cpu_has_avx2() ? keys_least_avx2(keys, n, qkey, lo)
+								  : keys_least_scalar(keys, n, qkey, lo);
+}
+#else
+#define keys_least keys_least_scalar
+#endif
+
+/*
+ * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
+ * kc->d while the keys below it reach kc->want (as knn.c's visit_linear
+ * does with the rows it keeps).
+ */
+static pg_attribute_always_inline void
+count_keys_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, bool hw)
+{
+	for (int e = 0; e < n; e++)
+	{
+		int d = simhash_popcount_as(keys[e] ^ qkey, hw);
+
+		if (d <= kc->after || d > kc->d)
+			continue;
+		kc->count[d]++;
+		kc->upto++;
+		while (kc->d > 0 && kc->upto - kc->count[kc->d] >= kc->want)
+			kc->upto -= kc->count[kc->d--];
+	}
+}
+
+SIMHASH_POPCOUNT_LOOP(void, count_keys,
+					  (SimhashKeyCount * kc, const uint64 *keys, int n, uint64 qkey),
+					  (kc, keys, n, qkey))
+
 SIMHASH_POPCOUNT_LOOP(int, sweep_filter_keys,
 					  (const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out),
 					  (keys, n, qkey, lo, span, out))
@@ -380,6 +467,47 @@ sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
 	return !so->stop;
 }
 
+/*
+ * KNN's linear pass over the pages whose keys the backend keeps (the first
+ * nkeyed of the run): the keys are counted first (count_keys), page by page,
+ * a page only when its least distance lies within the count's reach then;
+ * then only the pages whose least distance lies within the sweep's bound
+ * (which the count lowered) are read.  A pass of a LIMIT 10 thus reads the
+ * few pages that hold its rows instead of every page met with a row nearer
+ * than those kept so far.  Returns false when the scan must stop.
+ */
+static bool
+sweep_counted(Sweep *s, SimhashDirCache *cache)
+{
+	SimhashKeyCount *kc = s->so->keycount;
+	int				*cand = palloc(sizeof(int) * cache->nkeyed);
+	uint8			*least = palloc(sizeof(uint8) * cache->nkeyed);
+	int				 ncand = 0;
+	bool			 go_on = true;
+
+	for (int p = 0; p < cache->nkeyed; p++)
+	{
+		const uint64 *keys = cache->keys + cache->kstart[p];
+		int			  nkeys = (int) (cache->kstart[p + 1] - cache->kstart[p]);
+		int			  d;
+
+		CHECK_FOR_INTERRUPTS();
+		d = keys_least(keys, nkeys, s->qkey, s->lo);
+		if (d > Min(kc->d, s->hi))
+			continue;
+		count_keys(kc, keys, nkeys, s->qkey);
+		cand[ncand] = p;
+		least[ncand++] = (uint8) d;
+	}
+	s->hi = Min(s->hi, s->bound(s->so));
+	for (int i = 0; i < ncand && go_on; i++)
+		if (least[i] <= s->hi)
+			go_on = sweep_keyed_page(s, cache, cand[i]);
+	pfree(cand);
+	pfree(least);
+	return go_on;
+}
+
 /* Prefetch into the CPU cache the buffer a cached directory remembers for page p. */
 static inline void
 prefetch_recent(const SimhashDirCache *cache, int p)
@@ -409,6 +537,12 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 		simhash_dirstore_load_keys(s->scan, s->r, cache);
 		if (s->so->stale)
 			return;
+	}
+	if (s->so->keycount != NULL && from == 0 && !s->after && s->bound != NULL && cache->nkeyed > 0)
+	{
+		if (!sweep_counted(s, cache))
+			return;
+		from = cache->nkeyed;
 	}
 	for (int p = from; p < cache->n; p++)
 	{
