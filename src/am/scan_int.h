@@ -194,15 +194,15 @@ typedef struct SimhashScanOpaqueData
 	bool			linear_full; /* the pass has kept `batch` rows: none after linear_worst */
 	SimhashHit		linear_worst;
 	/* rows kept per distance, and the distance the first `batch` reach (knn.c) */
-	int64		linear_count[65];
-	int			linear_d;
-	int64		linear_upto; /* rows kept at distances <= linear_d */
+	int64 linear_count[65];
+	int	  linear_d;
+	int64 linear_upto; /* rows kept at distances <= linear_d */
 	/* the pass's kept keys, counted by its sweep; NULL: not counting */
 	SimhashKeyCount *keycount;
 	SimhashKeyCount	 keycount_data;
-	BlockNumber nblocks;	 /* the index size as last read (check_link) */
-	bool		stale;		 /* met a page recycled since the metapage copy */
-	BlockNumber stale_blkno; /* the last such page */
+	BlockNumber		 nblocks;	  /* the index size as last read (check_link) */
+	bool			 stale;		  /* met a page recycled since the metapage copy */
+	BlockNumber		 stale_blkno; /* the last such page */
 	/* directories cached by probes, [run * ntables + table]; NULL: none yet */
 	SimhashDirCache *dirs;
 	Size			 dir_budget; /* bytes the cache may still take */

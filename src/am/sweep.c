@@ -179,9 +179,14 @@ keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 #define keys_any keys_any_scalar
 #endif
 
-/* The least distance from qkey, of at least lo, of the n keys; 65 if none. */
+/*
+ * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
+ * kc->d while the keys below it reach kc->want (as knn.c's visit_linear
+ * does with the rows it keeps); returns the least distance of at least lo
+ * of the n keys, 65 if none.
+ */
 static pg_attribute_always_inline int
-keys_least_scalar_body(const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
+count_keys_scalar_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
 {
 	int least = 65;
 
@@ -190,69 +195,6 @@ keys_least_scalar_body(const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
 		int d = simhash_popcount_as(keys[e] ^ qkey, hw);
 
 		least = d >= lo && d < least ? d : least;
-	}
-	return least;
-}
-
-SIMHASH_POPCOUNT_LOOP(int, keys_least_scalar, (const uint64 *keys, int n, uint64 qkey, int lo),
-					  (keys, n, qkey, lo))
-
-#ifdef SIMHASH_AVX2_DISPATCH
-/*
- * keys_least() with AVX2: the least count of eight keys a step (vpminuw of
- * the 64-bit lanes, whose counts lie in their low 16 bits); counts below lo
- * are first raised above 64.
- */
-__attribute__((target("avx2"))) static int
-keys_least_avx2(const uint64 *keys, int n, uint64 qkey, int lo)
-{
-	const __m256i q = _mm256_set1_epi64x((long long) qkey);
-	const __m256i below = _mm256_set1_epi64x(lo);
-	const __m256i none = _mm256_set1_epi64x(64);
-	__m256i		  least0 = _mm256_set1_epi64x(65), least1 = least0;
-	uint64		  lanes[4];
-	int			  e = 0, least;
-
-	for (; e + 8 <= n; e += 8)
-	{
-		__m256i c0 = popcount4_avx2(keys + e, q);
-		__m256i c1 = popcount4_avx2(keys + e + 4, q);
-
-		if (lo > 0)
-		{
-			c0 = _mm256_or_si256(c0, _mm256_and_si256(_mm256_cmpgt_epi64(below, c0), none));
-			c1 = _mm256_or_si256(c1, _mm256_and_si256(_mm256_cmpgt_epi64(below, c1), none));
-		}
-		least0 = _mm256_min_epu16(least0, c0);
-		least1 = _mm256_min_epu16(least1, c1);
-	}
-	_mm256_storeu_si256((__m256i *) lanes, _mm256_min_epu16(least0, least1));
-	least = (int) Min(Min(lanes[0], lanes[1]), Min(lanes[2], lanes[3]));
-	return e < n ? Min(least, keys_least_scalar(keys + e, n - e, qkey, lo)) : least;
-}
-
-static int
-keys_least(const uint64 *keys, int n, uint64 qkey, int lo)
-{
-	return simhash_cpu_has_avx2() ? keys_least_avx2(keys, n, qkey, lo)
-								  : keys_least_scalar(keys, n, qkey, lo);
-}
-#else
-#define keys_least keys_least_scalar
-#endif
-
-/*
- * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
- * kc->d while the keys below it reach kc->want (as knn.c's visit_linear
- * does with the rows it keeps).
- */
-static pg_attribute_always_inline void
-count_keys_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, bool hw)
-{
-	for (int e = 0; e < n; e++)
-	{
-		int d = simhash_popcount_as(keys[e] ^ qkey, hw);
-
 		if (d <= kc->after || d > kc->d)
 			continue;
 		kc->count[d]++;
@@ -260,11 +202,59 @@ count_keys_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, boo
 		while (kc->d > 0 && kc->upto - kc->count[kc->d] >= kc->want)
 			kc->upto -= kc->count[kc->d--];
 	}
+	return least;
 }
 
-SIMHASH_POPCOUNT_LOOP(void, count_keys,
-					  (SimhashKeyCount * kc, const uint64 *keys, int n, uint64 qkey),
-					  (kc, keys, n, qkey))
+SIMHASH_POPCOUNT_LOOP(int, count_keys_scalar,
+					  (SimhashKeyCount * kc, const uint64 *keys, int n, uint64 qkey, int lo),
+					  (kc, keys, n, qkey, lo))
+
+#ifdef SIMHASH_AVX2_DISPATCH
+/*
+ * count_keys() with AVX2: four keys a vector; only a vector with a key to
+ * count goes through the scalar count.  The least count is kept per lane
+ * (vpminuw: the counts lie in their lanes' low 16 bits), counts below lo
+ * first raised above 64.
+ */
+__attribute__((target("avx2"))) static int
+count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo)
+{
+	const __m256i q = _mm256_set1_epi64x((long long) qkey);
+	const __m256i below = _mm256_set1_epi64x(lo);
+	const __m256i after = _mm256_set1_epi64x(kc->after);
+	const __m256i none = _mm256_set1_epi64x(64);
+	__m256i		  reach = _mm256_set1_epi64x(kc->d + 1);
+	__m256i		  least = _mm256_set1_epi64x(65);
+	uint64		  lanes[4];
+	int			  e = 0, d;
+
+	for (; e + 4 <= n; e += 4)
+	{
+		__m256i c = popcount4_avx2(keys + e, q);
+		__m256i hit = _mm256_and_si256(_mm256_cmpgt_epi64(c, after), _mm256_cmpgt_epi64(reach, c));
+
+		if (!_mm256_testz_si256(hit, hit))
+		{
+			(void) count_keys_scalar(kc, keys + e, 4, qkey, lo);
+			reach = _mm256_set1_epi64x(kc->d + 1);
+		}
+		c = _mm256_or_si256(c, _mm256_and_si256(_mm256_cmpgt_epi64(below, c), none));
+		least = _mm256_min_epu16(least, c);
+	}
+	_mm256_storeu_si256((__m256i *) lanes, least);
+	d = (int) Min(Min(lanes[0], lanes[1]), Min(lanes[2], lanes[3]));
+	return e < n ? Min(d, count_keys_scalar(kc, keys + e, n - e, qkey, lo)) : d;
+}
+
+static int
+count_keys(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo)
+{
+	return simhash_cpu_has_avx2() ? count_keys_avx2(kc, keys, n, qkey, lo)
+								  : count_keys_scalar(kc, keys, n, qkey, lo);
+}
+#else
+#define count_keys count_keys_scalar
+#endif
 
 SIMHASH_POPCOUNT_LOOP(int, sweep_filter_keys,
 					  (const uint64 *keys, int n, uint64 qkey, int lo, int span, uint16 *out),
@@ -470,9 +460,9 @@ sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
 /*
  * KNN's linear pass over the pages whose keys the backend keeps (the first
  * nkeyed of the run): the keys are counted first (count_keys), page by page,
- * a page only when its least distance lies within the count's reach then;
- * then only the pages whose least distance lies within the sweep's bound
- * (which the count lowered) are read.  A pass of a LIMIT 10 thus reads the
+ * each page's least distance noted when it lies within the count's reach
+ * then; then only the pages whose least distance lies within the sweep's
+ * bound (which the count lowered) are read.  A pass of a LIMIT 10 thus reads the
  * few pages that hold its rows instead of every page met with a row nearer
  * than those kept so far.  Returns false when the scan must stop.
  */
@@ -492,10 +482,9 @@ sweep_counted(Sweep *s, SimhashDirCache *cache)
 		int			  d;
 
 		CHECK_FOR_INTERRUPTS();
-		d = keys_least(keys, nkeys, s->qkey, s->lo);
+		d = count_keys(kc, keys, nkeys, s->qkey, s->lo);
 		if (d > Min(kc->d, s->hi))
 			continue;
-		count_keys(kc, keys, nkeys, s->qkey);
 		cand[ncand] = p;
 		least[ncand++] = (uint8) d;
 	}
