@@ -183,7 +183,7 @@ keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
  * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
  * kc->d while the keys below it reach kc->want (as knn.c's visit_linear
  * does with the rows it keeps); returns the least distance of at least lo
- * of the n keys, 65 if none.
+ * of the n keys, 65 if none (count_keys_avx2: of those near enough).
  */
 static pg_attribute_always_inline int
 count_keys_scalar_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
@@ -211,39 +211,40 @@ SIMHASH_POPCOUNT_LOOP(int, count_keys_scalar,
 
 #ifdef SIMHASH_AVX2_DISPATCH
 /*
- * count_keys() with AVX2: four keys a vector; only a vector with a key to
- * count goes through the scalar count.  The least count is kept per lane
- * (vpminuw: the counts lie in their lanes' low 16 bits), counts below lo
- * first raised above 64.
+ * count_keys() with AVX2: eight keys a step, and only a step with a key in
+ * [lo, kc->d] goes through the scalar count (which also finds its least).
+ * A page whose other keys lie beyond kc->d can hold no row the pass keeps:
+ * the least returned is that of those steps alone (65 if none).
  */
 __attribute__((target("avx2"))) static int
 count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo)
 {
 	const __m256i q = _mm256_set1_epi64x((long long) qkey);
-	const __m256i below = _mm256_set1_epi64x(lo);
-	const __m256i after = _mm256_set1_epi64x(kc->after);
-	const __m256i none = _mm256_set1_epi64x(64);
+	const __m256i below = _mm256_set1_epi64x(lo - 1);
 	__m256i		  reach = _mm256_set1_epi64x(kc->d + 1);
-	__m256i		  least = _mm256_set1_epi64x(65);
-	uint64		  lanes[4];
-	int			  e = 0, d;
+	int			  e = 0, least = 65;
 
-	for (; e + 4 <= n; e += 4)
+	for (; e + 8 <= n; e += 8)
 	{
-		__m256i c = popcount4_avx2(keys + e, q);
-		__m256i hit = _mm256_and_si256(_mm256_cmpgt_epi64(c, after), _mm256_cmpgt_epi64(reach, c));
+		__m256i c0 = popcount4_avx2(keys + e, q);
+		__m256i c1 = popcount4_avx2(keys + e + 4, q);
+		__m256i hit0 = _mm256_cmpgt_epi64(reach, c0);
+		__m256i hit1 = _mm256_cmpgt_epi64(reach, c1);
+		__m256i hit;
 
+		if (lo > 0)
+		{
+			hit0 = _mm256_and_si256(hit0, _mm256_cmpgt_epi64(c0, below));
+			hit1 = _mm256_and_si256(hit1, _mm256_cmpgt_epi64(c1, below));
+		}
+		hit = _mm256_or_si256(hit0, hit1);
 		if (!_mm256_testz_si256(hit, hit))
 		{
-			(void) count_keys_scalar(kc, keys + e, 4, qkey, lo);
+			least = Min(least, count_keys_scalar(kc, keys + e, 8, qkey, lo));
 			reach = _mm256_set1_epi64x(kc->d + 1);
 		}
-		c = _mm256_or_si256(c, _mm256_and_si256(_mm256_cmpgt_epi64(below, c), none));
-		least = _mm256_min_epu16(least, c);
 	}
-	_mm256_storeu_si256((__m256i *) lanes, least);
-	d = (int) Min(Min(lanes[0], lanes[1]), Min(lanes[2], lanes[3]));
-	return e < n ? Min(d, count_keys_scalar(kc, keys + e, n - e, qkey, lo)) : d;
+	return e < n ? Min(least, count_keys_scalar(kc, keys + e, n - e, qkey, lo)) : least;
 }
 
 static int
