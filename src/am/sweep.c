@@ -240,11 +240,20 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 		hit = _mm256_or_si256(hit0, hit1);
 		if (!_mm256_testz_si256(hit, hit))
 		{
-			least = Min(least, count_keys_scalar(kc, keys + e, 8, qkey, lo));
+			/* (not inside Min(): it would count them twice) */
+			int d = count_keys_scalar(kc, keys + e, 8, qkey, lo);
+
+			least = Min(least, d);
 			reach = _mm256_set1_epi64x(kc->d + 1);
 		}
 	}
-	return e < n ? Min(least, count_keys_scalar(kc, keys + e, n - e, qkey, lo)) : least;
+	if (e < n)
+	{
+		int d = count_keys_scalar(kc, keys + e, n - e, qkey, lo);
+
+		least = Min(least, d);
+	}
+	return least;
 }
 
 static int
