@@ -156,8 +156,9 @@ SET enable_bitmapscan = off;
 SET simhash.debug_sweep = always;
 SELECT 'always' AS mode, * FROM sw_radius();
 SELECT 'always' AS mode, * FROM sw_knn();
--- the sweep with no keys kept (every page read), and with room for the keys
--- of a few pages only (the rest read)
+-- the sweep with no keys kept (every page read: lowering the setting drops
+-- the keys kept so far), and with room for the keys of a few pages only
+-- (the rest read)
 SET simhash.sweep_cache_size = 0;
 SELECT 'always, no keys kept' AS mode, * FROM sw_radius();
 SELECT 'always, no keys kept' AS mode, * FROM sw_knn();
@@ -213,8 +214,14 @@ SET simhash.debug_sweep = always;
 SET simhash.sweep_cache_size = '24kB';
 SET client_min_messages = debug1;
 SELECT count(*) FROM sw WHERE simhash_within(fp, '0000000000000000', 3);
-RESET client_min_messages;
+-- lowered below what is kept: the next scan drops the keys (and keeps none
+-- at 0); raised again, the next sweep keeps them again
+SET simhash.sweep_cache_size = 0;
+SELECT count(*) FROM sw WHERE simhash_within(fp, '0000000000000000', 3);
+SELECT count(*) FROM sw WHERE simhash_within(fp, '0000000000000000', 3);
 RESET simhash.sweep_cache_size;
+SELECT count(*) FROM sw WHERE simhash_within(fp, '0000000000000000', 3);
+RESET client_min_messages;
 
 DROP TABLE sw, sw_q, sw_ref;
 DROP FUNCTION sw_radius(text), sw_knn(), sw_h64(text), sw_flip(bigint, int, int);

@@ -160,12 +160,9 @@ listed(const SimhashMetaPageData *meta, uint32 gen)
 }
 
 /*
- * Room for `bytes` more: the least recently used directories that are not
- * of a run the scan's metapage copy lists go first.  False if there is not.
- */
-/*
  * The least recently used directory (with keys kept, when keyed) that is not
- * of a run the scan's metapage copy lists; -1 when there is none.
+ * of a run the scan's metapage copy lists (any, when index is NULL); -1 when
+ * there is none.
  */
 static int
 lru_victim(Relation index, const SimhashMetaPageData *meta, bool keyed)
@@ -177,7 +174,7 @@ lru_victim(Relation index, const SimhashMetaPageData *meta, bool keyed)
 		StoredDir *s = stored[i];
 
 		if ((keyed && s->key_bytes == 0) ||
-			(s->relid == RelationGetRelid(index) && listed(meta, s->gen)))
+			(index != NULL && s->relid == RelationGetRelid(index) && listed(meta, s->gen)))
 			continue;
 		if (victim < 0 || s->used < stored[victim]->used)
 			victim = i;
@@ -185,6 +182,10 @@ lru_victim(Relation index, const SimhashMetaPageData *meta, bool keyed)
 	return victim;
 }
 
+/*
+ * Room for `bytes` more: the least recently used directories that are not
+ * of a run the scan's metapage copy lists go first.  False if there is not.
+ */
 static bool
 store_make_room(Relation index, const SimhashMetaPageData *meta, Size bytes, Size budget)
 {
@@ -370,6 +371,31 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
 							 RelationGetRelationName(index), s->dir.nkeyed, s->dir.n, used)));
 }
 
+/*
+ * simhash.sweep_cache_size lowered below the keys kept: the least recently
+ * used go first, until the rest fit (the scans that copied them see the
+ * epoch move, and read or keep again within the new size).
+ */
+static void
+keys_trim(void)
+{
+	int dropped = 0;
+
+	while (store_key_bytes > (Size) simhash_sweep_cache_size * 1024)
+	{
+		int victim = lru_victim(NULL, NULL, true);
+
+		if (victim < 0)
+			break;
+		store_drop_keys(stored[victim]);
+		stored[victim]->keys_tried = false;
+		dropped++;
+	}
+	ereport(DEBUG1, (errmsg_internal("simhash: kept keys over simhash.sweep_cache_size (%d kB) "
+									 "dropped, runs: %d",
+									 simhash_sweep_cache_size, dropped)));
+}
+
 /* ---- a scan's directories: its own copies, or the backend's ------------- */
 
 /*
@@ -428,6 +454,8 @@ simhash_dir_cache_get(ProbeCtx *c)
 	if (so->dirs == NULL)
 		so->dirs = MemoryContextAllocZero(so->cxt, sizeof(SimhashDirCache) * so->meta.list.nruns *
 													   so->ntables);
+	if (store_key_bytes > (Size) simhash_sweep_cache_size * 1024)
+		keys_trim();
 	d = &so->dirs[c->r * so->ntables + c->t];
 	if (d->loaded && d->stored && d->epoch != simhash_dirstore_epoch())
 	{
