@@ -748,7 +748,7 @@ visit_linear(SimhashScanOpaque so, uint64 fp, ItemPointer tid, void *arg)
 static int
 linear_bound(SimhashScanOpaque so)
 {
-	return so->keycount ? Min(so->linear_d, so->keycount->d) : so->linear_d;
+	return so->keycount ? Min(so->linear_d, so->keycount->d1) : so->linear_d;
 }
 
 /*
@@ -774,6 +774,59 @@ linear_short(SimhashScanOpaque so, int d)
 	return true;
 }
 
+/* A counting pass notes the pages of this many batches' keys, for the passes after it. */
+#define KNN_NOTED_BATCHES 8
+
+/*
+ * The bound of a pass over the pages the last counting pass noted: the
+ * least distance at which its counts reach `batch` keys after the last row
+ * returned, if within that pass's reach; -1 if not (the pass counts again).
+ */
+static int
+noted_reach(SimhashScanOpaque so)
+{
+	SimhashKeyNoted *a = &so->noted;
+	int64			 sum = 0;
+
+	if (!a->valid || so->after_dist < a->kc.after)
+		return -1;
+	for (int d = so->after_dist + 1; d <= a->kc.d; d++)
+	{
+		sum += a->kc.count[d];
+		if (sum >= so->batch)
+			return d;
+	}
+	return -1;
+}
+
+/* A counting pass begins: nothing noted. */
+static void
+noted_start(SimhashScanOpaque so)
+{
+	SimhashKeyNoted *a = &so->noted;
+
+	a->valid = false;
+	a->npages = 0;
+	if (a->keys == NULL)
+		a->keys = MemoryContextAlloc(so->cxt, sizeof(uint64 *) * Max(so->meta.list.nruns, 1));
+	memset(a->keys, 0, sizeof(uint64 *) * Max(so->meta.list.nruns, 1));
+}
+
+/* A counting pass ended: the pages with a key within its reach, and its counts, kept. */
+static void
+noted_end(SimhashScanOpaque so, const SimhashKeyCount *kc)
+{
+	SimhashKeyNoted *a = &so->noted;
+	int64			 n = 0;
+
+	for (int64 i = 0; i < a->npages; i++)
+		if (a->pages[i].least <= kc->d)
+			a->pages[n++] = a->pages[i];
+	a->npages = n;
+	a->kc = *kc;
+	a->valid = !so->stale;
+}
+
 /*
  * Beyond the last level worth probing: one pass over every row, keeping
  * the next `batch` rows of the order (after the last returned), in at most
@@ -790,6 +843,8 @@ linear_pass(IndexScanDesc scan)
 
 	do
 	{
+		int noted = noted_reach(so);
+
 		so->nhits = 0;
 		so->linear_full = false;
 		memset(so->linear_count, 0, sizeof(so->linear_count));
@@ -797,20 +852,33 @@ linear_pass(IndexScanDesc scan)
 		so->linear_upto = 0;
 		memset(kc, 0, sizeof(*kc));
 		kc->after = so->after_dist;
-		kc->want = so->batch;
-		kc->d = 64;
+		kc->batch = so->batch;
+		if (noted >= 0)
+		{
+			/* the pages an earlier pass noted hold this one's rows */
+			kc->noted = true;
+			kc->d = kc->d1 = noted;
+		}
+		else
+		{
+			kc->want = KNN_NOTED_BATCHES * so->batch;
+			kc->d = kc->d1 = 64;
+			noted_start(so);
+		}
 		so->keycount = kc;
 		simhash_scan_all(scan, so->order_q, so->after_dist, 64, linear_bound, visit_linear);
 		so->keycount = NULL;
+		if (!kc->noted)
+			noted_end(so, kc);
 		if (so->nhits > so->batch)
 			linear_select(so);
-		else if (so->nhits < so->batch && kc->d < 64)
+		else if (so->nhits < so->batch && kc->d1 < 64)
 		{
-			if (linear_short(so, kc->d))
+			if (linear_short(so, kc->d1))
 				return;
 			CHECK_FOR_INTERRUPTS();
 		}
-	} while (so->nhits == 0 && kc->d < 64 && !so->stale);
+	} while (so->nhits == 0 && kc->d1 < 64 && !so->stale);
 	simhash_sort_hits(so);
 	if (so->nhits < so->batch)
 	{
@@ -863,6 +931,7 @@ simhash_knn_start(IndexScanDesc scan)
 	}
 	so->carry_bytes = 0;
 	so->carry_lost = false;
+	memset(&so->noted, 0, sizeof(so->noted));
 	band_start(so);
 	for (f = 1; simhash_knn_level_worth(so->model, f); f++)
 		;

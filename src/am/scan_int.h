@@ -98,18 +98,51 @@ typedef struct SimhashChainPos
 /*
  * KNN's linear pass over the keys the backend keeps (sweep.c): kept keys
  * counted by distance above `after` (a count per distance, those up to d in
- * upto), d the least distance that `want` of them reach.  Rows farther than
- * d cannot be among the pass's next `want` rows but for keys VACUUM removed
- * since they were kept (knn.c's linear_pass then goes on after d).
+ * upto), d the least distance that `want` of them reach, and d1 (<= d) the
+ * least that the pass's `batch` reach (upto1 up to it).  The pass reads the
+ * pages with a key within d1 and notes those with a key within d, for the
+ * next passes (SimhashKeyNoted).  Rows farther than d1 cannot be among the
+ * pass's rows but for keys VACUUM removed since they were kept (knn.c's
+ * linear_pass then goes on after d1).  A pass that reads the pages noted by
+ * an earlier one (`noted`) counts nothing: d1 is fixed.
  */
 typedef struct SimhashKeyCount
 {
 	int	  after;
 	int64 want;
+	int64 batch;
 	int64 count[65];
 	int64 upto;
+	int64 upto1;
 	int	  d;
+	int	  d1;
+	bool  noted;
 } SimhashKeyCount;
+
+/* A run page noted by a counting pass: a key within its reach, the least such. */
+typedef struct SimhashKeyPage
+{
+	int	  r;
+	int	  p;
+	uint8 least;
+} SimhashKeyPage;
+
+/*
+ * The pages a counting pass noted (pages[0 .. npages), in run and page
+ * order) and its counts, for the next passes of the scan while they reach
+ * no farther than its d: `valid`; keys[r] is the array run r's keys were
+ * counted from (a run whose keys the backend dropped or read again since is
+ * swept whole).
+ */
+typedef struct SimhashKeyNoted
+{
+	bool			valid;
+	SimhashKeyCount kc;
+	SimhashKeyPage *pages;
+	int64			npages;
+	int64			maxpages;
+	const uint64  **keys;
+} SimhashKeyNoted;
 
 typedef struct SimhashScanOpaqueData
 {
@@ -200,6 +233,7 @@ typedef struct SimhashScanOpaqueData
 	/* the pass's kept keys, counted by its sweep; NULL: not counting */
 	SimhashKeyCount *keycount;
 	SimhashKeyCount	 keycount_data;
+	SimhashKeyNoted	 noted;
 	BlockNumber		 nblocks;	  /* the index size as last read (check_link) */
 	bool			 stale;		  /* met a page recycled since the metapage copy */
 	BlockNumber		 stale_blkno; /* the last such page */

@@ -181,9 +181,10 @@ keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 
 /*
  * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
- * kc->d while the keys below it reach kc->want (as knn.c's visit_linear
- * does with the rows it keeps); returns the least distance of at least lo
- * of the n keys, 65 if none (count_keys_avx2: of those near enough).
+ * kc->d while the keys below it reach kc->want, and kc->d1 while those below
+ * it reach kc->batch (as knn.c's visit_linear does with the rows it keeps);
+ * returns the least distance of at least lo of the n keys, 65 if none
+ * (count_keys_avx2: of those near enough).
  */
 static pg_attribute_always_inline int
 count_keys_scalar_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
@@ -199,6 +200,12 @@ count_keys_scalar_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qk
 			continue;
 		kc->count[d]++;
 		kc->upto++;
+		if (d <= kc->d1)
+		{
+			kc->upto1++;
+			while (kc->d1 > 0 && kc->upto1 - kc->count[kc->d1] >= kc->batch)
+				kc->upto1 -= kc->count[kc->d1--];
+		}
 		while (kc->d > 0 && kc->upto - kc->count[kc->d] >= kc->want)
 			kc->upto -= kc->count[kc->d--];
 	}
@@ -467,24 +474,43 @@ sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
 	return !so->stop;
 }
 
+/* Note run page p, whose least distance is `least`, for the next passes. */
+static void
+note_page(SimhashScanOpaque so, int r, int p, int least)
+{
+	SimhashKeyNoted *a = &so->noted;
+
+	if (a->npages == a->maxpages)
+	{
+		a->maxpages = Max(64, a->maxpages * 2);
+		a->pages = a->pages == NULL
+					   ? MemoryContextAlloc(so->cxt, sizeof(SimhashKeyPage) * a->maxpages)
+					   : repalloc(a->pages, sizeof(SimhashKeyPage) * a->maxpages);
+	}
+	a->pages[a->npages].r = r;
+	a->pages[a->npages].p = p;
+	a->pages[a->npages++].least = (uint8) least;
+}
+
 /*
  * KNN's linear pass over the pages whose keys the backend keeps (the first
  * nkeyed of the run): the keys are counted first (count_keys), page by page,
- * each page's least distance noted when it lies within the count's reach
- * then; then only the pages whose least distance lies within the sweep's
- * bound (which the count lowered) are read.  A pass of a LIMIT 10 thus reads the
- * few pages that hold its rows instead of every page met with a row nearer
- * than those kept so far.  Returns false when the scan must stop.
+ * each page noted (note_page) when its least distance lies within the
+ * count's reach then; then only the noted pages whose least distance lies
+ * within the sweep's bound (which the count lowered) are read.  A pass of a
+ * LIMIT 10 thus reads the few pages that hold its rows instead of every
+ * page met with a row nearer than those kept so far.  Returns false when
+ * the scan must stop.
  */
 static bool
 sweep_counted(Sweep *s, SimhashDirCache *cache)
 {
-	SimhashKeyCount *kc = s->so->keycount;
-	int				*cand = palloc(sizeof(int) * cache->nkeyed);
-	uint8			*least = palloc(sizeof(uint8) * cache->nkeyed);
-	int				 ncand = 0;
-	bool			 go_on = true;
+	SimhashScanOpaque so = s->so;
+	SimhashKeyCount	 *kc = so->keycount;
+	int64			  first = so->noted.npages;
+	bool			  go_on = true;
 
+	so->noted.keys[s->r] = cache->keys;
 	for (int p = 0; p < cache->nkeyed; p++)
 	{
 		const uint64 *keys = cache->keys + cache->kstart[p];
@@ -493,18 +519,45 @@ sweep_counted(Sweep *s, SimhashDirCache *cache)
 
 		CHECK_FOR_INTERRUPTS();
 		d = count_keys(kc, keys, nkeys, s->qkey, s->lo);
-		if (d > Min(kc->d, s->hi))
-			continue;
-		cand[ncand] = p;
-		least[ncand++] = (uint8) d;
+		if (d <= kc->d)
+			note_page(so, s->r, p, d);
 	}
-	s->hi = Min(s->hi, s->bound(s->so));
-	for (int i = 0; i < ncand && go_on; i++)
-		if (least[i] <= s->hi)
-			go_on = sweep_keyed_page(s, cache, cand[i]);
-	pfree(cand);
-	pfree(least);
+	s->hi = Min(s->hi, s->bound(so));
+	for (int64 i = first; i < so->noted.npages && go_on; i++)
+		if (so->noted.pages[i].least <= s->hi)
+			go_on = sweep_keyed_page(s, cache, so->noted.pages[i].p);
 	return go_on;
+}
+
+/*
+ * A later pass over the pages an earlier one noted (its bound within that
+ * one's reach): those of this run whose least distance lies within the
+ * bound, or every kept page when the backend's keys of the run are no
+ * longer those counted.  Returns false when the scan must stop.
+ */
+static bool
+sweep_noted(Sweep *s, SimhashDirCache *cache)
+{
+	SimhashKeyNoted *a = &s->so->noted;
+
+	if (a->keys[s->r] != cache->keys)
+	{
+		for (int p = 0; p < cache->nkeyed; p++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (!sweep_keyed_page(s, cache, p))
+				return false;
+		}
+		return true;
+	}
+	for (int64 i = 0; i < a->npages; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (a->pages[i].r == s->r && a->pages[i].least <= s->hi &&
+			!sweep_keyed_page(s, cache, a->pages[i].p))
+			return false;
+	}
+	return true;
 }
 
 /* Prefetch into the CPU cache the buffer a cached directory remembers for page p. */
@@ -539,7 +592,7 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 	}
 	if (s->so->keycount != NULL && from == 0 && !s->after && s->bound != NULL && cache->nkeyed > 0)
 	{
-		if (!sweep_counted(s, cache))
+		if (!(s->so->keycount->noted ? sweep_noted(s, cache) : sweep_counted(s, cache)))
 			return;
 		from = cache->nkeyed;
 	}
