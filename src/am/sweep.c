@@ -186,29 +186,32 @@ keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
  * returns the least distance of at least lo of the n keys, 65 if none
  * (count_keys_avx2: of those near enough).
  */
+/* One key at distance d: counted (count_keys); its least kept in *least. */
+static pg_attribute_always_inline void
+count_key(SimhashKeyCount *kc, int d, int lo, int *least)
+{
+	*least = d >= lo && d < *least ? d : *least;
+	if (d <= kc->after || d > kc->d)
+		return;
+	kc->count[d]++;
+	kc->upto++;
+	if (d <= kc->d1)
+	{
+		kc->upto1++;
+		while (kc->d1 > 0 && kc->upto1 - kc->count[kc->d1] >= kc->batch)
+			kc->upto1 -= kc->count[kc->d1--];
+	}
+	while (kc->d > 0 && kc->upto - kc->count[kc->d] >= kc->want)
+		kc->upto -= kc->count[kc->d--];
+}
+
 static pg_attribute_always_inline int
 count_keys_scalar_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
 {
 	int least = 65;
 
 	for (int e = 0; e < n; e++)
-	{
-		int d = simhash_popcount_as(keys[e] ^ qkey, hw);
-
-		least = d >= lo && d < least ? d : least;
-		if (d <= kc->after || d > kc->d)
-			continue;
-		kc->count[d]++;
-		kc->upto++;
-		if (d <= kc->d1)
-		{
-			kc->upto1++;
-			while (kc->d1 > 0 && kc->upto1 - kc->count[kc->d1] >= kc->batch)
-				kc->upto1 -= kc->count[kc->d1--];
-		}
-		while (kc->d > 0 && kc->upto - kc->count[kc->d] >= kc->want)
-			kc->upto -= kc->count[kc->d--];
-	}
+		count_key(kc, simhash_popcount_as(keys[e] ^ qkey, hw), lo, &least);
 	return least;
 }
 
@@ -247,10 +250,13 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 		hit = _mm256_or_si256(hit0, hit1);
 		if (!_mm256_testz_si256(hit, hit))
 		{
-			/* (not inside Min(): it would count them twice) */
-			int d = count_keys_scalar(kc, keys + e, 8, qkey, lo);
+			/* the eight counts, each in its lane's low bits */
+			uint64 lanes[8];
 
-			least = Min(least, d);
+			_mm256_storeu_si256((__m256i *) lanes, c0);
+			_mm256_storeu_si256((__m256i *) (lanes + 4), c1);
+			for (int i = 0; i < 8; i++)
+				count_key(kc, (int) lanes[i], lo, &least);
 			reach = _mm256_set1_epi64x(kc->d + 1);
 		}
 	}
