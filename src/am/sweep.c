@@ -179,13 +179,6 @@ keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 #define keys_any keys_any_scalar
 #endif
 
-/*
- * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
- * kc->d while the keys below it reach kc->want, and kc->d1 while those below
- * it reach kc->batch (as knn.c's visit_linear does with the rows it keeps);
- * returns the least distance of at least lo of the n keys, 65 if none
- * (count_keys_avx2: of those near enough).
- */
 /* One key at distance d: counted (count_keys); its least kept in *least. */
 static pg_attribute_always_inline void
 count_key(SimhashKeyCount *kc, int d, int lo, int *least)
@@ -205,6 +198,13 @@ count_key(SimhashKeyCount *kc, int d, int lo, int *least)
 		kc->upto -= kc->count[kc->d--];
 }
 
+/*
+ * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
+ * kc->d while the keys below it reach kc->want, and kc->d1 while those below
+ * it reach kc->batch (as knn.c's visit_linear does with the rows it keeps);
+ * returns the least distance of at least lo of the n keys, 65 if none
+ * (count_keys_avx2: of those near enough).
+ */
 static pg_attribute_always_inline int
 count_keys_scalar_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
 {
