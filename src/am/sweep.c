@@ -221,8 +221,8 @@ SIMHASH_POPCOUNT_LOOP(int, count_keys_scalar,
 
 #ifdef SIMHASH_AVX2_DISPATCH
 /*
- * count_keys() with AVX2: eight keys a step, and only a step with a key in
- * [lo, kc->d] goes through the scalar count (which also finds its least).
+ * count_keys() with AVX2: eight keys a step, and only the keys in [lo, kc->d]
+ * of a step holding some go through the count (which also finds their least).
  * A page whose other keys lie beyond kc->d can hold no row the pass keeps:
  * the least returned is that of those steps alone (65 if none).
  */
@@ -250,13 +250,15 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 		hit = _mm256_or_si256(hit0, hit1);
 		if (!_mm256_testz_si256(hit, hit))
 		{
-			/* the eight counts, each in its lane's low bits */
+			/* the eight counts, each in its lane's low bits; those in reach counted */
 			uint64 lanes[8];
+			int	   in = _mm256_movemask_pd(_mm256_castsi256_pd(hit0)) |
+					 (_mm256_movemask_pd(_mm256_castsi256_pd(hit1)) << 4);
 
 			_mm256_storeu_si256((__m256i *) lanes, c0);
 			_mm256_storeu_si256((__m256i *) (lanes + 4), c1);
-			for (int i = 0; i < 8; i++)
-				count_key(kc, (int) lanes[i], lo, &least);
+			for (; in != 0; in &= in - 1)
+				count_key(kc, (int) lanes[pg_rightmost_one_pos32((uint32) in)], lo, &least);
 			reach = _mm256_set1_epi64x(kc->d + 1);
 		}
 	}
