@@ -166,7 +166,15 @@ SET simhash.sweep_cache_size = '24kB';
 SELECT 'always, some keys kept' AS mode, * FROM sw_radius();
 SELECT 'always, some keys kept' AS mode, * FROM sw_knn();
 RESET simhash.sweep_cache_size;
+-- the loops' portable forms, as on a CPU without POPCNT and AVX2 (kept keys
+-- filtered for the first pages, as kept under 24kB above, the rest read)
+SET simhash.debug_simd = off;
+SELECT 'always, no simd' AS mode, * FROM sw_radius();
+SELECT 'always, no simd' AS mode, * FROM sw_knn();
 SET simhash.debug_sweep = never;
+SELECT 'never, no simd' AS mode, * FROM sw_radius();
+SELECT 'never, no simd' AS mode, * FROM sw_knn();
+RESET simhash.debug_simd;
 SELECT 'never' AS mode, * FROM sw_radius();
 SELECT 'never' AS mode, * FROM sw_knn();
 SET simhash.debug_sweep = auto;

@@ -2,10 +2,11 @@
  * options.c — the access method's settings: reloptions (bits, blocks,
  * pending_pages) and the table layout they give, the memory a backend may
  * keep for sweeps (simhash.sweep_cache_size), and its simhash.* settings
- * for tests (simhash.debug_pause_merge, simhash.debug_sweep).
+ * for tests (simhash.debug_pause_merge, simhash.debug_sweep, simhash.debug_simd).
  */
 #include "simhash_am.h"
 #include "runs.h"
+#include "popcount.h"
 
 #include "access/reloptions.h"
 #include "utils/guc.h"
@@ -57,6 +58,12 @@ simhash_am_init(void)
 		"auto (the default) chooses by cost; always sweeps for every radius and KNN query; never "
 		"probes whenever probes can answer.  The answers are the same in every mode.",
 		&simhash_debug_sweep, SIMHASH_SWEEP_AUTO, sweep_options, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable(
+		"simhash.debug_simd",
+		"Testing aid: off, index scans count bits without the POPCNT and AVX2 instructions.",
+		"Their loops then run in the portable form used on CPUs without them.  The answers are "
+		"the same either way; only the time differs.",
+		&simhash_debug_simd, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable(
 		"simhash.sweep_cache_size",
 		"Memory a backend may keep the sorted keys of simhash indexes in, for linear passes.",

@@ -11,6 +11,12 @@
 
 #include "postgres.h"
 
+/*
+ * simhash.debug_simd, a testing aid: false, the loops below run their
+ * portable forms (no POPCNT, no AVX2), as on a CPU without them.
+ */
+extern bool simhash_debug_simd;
+
 /* The bit-parallel count. */
 static inline int
 simhash_popcount_swar(uint64 x)
