@@ -1,6 +1,6 @@
 /*
  * popcount.h — counting bits in a hot loop without pg_popcount64's function
- * pointer: the loops over a KNN step's entries (knn.c) and a pairs group's
+ * pointer: the loops over a listed probe's entries (probe_list.c) and a pairs group's
  * rows (pairs.c).  On x86-64 built without POPCNT such a loop is compiled
  * twice, with the instruction and with a bit-parallel count, and one copy is
  * chosen at each call by whether the CPU has it (asked once); elsewhere the

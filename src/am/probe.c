@@ -379,6 +379,57 @@ probe_exact_sorted(ProbeCtx *c, int b, int left, uint64 lo)
 	}
 }
 
+/* At most this many prefixes of a table's radius probes are listed. */
+#define PROBE_MAX_LISTED 65536
+
+/*
+ * Table c->t's radius probes when the scan returns its rows in one batch (a
+ * bitmap or an ordered pass: nothing stops and resumes them): every prefix
+ * within c->flips bits of the query's listed in increasing order, then each
+ * run read page by page (probe_list.c), or range by range when its directory
+ * is not cached.  False (nothing read) when there are too many to list.
+ */
+static bool
+probe_listed(ProbeCtx *c)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	int64			  count = 0;
+	uint64			 *los, *his;
+	int				  n = 0;
+
+	for (int k = 0; k <= c->flips && k <= c->tab->prefix_bits; k++)
+		count += sh_binomial(c->tab->prefix_bits, k);
+	if (c->tab->prefix_bits >= 63 || count > PROBE_MAX_LISTED)
+		return false;
+	los = palloc(sizeof(uint64) * count);
+	his = palloc(sizeof(uint64) * count);
+	simhash_list_prefixes(c->tab, c->qkey, 0, c->flips, false, 0, los, &n);
+	Assert(n == count);
+	for (int i = 0; i < n; i++)
+		his[i] = los[i] | ~c->tab->prefix_key_mask;
+	for (c->r = 0; c->r < so_nruns(c->scan) && !so->stale; c->r++)
+	{
+		BlockNumber dstart = simhash_meta_dir(&so->meta, c->r, c->t);
+
+		/* a run that does not hold this table (a merge is switching tables over) */
+		if (!BlockNumberIsValid(dstart))
+			continue;
+		simhash_scan_check_dir_link(c->scan, c->r, dstart);
+		c->dir_hint = 0;
+		if (!simhash_probe_listed(c, los, his, n))
+		{
+			for (int i = 0; i < n && !so->stale; i++)
+			{
+				CHECK_FOR_INTERRUPTS();
+				simhash_range_scan(c, los[i], his[i]);
+			}
+		}
+	}
+	pfree(los);
+	pfree(his);
+	return true;
+}
+
 /* A table's probe context, no page read yet, from the first run on. */
 void
 simhash_probe_ctx_init(ProbeCtx *c, IndexScanDesc scan, int t, uint64 q, int radius, int flips,
@@ -432,7 +483,8 @@ simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips, 
 			probe_exact_sorted(&c, 0, own, 0);
 		}
 	}
-	else
+	/* one prefix: probe_variants reads the pages it needs, caching no directory */
+	else if (so->streaming || c.resuming || own == 0 || !probe_listed(&c))
 		probe_variants(&c, 0, own, 0);
 	if (BufferIsValid(c.buf))
 		ReleaseBuffer(c.buf);

@@ -97,6 +97,11 @@ extern void simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi);
 extern void simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 								int split, bool exact, SimhashVisit visit, void *arg);
 
+/* Listed prefix ranges, page by page (probe_list.c) */
+extern void simhash_list_prefixes(const sh_table *tab, uint64 qkey, int b, int left, bool exact,
+								  uint64 lo, uint64 *out, int *n);
+extern bool simhash_probe_listed(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos);
+
 /* Directories copied into memory (dirstore.c) */
 extern int				simhash_dir_first_from(const SimhashDirCache *cache, int a, uint64 lo);
 extern SimhashDirCache *simhash_dir_cache_get(ProbeCtx *c);
