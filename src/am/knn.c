@@ -38,11 +38,9 @@
 #include "probe_int.h"
 #include "knn.h"
 #include "hits.h"
-#include "popcount.h"
 
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
-#include "storage/buf_internals.h"
 
 #define KNN_FIRST_BATCH 1000
 #define KNN_SWEEP_BATCH 100 /* the first pass of a KNN scan that sweeps from the start */
