@@ -37,7 +37,13 @@
 # index's from the backend's /proc/self/schedstat over passes of the same
 # queries repeated for at least MIN_PASS_MS (default 300; planning included,
 # no answers kept), the scan's from its thread CPU clock, and ratio_cpu their
-# quotient.
+# quotient.  These columns time EXECUTE of dynamic SQL: every query is parsed
+# and planned.  An application would prepare its statement once: the
+# prepared columns time the same queries as static SQL in a PL/pgSQL function
+# (its plan prepared once and kept, plan_cache_mode = force_generic_plan, the
+# query a parameter), the same way (index_prep_cpu_ms, and ratio_prep_cpu to
+# the same scan CPU).  Appended after ratio_cpu:
+#   index_prep_cpu_ms,ratio_prep_cpu
 # LIMIT_INDEX_WITH gives the index options (e.g. "bits = 4"; default: none).
 # LIMIT_SERVER_OPTS adds server settings (e.g. "-c simhash.sweep_cache_size=128MB")
 # when the bench starts its own cluster.
@@ -92,7 +98,8 @@ CREATE TABLE lat (n bigint, kind text, param int, round int, qid int, ms float8,
                   cnt bigint, dists text, ids text);
 CREATE TABLE scan (n bigint, kernel text, kind text, param int, round int, qid int, ns float8,
                    cpu_ns float8, cnt bigint, dists text, ids text);
-CREATE TABLE cpu (n bigint, kind text, param int, qset text, round int, queries bigint, cpu_ns float8);
+CREATE TABLE cpu (n bigint, kind text, param int, qset text, round int, queries bigint, cpu_ns float8,
+                  prepared bool DEFAULT false);
 CREATE TABLE bufs (n bigint, kind text, param int, qid int, buffers bigint);
 -- every query of bq through the index: KNN-k, or radius k
 CREATE FUNCTION l_time(nrows bigint, kind text, k int, rnd int) RETURNS void LANGUAGE plpgsql AS $$
@@ -145,6 +152,38 @@ BEGIN
   END LOOP;
   INSERT INTO cpu VALUES (nrows, kind, k, qset, rnd, reps * cardinality(qs), l_cpu_ns() - c0);
 END $$;
+-- as l_cpu, with the statement prepared once: static SQL in a function made
+-- for this query type (PL/pgSQL keeps its plan; a generic plan, the query a
+-- parameter), called over and over
+CREATE FUNCTION l_cpu_prep(nrows bigint, kind text, k int, qset text, rnd int, min_ms float8) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE qs simhash[]; c0 float8; t0 timestamptz; reps int := 0;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  SET LOCAL plan_cache_mode = force_generic_plan;
+  EXECUTE format($f$CREATE OR REPLACE FUNCTION pg_temp.l_prep_pass(qs simhash[]) RETURNS void
+    LANGUAGE plpgsql AS $b$
+    DECLARE ids int[]; ds int[]; q simhash;
+    BEGIN
+      FOREACH q IN ARRAY qs LOOP
+        %s INTO ids, ds;
+      END LOOP;
+    END $b$ $f$, CASE kind
+      WHEN 'knn' THEN format('SELECT array_agg(id), array_agg(fp <~> q) FROM
+                               (SELECT id, fp FROM t ORDER BY fp <~> q LIMIT %s) s', k)
+      ELSE format('SELECT array_agg(id), array_agg(fp <~> q) FROM t WHERE simhash_within(fp, q, %s)', k) END);
+  SELECT array_agg(q ORDER BY qid) INTO qs FROM bq
+   WHERE qset = 'all' OR (qset = 'near') = (qid <= (SELECT count(*) FROM bq) / 2);
+  PERFORM pg_temp.l_prep_pass(qs[1:1]);  -- parsed and planned here, untimed
+  t0 := clock_timestamp();
+  c0 := l_cpu_ns();
+  LOOP
+    PERFORM pg_temp.l_prep_pass(qs);
+    reps := reps + 1;
+    EXIT WHEN extract(epoch FROM clock_timestamp() - t0) * 1000 >= min_ms;
+  END LOOP;
+  INSERT INTO cpu VALUES (nrows, kind, k, qset, rnd, reps * cardinality(qs), l_cpu_ns() - c0, true);
+END $$;
 -- shared buffers (hit + read) one index query touches, from EXPLAIN (ANALYZE, BUFFERS)
 CREATE FUNCTION l_bufs(nrows bigint, kind text, k int, lim int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE r record; p json; sql text;
@@ -163,7 +202,7 @@ SQL
 
 mkdir -p "$BENCH_RESULTS"
 csv=$BENCH_RESULTS/limit.csv
-[ -f "$csv" ] || echo "label,n,query,queries,index_p50_ms,index_p95_ms,scan_p50_ms,scan_ns_row,ratio,scalar_p50_ms,ratio_scalar,rows_avg,buffers_avg,mismatches,tie_id_diffs,load,index_cpu_ms,scan_cpu_ms,ratio_cpu" > "$csv"
+[ -f "$csv" ] || echo "label,n,query,queries,index_p50_ms,index_p95_ms,scan_p50_ms,scan_ns_row,ratio,scalar_p50_ms,ratio_scalar,rows_avg,buffers_avg,mismatches,tie_id_diffs,load,index_cpu_ms,scan_cpu_ms,ratio_cpu,index_prep_cpu_ms,ratio_prep_cpu" > "$csv"
 kernels=$("$ROOT/bench/packed_scan" /dev/null /dev/null --kernel avx2 2>/dev/null >/dev/null && echo "avx2 scalar" || echo scalar)
 
 for N in $LIMIT_ROWS; do
@@ -192,6 +231,8 @@ for N in $LIMIT_ROWS; do
 		for r in $RADII; do args+=(-c "SELECT l_time($N, 'radius', $r, $j)"); done
 		args+=(-c "SELECT l_cpu($N, 'knn', 10, 'near', $j, $MIN_PASS_MS)" -c "SELECT l_cpu($N, 'knn', 10, 'random', $j, $MIN_PASS_MS)")
 		for r in $RADII; do args+=(-c "SELECT l_cpu($N, 'radius', $r, 'all', $j, $MIN_PASS_MS)"); done
+		args+=(-c "SELECT l_cpu_prep($N, 'knn', 10, 'near', $j, $MIN_PASS_MS)" -c "SELECT l_cpu_prep($N, 'knn', 10, 'random', $j, $MIN_PASS_MS)")
+		for r in $RADII; do args+=(-c "SELECT l_cpu_prep($N, 'radius', $r, 'all', $j, $MIN_PASS_MS)"); done
 		pg "${args[@]}" >/dev/null
 		for kern in $kernels; do
 			"$ROOT/bench/packed_scan" "$work/codes" "$work/queries" --knn 10 --radius "$radii_csv" \
@@ -219,7 +260,10 @@ WITH q AS (SELECT qid, CASE WHEN qid <= (SELECT count(*) FROM bq) / 2 THEN 'near
               FROM s GROUP BY query, kernel),
      ic AS (SELECT CASE WHEN kind = 'knn' THEN 'knn' || param || ' ' || qset ELSE 'radius ' || param END AS query,
                    sum(cpu_ns) / sum(queries) / 1e6 AS cpu
-              FROM cpu WHERE n = $N GROUP BY 1),
+              FROM cpu WHERE n = $N AND NOT prepared GROUP BY 1),
+     ip AS (SELECT CASE WHEN kind = 'knn' THEN 'knn' || param || ' ' || qset ELSE 'radius ' || param END AS query,
+                   sum(cpu_ns) / sum(queries) / 1e6 AS cpu
+              FROM cpu WHERE n = $N AND prepared GROUP BY 1),
      chk AS (SELECT i.query,
                     count(*) FILTER (WHERE i.cnt <> s.cnt OR (i.kind = 'knn' AND i.dists IS DISTINCT FROM s.dists)
                                      OR (i.kind = 'radius' AND i.ids IS DISTINCT FROM s.ids)) AS mismatches,
@@ -233,11 +277,13 @@ SELECT '$LABEL', $N, iq.query, iq.queries, round(iq.p50::numeric, 4), round(iq.p
          WHERE n = $N AND bufs.kind = iq.kind AND bufs.param = iq.param
            AND (iq.kind = 'radius' OR iq.query LIKE '% ' || q.qset)),
        chk.mismatches, chk.tie_ids, '$load_a-$load_b',
-       round(ic.cpu::numeric, 4), round(a.cpu::numeric, 4), round((ic.cpu / a.cpu)::numeric, 3)
+       round(ic.cpu::numeric, 4), round(a.cpu::numeric, 4), round((ic.cpu / a.cpu)::numeric, 3),
+       round(ip.cpu::numeric, 4), round((ip.cpu / a.cpu)::numeric, 3)
   FROM iq JOIN sq a ON a.query = iq.query AND a.kernel = '${kernels%% *}'
           JOIN sq b ON b.query = iq.query AND b.kernel = 'scalar'
           JOIN chk ON chk.query = iq.query
           LEFT JOIN ic ON ic.query = iq.query
+          LEFT JOIN ip ON ip.query = iq.query
  ORDER BY iq.kind, iq.param, iq.query" | tee -a "$csv"
 done
 step "results: $csv"

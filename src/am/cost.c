@@ -162,7 +162,7 @@ probe_unit_cost(const SimhashReadModel *m, int t)
 	double sorted = Max(m->rows - m->pending, 0.0);
 	double run_pages = Max(pages_of(sorted / Max(m->runs, 1)), 1.0);
 	double dir_reads = ceil(log2(Max(run_pages / SIMHASH_DIR_CAPACITY, 1.0))) + 1;
-	double per_probe = sorted / pow(2.0, m->prefix_bits[t]);
+	double per_probe = ldexp(sorted, -m->prefix_bits[t]); /* sorted / 2^prefix_bits */
 
 	return (m->runs * (dir_reads + 1) + per_probe / SIMHASH_PAGE_CAPACITY) * PROBE_PAGE_COST *
 			   seq_page_cost +
@@ -192,8 +192,19 @@ simhash_probe_cost(const SimhashReadModel *m, int flips, int split)
 	double total = 0;
 
 	for (int t = 0; t < m->ntables; t++)
-		for (int f = 0; f <= sh_table_split_flips(t, flips, split) && f <= m->prefix_bits[t]; f++)
-			total += binomial(m->prefix_bits[t], f) * probe_unit_cost(m, t);
+	{
+		int	   top = Min(sh_table_split_flips(t, flips, split), m->prefix_bits[t]);
+		double unit, c = 1; /* C(prefix_bits, f), as binomial() computes it */
+
+		if (top < 0)
+			continue;
+		unit = probe_unit_cost(m, t);
+		for (int f = 0; f <= top; f++)
+		{
+			total += c * unit;
+			c = c * (m->prefix_bits[t] - f) / (f + 1);
+		}
+	}
 	return total;
 }
 
@@ -213,8 +224,8 @@ simhash_step_cost(const SimhashReadModel *m, int t, int flips)
  * default layout: two tables at 3 flipped bits and two at 2, 1,668 prefixes
  * instead of 2,788.  -1 when no level does.
  */
-int
-simhash_probe_level(const SimhashReadModel *m, int radius, int *split)
+static int
+probe_level_of(const SimhashReadModel *m, int radius, int *split)
 {
 	*split = m->ntables;
 	for (int f = 0; f <= 64; f++)
@@ -225,6 +236,35 @@ simhash_probe_level(const SimhashReadModel *m, int radius, int *split)
 				return f;
 			}
 	return -1;
+}
+
+/* ... remembered for radii 0 to 64 of the last layout asked (planner and scan ask alike) */
+int
+simhash_probe_level(const SimhashReadModel *m, int radius, int *split)
+{
+	static int	 known_blocks = -1, known_bits = -1;
+	static bool	 known[65];
+	static int8	 known_flips[65];
+	static int16 known_split[65];
+
+	if (radius < 0 || radius > 64)
+		return probe_level_of(m, radius, split);
+	if (m->blocks != known_blocks || m->bits != known_bits)
+	{
+		memset(known, 0, sizeof(known));
+		known_blocks = m->blocks;
+		known_bits = m->bits;
+	}
+	if (!known[radius])
+	{
+		int s;
+
+		known_flips[radius] = (int8) probe_level_of(m, radius, &s);
+		known_split[radius] = (int16) s;
+		known[radius] = true;
+	}
+	*split = known_split[radius];
+	return known_flips[radius];
 }
 
 /*

@@ -33,7 +33,11 @@ simhash_check_meta(Relation index, const SimhashMetaPageData *meta)
 						errhint("REINDEX the index.")));
 }
 
-/* The run list (block 1) into copy->list; the caller holds the metapage lock. */
+/*
+ * The run list (block 1) into copy->list: the runs it lists, their
+ * directory heads and flags (the slots past them are left unset: nothing
+ * reads a run past nruns); the caller holds the metapage lock.
+ */
 static void
 read_runlist(Relation index, SimhashMetaPageData *copy)
 {
@@ -48,9 +52,22 @@ read_runlist(Relation index, SimhashMetaPageData *copy)
 		 SimhashPageGetOpaque(page)->page_id == SIMHASH_PAGE_ID &&
 		 (SimhashPageGetOpaque(page)->flags & SIMHASH_RUNLIST);
 	if (ok)
-		memcpy(&copy->list, SimhashPageGetRunList(page), sizeof(SimhashRunList));
+	{
+		const SimhashRunList *list = SimhashPageGetRunList(page);
+		int					  nruns = list->nruns;
+
+		ok = nruns >= 0 && nruns <= simhash_max_runs(copy->ntables);
+		copy->list.nruns = nruns;
+		copy->list.unused = list->unused;
+		if (ok)
+		{
+			memcpy(copy->list.runs, list->runs, sizeof(SimhashRun) * nruns);
+			memcpy(copy->list.run_dir, list->run_dir, sizeof(BlockNumber) * nruns * copy->ntables);
+			memcpy(copy->list.uneven, list->uneven, sizeof(uint8) * nruns);
+		}
+	}
 	UnlockReleaseBuffer(buf);
-	if (!ok || copy->list.nruns < 0 || copy->list.nruns > simhash_max_runs(copy->ntables))
+	if (!ok)
 		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
 						errmsg("simhash index \"%s\": block %u is not a valid run list",
 							   RelationGetRelationName(index), SIMHASH_RUNLIST_BLKNO),
@@ -105,7 +122,9 @@ read_meta(Relation index, SimhashMetaPageData *copy, bool old_ok)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	memset(copy, 0, sizeof(SimhashMetaPageData));
+	/* the run list is read_runlist()'s: only the runs it lists are copied */
+	memset(copy, 0, SIMHASH_META_SIZE);
+	copy->list.nruns = 0;
 	if (!PageIsNew(page))
 		memcpy(copy, SimhashPageGetMeta(page), SIMHASH_META_SIZE);
 	if (older_format(page, copy))

@@ -6,14 +6,13 @@
 #include "simhash_am.h"
 
 #include "access/htup_details.h"
-#include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
-#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
@@ -203,7 +202,6 @@ within_index_condition(SupportRequestIndexCondition *req)
 	FuncExpr *fexpr = (FuncExpr *) req->node;
 	Node	 *other, *radius, *query;
 	Oid		  nsp = get_func_namespace(fexpr->funcid);
-	char	 *nspname = get_namespace_name(nsp);
 	Oid		  querytype, ctor, op;
 	Oid		  argtypes[2];
 	Oid		  coltype;
@@ -226,8 +224,9 @@ within_index_condition(SupportRequestIndexCondition *req)
 		return NULL;
 	argtypes[0] = exprType(other);
 	argtypes[1] = INT4OID;
-	ctor = LookupFuncName(list_make2(makeString(nspname), makeString("simhash_query")), 2, argtypes,
-						  true);
+	/* nsp.simhash_query(other's type, int4) exactly, straight from the catalog cache */
+	ctor = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid, CStringGetDatum("simhash_query"),
+						   PointerGetDatum(buildoidvector(argtypes, 2)), ObjectIdGetDatum(nsp));
 	if (!OidIsValid(ctor))
 		return NULL;
 	query = (Node *) makeFuncExpr(ctor, querytype, list_make2(other, radius), InvalidOid,

@@ -98,6 +98,24 @@ SIMHASH_POPCOUNT_LOOP(bool, keys_any_scalar,
 					  (const uint64 *keys, int n, uint64 qkey, int lo, int span),
 					  (keys, n, qkey, lo, span))
 
+/*
+ * The first of the n keys within [lo, lo + span] bits of qkey (n when none):
+ * the sweep over a run's kept keys for a fixed band, one long array.
+ */
+static pg_attribute_always_inline int
+keys_first_scalar_body(const uint64 *keys, int n, uint64 qkey, int lo, int span, bool hw)
+{
+	int e = 0;
+
+	while (e < n && (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) > (unsigned) span)
+		e++;
+	return e;
+}
+
+SIMHASH_POPCOUNT_LOOP(int, keys_first_scalar,
+					  (const uint64 *keys, int n, uint64 qkey, int lo, int span),
+					  (keys, n, qkey, lo, span))
+
 #ifdef SIMHASH_AVX2_DISPATCH
 #include <immintrin.h>
 
@@ -175,8 +193,62 @@ keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 	return simhash_cpu_has_avx2() ? keys_any_avx2(keys, n, qkey, lo, span)
 								  : keys_any_scalar(keys, n, qkey, lo, span);
 }
+
+/*
+ * keys_first() with AVX2: from distance 0, sixteen keys a step, their least
+ * count (three vpminuw) compared with the band's end; else eight a step,
+ * each count compared with both ends.  One test a step; the step that holds
+ * a key in the band is searched key by key.
+ */
+__attribute__((target("avx2"))) static int
+keys_first_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
+{
+	const __m256i q = _mm256_set1_epi64x((long long) qkey);
+	const __m256i below = _mm256_set1_epi64x(lo - 1);				 /* count > lo - 1 */
+	const __m256i above = _mm256_set1_epi64x((int64) lo + span + 1); /* count < lo + span + 1 */
+	int			  e = 0;
+
+	if (lo == 0)
+	{
+		/* sixteen keys a step: their least count compared */
+		for (; e + 16 <= n; e += 16)
+		{
+			__m256i least = _mm256_min_epu16(_mm256_min_epu16(popcount4_avx2(keys + e, q),
+															  popcount4_avx2(keys + e + 4, q)),
+											 _mm256_min_epu16(popcount4_avx2(keys + e + 8, q),
+															  popcount4_avx2(keys + e + 12, q)));
+			__m256i in = _mm256_cmpgt_epi64(above, least);
+
+			if (!_mm256_testz_si256(in, in))
+				break;
+		}
+	}
+	else
+	{
+		for (; e + 8 <= n; e += 8)
+		{
+			__m256i p0 = popcount4_avx2(keys + e, q), p1 = popcount4_avx2(keys + e + 4, q);
+			__m256i in = _mm256_or_si256(_mm256_and_si256(_mm256_cmpgt_epi64(p0, below),
+														  _mm256_cmpgt_epi64(above, p0)),
+										 _mm256_and_si256(_mm256_cmpgt_epi64(p1, below),
+														  _mm256_cmpgt_epi64(above, p1)));
+
+			if (!_mm256_testz_si256(in, in))
+				break;
+		}
+	}
+	return e + keys_first_scalar(keys + e, n - e, qkey, lo, span);
+}
+
+static int
+keys_first(const uint64 *keys, int n, uint64 qkey, int lo, int span)
+{
+	return simhash_cpu_has_avx2() ? keys_first_avx2(keys, n, qkey, lo, span)
+								  : keys_first_scalar(keys, n, qkey, lo, span);
+}
 #else
-#define keys_any keys_any_scalar
+#define keys_any   keys_any_scalar
+#define keys_first keys_first_scalar
 #endif
 
 /* One key at distance d: counted (count_keys); its least kept in *least. */
@@ -568,6 +640,84 @@ sweep_noted(Sweep *s, SimhashDirCache *cache)
 	return true;
 }
 
+/* Kept keys tested between checks for interrupts by a fixed band's sweep. */
+#define SWEEP_KEYS_STEP 65536
+
+/*
+ * Run page p, whose kept keys from h on (h: the first in the band) are
+ * tested: the page read once, its entries with the keys in the band
+ * visited.  Returns false when the scan must stop, as sweep_page.
+ */
+static bool
+sweep_keyed_hits(Sweep *s, SimhashDirCache *cache, int p, uint32 h)
+{
+	const uint64 *keys = cache->keys;
+	uint32		  first = cache->kstart[p], end = cache->kstart[p + 1];
+	Buffer		  buf = simhash_dir_read_page(s->scan->indexRelation, cache, p);
+	int			  n = simhash_scan_lock_run_page(s->scan, buf, s->run, 0, (BlockNumber) p);
+	Page		  page;
+
+	if (n < 0)
+		return false;
+	page = BufferGetPage(buf);
+	for (uint32 k = h; k < end;)
+	{
+		uint32 next;
+
+		/* equal keys are neighbours: each key's entries visited once */
+		if (!visit_key(s, page, n, keys[k], (int) (k - first), p))
+			break;
+		next = k + 1;
+		while (next < end && keys[next] == keys[k])
+			next++;
+		k = next +
+			(uint32) keys_first(keys + next, (int) (end - next), s->qkey, s->lo, s->hi - s->lo);
+	}
+	s->after = false;
+	UnlockReleaseBuffer(buf);
+	return !s->so->stop;
+}
+
+/*
+ * A fixed band (no bound) over the kept keys of run pages [from, nkeyed):
+ * the keys tested as one long array, and only the pages that hold a key in
+ * the band read (sweep_keyed_hits), from their first such key.  Returns
+ * false when the scan must stop, as sweep_page.
+ */
+static bool
+sweep_keyed_band(Sweep *s, SimhashDirCache *cache, int from)
+{
+	int	   p = from;
+	uint32 end = cache->kstart[cache->nkeyed];
+	uint32 i = cache->kstart[from];
+
+	if (s->hi < s->lo)
+		return true;
+	while (i < end)
+	{
+		uint32 n = Min(end - i, SWEEP_KEYS_STEP);
+		uint32 h;
+
+		CHECK_FOR_INTERRUPTS();
+		h = i + (uint32) keys_first(cache->keys + i, (int) n, s->qkey, s->lo, s->hi - s->lo);
+		if (h == i + n)
+		{
+			i += n;
+			continue;
+		}
+		/* the page of key h: the pages before it hold no key in the band */
+		while (cache->kstart[p + 1] <= h)
+			p++;
+		if (p != from)
+			s->after = false; /* resuming on a page with no key left in the band */
+		if (!sweep_keyed_hits(s, cache, p, h))
+			return false;
+		i = cache->kstart[++p];
+	}
+	s->after = false;
+	return true;
+}
+
 /* Prefetch into the CPU cache the buffer a cached directory remembers for page p. */
 static inline void
 prefetch_recent(const SimhashDirCache *cache, int p)
@@ -601,6 +751,12 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 	if (s->so->keycount != NULL && from == 0 && !s->after && s->bound != NULL && cache->nkeyed > 0)
 	{
 		if (!(s->so->keycount->noted ? sweep_noted(s, cache) : sweep_counted(s, cache)))
+			return;
+		from = cache->nkeyed;
+	}
+	else if (s->bound == NULL && from < cache->nkeyed)
+	{
+		if (!sweep_keyed_band(s, cache, from))
 			return;
 		from = cache->nkeyed;
 	}
