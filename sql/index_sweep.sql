@@ -18,7 +18,9 @@ CREATE FUNCTION sw_flip(x bigint, d int, s int) RETURNS bigint LANGUAGE sql IMMU
   SELECT x # coalesce((SELECT bit_or(1::bigint << ((s + t * 5) % 64)) FROM generate_series(0, d - 1) t), 0)
 $$;
 
-CREATE TABLE sw (id serial PRIMARY KEY, fp simhash);
+-- no autovacuum: its invalidations would drop the keys a backend keeps and
+-- add DEBUG lines below
+CREATE TABLE sw (id serial PRIMARY KEY, fp simhash) WITH (autovacuum_enabled = off);
 CREATE TABLE sw_q (qid int PRIMARY KEY, q simhash NOT NULL);
 INSERT INTO sw_q SELECT i, sw_h64('centre' || i)::simhash FROM generate_series(1, 6) i;
 INSERT INTO sw_q SELECT 10 + i, sw_h64('fresh' || i)::simhash FROM generate_series(1, 3) i;
