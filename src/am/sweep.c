@@ -612,24 +612,15 @@ sweep_counted(Sweep *s, SimhashDirCache *cache)
 /*
  * A later pass over the pages an earlier one noted (its bound within that
  * one's reach): those of this run whose least distance lies within the
- * bound, or every kept page when the backend's keys of the run are no
- * longer those counted.  Returns false when the scan must stop.
+ * bound (the caller sweeps every kept page of a run whose keys the backend
+ * no longer keeps as they were counted).  Returns false when the scan must
+ * stop.
  */
 static bool
 sweep_noted(Sweep *s, SimhashDirCache *cache)
 {
 	SimhashKeyNoted *a = &s->so->noted;
 
-	if (a->keys[s->r] != cache->keys)
-	{
-		for (int p = 0; p < cache->nkeyed; p++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			if (!sweep_keyed_page(s, cache, p))
-				return false;
-		}
-		return true;
-	}
 	for (int64 i = 0; i < a->npages; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -748,7 +739,8 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 		if (s->so->stale)
 			return;
 	}
-	if (s->so->keycount != NULL && from == 0 && !s->after && s->bound != NULL && cache->nkeyed > 0)
+	if (s->so->keycount != NULL && from == 0 && !s->after && s->bound != NULL &&
+		cache->nkeyed > 0 && (!s->so->keycount->noted || s->so->noted.keys[s->r] == cache->keys))
 	{
 		if (!(s->so->keycount->noted ? sweep_noted(s, cache) : sweep_counted(s, cache)))
 			return;
