@@ -130,9 +130,11 @@ typedef struct SimhashKeyPage
 /*
  * The pages a counting pass noted (pages[0 .. npages), in run and page
  * order) and its counts, for the next passes of the scan while they reach
- * no farther than its d: `valid`; keys[r] is the array run r's keys were
- * counted from (a run whose keys the backend dropped or read again since is
- * swept whole).
+ * no farther than its d: `valid`; epochs[r] is the epoch of the kept keys
+ * run r's were counted from (dirstore.c; 0: not counted).  A run whose keys
+ * the backend dropped or read again since has another epoch and is swept
+ * whole: the array's address alone cannot tell, as a new array may be given
+ * the old one's place.
  */
 typedef struct SimhashKeyNoted
 {
@@ -141,7 +143,7 @@ typedef struct SimhashKeyNoted
 	SimhashKeyPage *pages;
 	int64			npages;
 	int64			maxpages;
-	const uint64  **keys;
+	uint64		   *epochs;
 } SimhashKeyNoted;
 
 typedef struct SimhashScanOpaqueData

@@ -590,7 +590,7 @@ sweep_counted(Sweep *s, SimhashDirCache *cache)
 	int64			  first = so->noted.npages;
 	bool			  go_on = true;
 
-	so->noted.keys[s->r] = cache->keys;
+	so->noted.epochs[s->r] = cache->epoch;
 	for (int p = 0; p < cache->nkeyed; p++)
 	{
 		const uint64 *keys = cache->keys + cache->kstart[p];
@@ -740,7 +740,7 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 			return;
 	}
 	if (s->so->keycount != NULL && from == 0 && !s->after && s->bound != NULL &&
-		cache->nkeyed > 0 && (!s->so->keycount->noted || s->so->noted.keys[s->r] == cache->keys))
+		cache->nkeyed > 0 && (!s->so->keycount->noted || s->so->noted.epochs[s->r] == cache->epoch))
 	{
 		if (!(s->so->keycount->noted ? sweep_noted(s, cache) : sweep_counted(s, cache)))
 			return;
