@@ -99,7 +99,9 @@ typedef struct SimhashChainPos
  * KNN's linear pass over the keys the backend keeps (sweep.c): kept keys
  * counted by distance above `after` (a count per distance, those up to d in
  * upto), d the least distance that `want` of them reach, and d1 (<= d) the
- * least that the pass's `batch` reach (upto1 up to it).  The pass reads the
+ * least that the pass's `batch` reach (upto1 up to it).  A count may leave
+ * out keys at d met after d fell to it (they do not move d): the counts are
+ * lower bounds, and d and d1 bounds that hold enough keys.  The pass reads the
  * pages with a key within d1 and notes those with a key within d, for the
  * next passes (SimhashKeyNoted).  Rows farther than d1 cannot be among the
  * pass's rows but for keys VACUUM removed since they were kept (knn.c's

@@ -274,8 +274,7 @@ count_key(SimhashKeyCount *kc, int d, int lo, int *least)
  * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
  * kc->d while the keys below it reach kc->want, and kc->d1 while those below
  * it reach kc->batch (as knn.c's visit_linear does with the rows it keeps);
- * returns the least distance of at least lo of the n keys, 65 if none
- * (count_keys_avx2: of those near enough).
+ * returns the least distance of at least lo of the n keys, 65 if none.
  */
 static pg_attribute_always_inline int
 count_keys_scalar_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
@@ -293,17 +292,27 @@ SIMHASH_POPCOUNT_LOOP(int, count_keys_scalar,
 
 #ifdef SIMHASH_AVX2_DISPATCH
 /*
- * count_keys() with AVX2: eight keys a step, and only the keys in [lo, kc->d]
- * of a step holding some go through the count (which also finds their least).
- * A page whose other keys lie beyond kc->d can hold no row the pass keeps:
- * the least returned is that of those steps alone (65 if none).
+ * count_keys() with AVX2: eight keys a step.  Only the keys below kc->d (and
+ * not below lo) of a step holding some go through the count: a key at d
+ * itself leaves d where it is, so it is not counted once d has fallen to it
+ * (the counts are then lower bounds, d and d1 upper bounds: every key within
+ * them is still on a page the pass reads or notes).  The least distance of
+ * the keys not below lo is kept in the vectors (one vpminuw a vector): all
+ * n keys' (65 if none).  The count's state is kept in locals, the bounds
+ * lowered once a step.
  */
 __attribute__((target("avx2"))) static int
 count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo)
 {
 	const __m256i q = _mm256_set1_epi64x((long long) qkey);
 	const __m256i below = _mm256_set1_epi64x(lo - 1);
-	__m256i		  reach = _mm256_set1_epi64x(kc->d + 1);
+	const __m256i none = _mm256_set1_epi64x(0xffff); /* above any count, in vpminuw's lanes */
+	int64		 *count = kc->count;
+	int64		  upto = kc->upto, upto1 = kc->upto1;
+	int			  d = kc->d, d1 = kc->d1;
+	__m256i		  reach = _mm256_set1_epi64x(d);
+	__m256i		  least0 = none, least1 = none;
+	uint64		  lanes[8];
 	int			  e = 0, least = 65;
 
 	for (; e + 8 <= n; e += 8)
@@ -316,29 +325,56 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 
 		if (lo > 0)
 		{
-			hit0 = _mm256_and_si256(hit0, _mm256_cmpgt_epi64(c0, below));
-			hit1 = _mm256_and_si256(hit1, _mm256_cmpgt_epi64(c1, below));
+			__m256i in0 = _mm256_cmpgt_epi64(c0, below), in1 = _mm256_cmpgt_epi64(c1, below);
+
+			hit0 = _mm256_and_si256(hit0, in0);
+			hit1 = _mm256_and_si256(hit1, in1);
+			c0 = _mm256_or_si256(c0, _mm256_andnot_si256(in0, none));
+			c1 = _mm256_or_si256(c1, _mm256_andnot_si256(in1, none));
 		}
+		least0 = _mm256_min_epu16(least0, c0);
+		least1 = _mm256_min_epu16(least1, c1);
 		hit = _mm256_or_si256(hit0, hit1);
-		if (!_mm256_testz_si256(hit, hit))
+		if (unlikely(!_mm256_testz_si256(hit, hit)))
 		{
 			/* the eight counts, each in its lane's low bits; those in reach counted */
-			uint64 lanes[8];
-			int	   in = _mm256_movemask_pd(_mm256_castsi256_pd(hit0)) |
-					 (_mm256_movemask_pd(_mm256_castsi256_pd(hit1)) << 4);
+			unsigned in = (unsigned) (_mm256_movemask_pd(_mm256_castsi256_pd(hit0)) |
+									  (_mm256_movemask_pd(_mm256_castsi256_pd(hit1)) << 4));
 
 			_mm256_storeu_si256((__m256i *) lanes, c0);
 			_mm256_storeu_si256((__m256i *) (lanes + 4), c1);
-			for (; in != 0; in &= in - 1)
-				count_key(kc, (int) lanes[pg_rightmost_one_pos32((uint32) in)], lo, &least);
-			reach = _mm256_set1_epi64x(kc->d + 1);
+			do
+			{
+				int x = (int) (lanes[pg_rightmost_one_pos32(in)] & 0xffff);
+				int counted = x > kc->after;
+
+				count[x] += counted;
+				upto += counted;
+				upto1 += counted & (x <= d1);
+				in &= in - 1;
+			} while (in != 0);
+			while (d1 > 0 && upto1 - count[d1] >= kc->batch)
+				upto1 -= count[d1--];
+			if (upto - count[d] >= kc->want)
+			{
+				while (d > 0 && upto - count[d] >= kc->want)
+					upto -= count[d--];
+				reach = _mm256_set1_epi64x(d);
+			}
 		}
 	}
+	_mm256_storeu_si256((__m256i *) lanes, _mm256_min_epu16(least0, least1));
+	for (int i = 0; i < 4; i++)
+		least = Min(least, (int) (lanes[i] & 0xffff));
+	kc->upto = upto;
+	kc->upto1 = upto1;
+	kc->d = d;
+	kc->d1 = d1;
 	if (e < n)
 	{
-		int d = count_keys_scalar(kc, keys + e, n - e, qkey, lo);
+		int tail = count_keys_scalar(kc, keys + e, n - e, qkey, lo);
 
-		least = Min(least, d);
+		least = Min(least, tail);
 	}
 	return least;
 }
