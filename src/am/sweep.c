@@ -412,6 +412,13 @@ typedef struct Sweep
 	uint16			  hits[SIMHASH_PAGE_CAPACITY]; /* a page's kept keys at most */
 } Sweep;
 
+/* hi lowered to a bound asked once (Min() would ask a bound that wins twice). */
+static inline int
+sweep_lower(int hi, int bound)
+{
+	return Min(hi, bound);
+}
+
 /* The first entry of a page after (pos.key, pos.tid), where the batch before stopped. */
 static int
 first_after_pos(SimhashScanOpaque so, Page page, int n)
@@ -490,7 +497,7 @@ sweep_page(Sweep *s, Buffer buf, int64 p)
 				break;
 		}
 		if (k > 0 && s->bound)
-			s->hi = Min(s->hi, s->bound(so));
+			s->hi = sweep_lower(s->hi, s->bound(so));
 	}
 	UnlockReleaseBuffer(buf);
 	return !so->stop;
@@ -582,7 +589,7 @@ sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
 				break;
 		}
 		if (s->bound)
-			s->hi = Min(s->hi, s->bound(so));
+			s->hi = sweep_lower(s->hi, s->bound(so));
 	}
 	s->after = false;
 	if (BufferIsValid(buf))
@@ -638,7 +645,7 @@ sweep_counted(Sweep *s, SimhashDirCache *cache)
 		if (d <= kc->d)
 			note_page(so, s->r, p, d);
 	}
-	s->hi = Min(s->hi, s->bound(so));
+	s->hi = sweep_lower(s->hi, s->bound(so));
 	for (int64 i = first; i < so->noted.npages && go_on; i++)
 		if (so->noted.pages[i].least <= s->hi)
 			go_on = sweep_keyed_page(s, cache, so->noted.pages[i].p);
@@ -874,7 +881,7 @@ simhash_sweep_run(IndexScanDesc scan, int r, uint64 q, int lo, int hi, SimhashSw
 	if (s->after)
 		from = so->pos.p;
 	if (bound)
-		s->hi = Min(s->hi, bound(so));
+		s->hi = sweep_lower(s->hi, bound(so));
 	/* the directory: the backend's copy, or the scan's (asked twice: loaded at once) */
 	simhash_probe_ctx_init(&c, scan, 0, q, 64, 0, false, visit, NULL);
 	c.r = r;
@@ -909,7 +916,7 @@ simhash_scan_all(IndexScanDesc scan, uint64 q, int lo, int hi, SimhashSweepBound
 	}
 	/* the pending rows, at most twice pending_pages pages: a radius test, the visitor the rest */
 	if (bound)
-		hi = Min(hi, bound(so));
+		hi = sweep_lower(hi, bound(so));
 	simhash_scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, q, hi < 64 ? hi : -1,
 					   visit, NULL);
 	simhash_scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, q, hi < 64 ? hi : -1,
