@@ -233,5 +233,46 @@ RESET simhash.sweep_cache_size;
 SELECT count(*) FROM sw WHERE simhash_within(fp, '0000000000000000', 3);
 RESET client_min_messages;
 
+-- A KNN cursor whose passes outlive the keys they counted: after 40 rows
+-- (two passes, the second noting pages for the next ones) the keys are
+-- dropped and those of a few pages read again (a new array, maybe at the
+-- old one's address): passes over noted pages must sweep such a run whole
+-- (taken for the same keys, they read past the few pages' ends).  The
+-- whole order against sw_ref, per query; DEBUG1 shows the keys dropped and
+-- read again.
+CREATE FUNCTION sw_knn_cursor(qid_ int) RETURNS TABLE (fetched int, mismatches int) LANGUAGE plpgsql AS $$
+DECLARE c refcursor; q_ simhash; r record; got text[] := '{}'; want text[];
+BEGIN
+  SELECT q INTO q_ FROM sw_q WHERE qid = qid_;
+  OPEN c FOR EXECUTE format('SELECT id, fp, fp <~> %L::simhash AS d FROM sw ORDER BY fp <~> %L::simhash', q_, q_);
+  LOOP
+    IF cardinality(got) = 40 THEN PERFORM set_config('simhash.sweep_cache_size', '24kB', true); END IF;
+    FETCH c INTO r;
+    EXIT WHEN NOT FOUND;
+    got := got || CASE WHEN r.fp IS NULL THEN 'null' ELSE r.id || ':' || r.d END;
+  END LOOP;
+  CLOSE c;
+  SELECT array_agg(CASE WHEN d IS NULL THEN 'null' ELSE id || ':' || d END ORDER BY d NULLS LAST, tid) INTO want FROM
+    (SELECT id, d, tid FROM sw_ref WHERE qid = qid_ UNION ALL SELECT id, NULL, ctid FROM sw WHERE fp IS NULL) a;
+  fetched := cardinality(got);
+  mismatches := (SELECT count(*) FROM generate_series(1, greatest(cardinality(got), cardinality(want))) i
+                  WHERE got[i] IS DISTINCT FROM want[i]);
+  RETURN NEXT;
+END $$;
+\c -
+SET jit = off;
+SET enable_seqscan = off;
+SET enable_indexonlyscan = off;
+SET enable_bitmapscan = off;
+SET simhash.debug_sweep = always;
+SET client_min_messages = debug1;
+BEGIN;
+SELECT * FROM sw_knn_cursor(1);
+COMMIT;
+RESET client_min_messages;
+BEGIN;
+SELECT qid, (sw_knn_cursor(qid)).* FROM sw_q WHERE qid > 1 ORDER BY qid;
+COMMIT;
+
 DROP TABLE sw, sw_q, sw_ref;
-DROP FUNCTION sw_radius(text), sw_knn(), sw_h64(text), sw_flip(bigint, int, int);
+DROP FUNCTION sw_radius(text), sw_knn(), sw_knn_cursor(int), sw_h64(text), sw_flip(bigint, int, int);

@@ -530,9 +530,9 @@ noted_start(SimhashScanOpaque so)
 
 	a->valid = false;
 	a->npages = 0;
-	if (a->keys == NULL)
-		a->keys = MemoryContextAlloc(so->cxt, sizeof(uint64 *) * Max(so->meta.list.nruns, 1));
-	memset(a->keys, 0, sizeof(uint64 *) * Max(so->meta.list.nruns, 1));
+	if (a->epochs == NULL)
+		a->epochs = MemoryContextAlloc(so->cxt, sizeof(uint64) * Max(so->meta.list.nruns, 1));
+	memset(a->epochs, 0, sizeof(uint64) * Max(so->meta.list.nruns, 1));
 }
 
 /* A counting pass ended: the pages with a key within its reach, and its counts, kept. */

@@ -99,7 +99,9 @@ typedef struct SimhashChainPos
  * KNN's linear pass over the keys the backend keeps (sweep.c): kept keys
  * counted by distance above `after` (a count per distance, those up to d in
  * upto), d the least distance that `want` of them reach, and d1 (<= d) the
- * least that the pass's `batch` reach (upto1 up to it).  The pass reads the
+ * least that the pass's `batch` reach (upto1 up to it).  A count may leave
+ * out keys at d met after d fell to it (they do not move d): the counts are
+ * lower bounds, and d and d1 bounds that hold enough keys.  The pass reads the
  * pages with a key within d1 and notes those with a key within d, for the
  * next passes (SimhashKeyNoted).  Rows farther than d1 cannot be among the
  * pass's rows but for keys VACUUM removed since they were kept (knn.c's
@@ -130,9 +132,11 @@ typedef struct SimhashKeyPage
 /*
  * The pages a counting pass noted (pages[0 .. npages), in run and page
  * order) and its counts, for the next passes of the scan while they reach
- * no farther than its d: `valid`; keys[r] is the array run r's keys were
- * counted from (a run whose keys the backend dropped or read again since is
- * swept whole).
+ * no farther than its d: `valid`; epochs[r] is the epoch of the kept keys
+ * run r's were counted from (dirstore.c; 0: not counted).  A run whose keys
+ * the backend dropped or read again since has another epoch and is swept
+ * whole: the array's address alone cannot tell, as a new array may be given
+ * the old one's place.
  */
 typedef struct SimhashKeyNoted
 {
@@ -141,7 +145,7 @@ typedef struct SimhashKeyNoted
 	SimhashKeyPage *pages;
 	int64			npages;
 	int64			maxpages;
-	const uint64  **keys;
+	uint64		   *epochs;
 } SimhashKeyNoted;
 
 typedef struct SimhashScanOpaqueData

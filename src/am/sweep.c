@@ -274,8 +274,7 @@ count_key(SimhashKeyCount *kc, int d, int lo, int *least)
  * Count the n keys at distances in (kc->after, kc->d] from qkey, lowering
  * kc->d while the keys below it reach kc->want, and kc->d1 while those below
  * it reach kc->batch (as knn.c's visit_linear does with the rows it keeps);
- * returns the least distance of at least lo of the n keys, 65 if none
- * (count_keys_avx2: of those near enough).
+ * returns the least distance of at least lo of the n keys, 65 if none.
  */
 static pg_attribute_always_inline int
 count_keys_scalar_body(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo, bool hw)
@@ -293,17 +292,27 @@ SIMHASH_POPCOUNT_LOOP(int, count_keys_scalar,
 
 #ifdef SIMHASH_AVX2_DISPATCH
 /*
- * count_keys() with AVX2: eight keys a step, and only the keys in [lo, kc->d]
- * of a step holding some go through the count (which also finds their least).
- * A page whose other keys lie beyond kc->d can hold no row the pass keeps:
- * the least returned is that of those steps alone (65 if none).
+ * count_keys() with AVX2: eight keys a step.  Only the keys below kc->d (and
+ * not below lo) of a step holding some go through the count: a key at d
+ * itself leaves d where it is, so it is not counted once d has fallen to it
+ * (the counts are then lower bounds, d and d1 upper bounds: every key within
+ * them is still on a page the pass reads or notes).  The least distance of
+ * the keys not below lo is kept in the vectors (one vpminuw a vector): all
+ * n keys' (65 if none).  The count's state is kept in locals, the bounds
+ * lowered once a step.
  */
 __attribute__((target("avx2"))) static int
 count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo)
 {
 	const __m256i q = _mm256_set1_epi64x((long long) qkey);
 	const __m256i below = _mm256_set1_epi64x(lo - 1);
-	__m256i		  reach = _mm256_set1_epi64x(kc->d + 1);
+	const __m256i none = _mm256_set1_epi64x(0xffff); /* above any count, in vpminuw's lanes */
+	int64		 *count = kc->count;
+	int64		  upto = kc->upto, upto1 = kc->upto1;
+	int			  d = kc->d, d1 = kc->d1;
+	__m256i		  reach = _mm256_set1_epi64x(d);
+	__m256i		  least0 = none, least1 = none;
+	uint64		  lanes[8];
 	int			  e = 0, least = 65;
 
 	for (; e + 8 <= n; e += 8)
@@ -316,29 +325,56 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 
 		if (lo > 0)
 		{
-			hit0 = _mm256_and_si256(hit0, _mm256_cmpgt_epi64(c0, below));
-			hit1 = _mm256_and_si256(hit1, _mm256_cmpgt_epi64(c1, below));
+			__m256i in0 = _mm256_cmpgt_epi64(c0, below), in1 = _mm256_cmpgt_epi64(c1, below);
+
+			hit0 = _mm256_and_si256(hit0, in0);
+			hit1 = _mm256_and_si256(hit1, in1);
+			c0 = _mm256_or_si256(c0, _mm256_andnot_si256(in0, none));
+			c1 = _mm256_or_si256(c1, _mm256_andnot_si256(in1, none));
 		}
+		least0 = _mm256_min_epu16(least0, c0);
+		least1 = _mm256_min_epu16(least1, c1);
 		hit = _mm256_or_si256(hit0, hit1);
-		if (!_mm256_testz_si256(hit, hit))
+		if (unlikely(!_mm256_testz_si256(hit, hit)))
 		{
 			/* the eight counts, each in its lane's low bits; those in reach counted */
-			uint64 lanes[8];
-			int	   in = _mm256_movemask_pd(_mm256_castsi256_pd(hit0)) |
-					 (_mm256_movemask_pd(_mm256_castsi256_pd(hit1)) << 4);
+			unsigned in = (unsigned) (_mm256_movemask_pd(_mm256_castsi256_pd(hit0)) |
+									  (_mm256_movemask_pd(_mm256_castsi256_pd(hit1)) << 4));
 
 			_mm256_storeu_si256((__m256i *) lanes, c0);
 			_mm256_storeu_si256((__m256i *) (lanes + 4), c1);
-			for (; in != 0; in &= in - 1)
-				count_key(kc, (int) lanes[pg_rightmost_one_pos32((uint32) in)], lo, &least);
-			reach = _mm256_set1_epi64x(kc->d + 1);
+			do
+			{
+				int x = (int) (lanes[pg_rightmost_one_pos32(in)] & 0xffff);
+				int counted = x > kc->after;
+
+				count[x] += counted;
+				upto += counted;
+				upto1 += counted & (x <= d1);
+				in &= in - 1;
+			} while (in != 0);
+			while (d1 > 0 && upto1 - count[d1] >= kc->batch)
+				upto1 -= count[d1--];
+			if (upto - count[d] >= kc->want)
+			{
+				while (d > 0 && upto - count[d] >= kc->want)
+					upto -= count[d--];
+				reach = _mm256_set1_epi64x(d);
+			}
 		}
 	}
+	_mm256_storeu_si256((__m256i *) lanes, _mm256_min_epu16(least0, least1));
+	for (int i = 0; i < 4; i++)
+		least = Min(least, (int) (lanes[i] & 0xffff));
+	kc->upto = upto;
+	kc->upto1 = upto1;
+	kc->d = d;
+	kc->d1 = d1;
 	if (e < n)
 	{
-		int d = count_keys_scalar(kc, keys + e, n - e, qkey, lo);
+		int tail = count_keys_scalar(kc, keys + e, n - e, qkey, lo);
 
-		least = Min(least, d);
+		least = Min(least, tail);
 	}
 	return least;
 }
@@ -375,6 +411,13 @@ typedef struct Sweep
 	bool			  after;					   /* resuming after so->pos on its page */
 	uint16			  hits[SIMHASH_PAGE_CAPACITY]; /* a page's kept keys at most */
 } Sweep;
+
+/* hi lowered to a bound asked once (Min() would ask a bound that wins twice). */
+static inline int
+sweep_lower(int hi, int bound)
+{
+	return Min(hi, bound);
+}
 
 /* The first entry of a page after (pos.key, pos.tid), where the batch before stopped. */
 static int
@@ -454,7 +497,7 @@ sweep_page(Sweep *s, Buffer buf, int64 p)
 				break;
 		}
 		if (k > 0 && s->bound)
-			s->hi = Min(s->hi, s->bound(so));
+			s->hi = sweep_lower(s->hi, s->bound(so));
 	}
 	UnlockReleaseBuffer(buf);
 	return !so->stop;
@@ -546,7 +589,7 @@ sweep_keyed_page(Sweep *s, SimhashDirCache *cache, int p)
 				break;
 		}
 		if (s->bound)
-			s->hi = Min(s->hi, s->bound(so));
+			s->hi = sweep_lower(s->hi, s->bound(so));
 	}
 	s->after = false;
 	if (BufferIsValid(buf))
@@ -590,7 +633,7 @@ sweep_counted(Sweep *s, SimhashDirCache *cache)
 	int64			  first = so->noted.npages;
 	bool			  go_on = true;
 
-	so->noted.keys[s->r] = cache->keys;
+	so->noted.epochs[s->r] = cache->epoch;
 	for (int p = 0; p < cache->nkeyed; p++)
 	{
 		const uint64 *keys = cache->keys + cache->kstart[p];
@@ -602,7 +645,7 @@ sweep_counted(Sweep *s, SimhashDirCache *cache)
 		if (d <= kc->d)
 			note_page(so, s->r, p, d);
 	}
-	s->hi = Min(s->hi, s->bound(so));
+	s->hi = sweep_lower(s->hi, s->bound(so));
 	for (int64 i = first; i < so->noted.npages && go_on; i++)
 		if (so->noted.pages[i].least <= s->hi)
 			go_on = sweep_keyed_page(s, cache, so->noted.pages[i].p);
@@ -740,7 +783,7 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 			return;
 	}
 	if (s->so->keycount != NULL && from == 0 && !s->after && s->bound != NULL &&
-		cache->nkeyed > 0 && (!s->so->keycount->noted || s->so->noted.keys[s->r] == cache->keys))
+		cache->nkeyed > 0 && (!s->so->keycount->noted || s->so->noted.epochs[s->r] == cache->epoch))
 	{
 		if (!(s->so->keycount->noted ? sweep_noted(s, cache) : sweep_counted(s, cache)))
 			return;
@@ -838,7 +881,7 @@ simhash_sweep_run(IndexScanDesc scan, int r, uint64 q, int lo, int hi, SimhashSw
 	if (s->after)
 		from = so->pos.p;
 	if (bound)
-		s->hi = Min(s->hi, bound(so));
+		s->hi = sweep_lower(s->hi, bound(so));
 	/* the directory: the backend's copy, or the scan's (asked twice: loaded at once) */
 	simhash_probe_ctx_init(&c, scan, 0, q, 64, 0, false, visit, NULL);
 	c.r = r;
@@ -873,7 +916,7 @@ simhash_scan_all(IndexScanDesc scan, uint64 q, int lo, int hi, SimhashSweepBound
 	}
 	/* the pending rows, at most twice pending_pages pages: a radius test, the visitor the rest */
 	if (bound)
-		hi = Min(hi, bound(so));
+		hi = sweep_lower(hi, bound(so));
 	simhash_scan_chain(scan, so->meta.sealed_head, so->meta.sealed_chain, q, hi < 64 ? hi : -1,
 					   visit, NULL);
 	simhash_scan_chain(scan, so->meta.pending_head, so->meta.pending_chain, q, hi < 64 ? hi : -1,
