@@ -36,57 +36,6 @@ dir_page_hikey(IndexScanDesc scan, BlockNumber blkno, uint32 gen, int t)
 }
 
 /*
- * The first of the n entries of a run page whose key is >= lo, searched from
- * entry `guess` outwards by doubling steps, then by halving the bracket.
- * Keys are near uniform between two hikeys, so a guess by interpolation
- * lands a few entries away, and the search touches a few cache lines of the
- * page where a plain binary search touches a dozen.
- */
-int
-simhash_first_at_least(Page page, int n, uint64 lo, int guess)
-{
-	int l, r, step;
-
-	if (guess <= 0 || simhash_entry_key(SimhashPageEntry(page, guess - 1)) < lo)
-	{
-		/* the answer is >= guess: find r with key[r] >= lo (or r = n) */
-		l = guess;
-		step = 1;
-		r = Min(guess, n);
-		while (r < n && simhash_entry_key(SimhashPageEntry(page, r)) < lo)
-		{
-			l = r + 1;
-			r = Min(r + step, n);
-			step *= 2;
-		}
-	}
-	else
-	{
-		/* key[guess - 1] >= lo: the answer is < guess */
-		r = guess - 1;
-		step = 1;
-		l = Max(r - step, 0);
-		while (l > 0 && simhash_entry_key(SimhashPageEntry(page, l - 1)) >= lo)
-		{
-			r = l - 1;
-			step *= 2;
-			l = Max(r - step, 0);
-		}
-	}
-	/* key[l - 1] < lo (or l = 0), key[r] >= lo (or r = n): bisect [l, r] */
-	while (l < r)
-	{
-		int mid = l + (r - l) / 2;
-
-		if (simhash_entry_key(SimhashPageEntry(page, mid)) < lo)
-			l = mid + 1;
-		else
-			r = mid;
-	}
-	return l;
-}
-
-/*
  * Visit the matches on one run page: entries in [lo, hi] within radius and
  * not reachable from an earlier table (there, the prefix differs from the
  * query's in more than `flips` bits), so each match is emitted once.

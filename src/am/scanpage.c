@@ -4,7 +4,8 @@
  * what a page that is no longer the one the copy names means (a recycled
  * page: the scan starts over; an unchanged metapage: corruption).  Used by
  * the probes (probe.c), KNN's steps (knn.c), the directory cache
- * (dirstore.c) and the prefix filters (filter.c).
+ * (dirstore.c) and the prefix filters (filter.c); and the search for a key
+ * among a run page's entries (probes, listed probes, sweeps).
  */
 #include "simhash_am.h"
 #include "page.h"
@@ -123,4 +124,55 @@ simhash_check_stale(IndexScanDesc scan)
 	simhash_corrupt_block(scan->indexRelation, so->stale_blkno,
 						  "The page is not the run, directory or pending page the metapage points "
 						  "to.");
+}
+
+/*
+ * The first of the n entries of a run page whose key is >= lo, searched from
+ * entry `guess` outwards by doubling steps, then by halving the bracket.
+ * Keys are near uniform between two hikeys, so a guess by interpolation
+ * lands a few entries away, and the search touches a few cache lines of the
+ * page where a plain binary search touches a dozen.
+ */
+int
+simhash_first_at_least(Page page, int n, uint64 lo, int guess)
+{
+	int l, r, step;
+
+	if (guess <= 0 || simhash_entry_key(SimhashPageEntry(page, guess - 1)) < lo)
+	{
+		/* the answer is >= guess: find r with key[r] >= lo (or r = n) */
+		l = guess;
+		step = 1;
+		r = Min(guess, n);
+		while (r < n && simhash_entry_key(SimhashPageEntry(page, r)) < lo)
+		{
+			l = r + 1;
+			r = Min(r + step, n);
+			step *= 2;
+		}
+	}
+	else
+	{
+		/* key[guess - 1] >= lo: the answer is < guess */
+		r = guess - 1;
+		step = 1;
+		l = Max(r - step, 0);
+		while (l > 0 && simhash_entry_key(SimhashPageEntry(page, l - 1)) >= lo)
+		{
+			r = l - 1;
+			step *= 2;
+			l = Max(r - step, 0);
+		}
+	}
+	/* key[l - 1] < lo (or l = 0), key[r] >= lo (or r = n): bisect [l, r] */
+	while (l < r)
+	{
+		int mid = l + (r - l) / 2;
+
+		if (simhash_entry_key(SimhashPageEntry(page, mid)) < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	return l;
 }
