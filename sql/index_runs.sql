@@ -35,17 +35,31 @@ BEGIN
     RETURN NEXT;
   END LOOP;
   DROP TABLE rr_ref;
-  -- KNN: the 30 nearest distances of each query, as a sort gives them
+  -- KNN: the 30 nearest distances of each query, as a sort of a sequential
+  -- scan gives them (taken while sequential scans are allowed), and every
+  -- entry once through an index scan without a condition, as the
+  -- sequential scan has them
+  PERFORM set_config('enable_seqscan', 'on', true);
+  PERFORM set_config('enable_indexscan', 'off', true);
+  PERFORM set_config('enable_bitmapscan', 'off', true);
+  CREATE TEMP TABLE rr_knn AS
+    SELECT qid, (SELECT array_agg(d) FROM (SELECT d FROM (SELECT fp <~> q AS d FROM rr WHERE fp IS NOT NULL OFFSET 0) a
+                                           ORDER BY d LIMIT 30) k) AS want
+      FROM rr_q;
+  CREATE TEMP TABLE rr_all AS SELECT fp FROM rr WHERE fp IS NOT NULL;
   PERFORM set_config('enable_seqscan', 'off', true);
   PERFORM set_config('enable_indexscan', 'on', true);
-  PERFORM set_config('enable_bitmapscan', 'off', true);
   step := label; scan := 'knn';
   SELECT count(*), count(*) FILTER (WHERE got IS DISTINCT FROM want) INTO pairs, mismatches
-    FROM (SELECT (SELECT array_agg(d) FROM (SELECT fp <~> q AS d FROM rr ORDER BY fp <~> q LIMIT 30) k) AS got,
-                 (SELECT array_agg(d) FROM (SELECT d FROM (SELECT fp <~> q AS d FROM rr WHERE fp IS NOT NULL OFFSET 0) a
-                                            ORDER BY d LIMIT 30) k) AS want
-            FROM rr_q) x;
+    FROM (SELECT (SELECT array_agg(d) FROM (SELECT fp <~> q AS d FROM rr ORDER BY fp <~> q LIMIT 30) k) AS got, want
+            FROM rr_q JOIN rr_knn USING (qid)) x;
   RETURN NEXT;
+  step := label; scan := 'all entries';
+  SELECT count(*), count(*) FILTER (WHERE i.fp IS NULL OR s.fp IS NULL) INTO pairs, mismatches
+    FROM (SELECT fp, row_number() OVER (PARTITION BY fp) AS n FROM (SELECT fp FROM rr WHERE fp IS NOT NULL OFFSET 0) a) i
+    FULL JOIN (SELECT fp, row_number() OVER (PARTITION BY fp) AS n FROM rr_all) s USING (fp, n);
+  RETURN NEXT;
+  DROP TABLE rr_knn, rr_all;
   PERFORM simhash_index_check('rr_fp_idx');
   step := label; scan := 'check ok'; pairs := NULL; mismatches := NULL;
   RETURN NEXT;
@@ -180,12 +194,14 @@ SELECT rf_pages('0123456789abcdef') AS first \gset
 SELECT rf_pages('0123456789abcdef') AS second \gset
 SELECT rf_pages('0123456789abcdef') AS third \gset
 SELECT :third < :second AS skipped;
--- near copies (2 bits flipped) of the flushed run's rows, and of the bulk-built run's
-CREATE TABLE rf_q AS SELECT id AS qid, (fp::bigint # (3::bigint << (id % 60)))::simhash AS q
-  FROM rf WHERE id % 37 = 0;
+-- near copies (2 bits flipped) of the flushed run's rows, and of the
+-- bulk-built run's, each with the rows a sequential scan finds within 3
+SET enable_seqscan = on; SET enable_indexscan = off;
+CREATE TABLE rf_q AS SELECT qid, q, (SELECT count(*) FROM rf WHERE fp <~> q <= 3) AS want
+  FROM (SELECT id AS qid, (fp::bigint # (3::bigint << (id % 60)))::simhash AS q FROM rf WHERE id % 37 = 0) s;
+SET enable_seqscan = off; SET enable_indexscan = on;
 SELECT count(*) AS queries, count(*) FILTER (WHERE qid > 20000) AS of_flushed_rows,
-  count(*) FILTER (WHERE (SELECT count(*) FROM rf WHERE simhash_within(fp, q, 3)) <>
-                         (SELECT count(*) FROM rf WHERE fp <~> q <= 3)) AS mismatches
+  count(*) FILTER (WHERE (SELECT count(*) FROM rf WHERE simhash_within(fp, q, 3)) <> want) AS mismatches
   FROM rf_q;
 RESET enable_seqscan; RESET enable_bitmapscan;
 SELECT simhash_index_check('rf_fp');
