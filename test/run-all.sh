@@ -128,7 +128,7 @@ lint_run() {
 	fi
 	make -s -j"$JOBS" lint     # one clang-tidy per file: side by side where a core is free
 }
-asan_run() { make -s test/unit/unit_tests_asan && ./test/unit/unit_tests_asan --gtest_brief=1; }
+asan_run() { make -s -j"$JOBS" test/unit/unit_tests_asan && ./test/unit/unit_tests_asan --gtest_brief=1; }
 background lint lint_run
 background unit-asan asan_run
 collect() {  # collect NAME: waits for a background job and tallies it
