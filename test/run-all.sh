@@ -184,33 +184,25 @@ server_tests() {
 	# once per suite (pg_regress, isolation, TAP), each between two marker
 	# lines that give the suite, then its exit status and seconds, so that
 	# each gets its own summary line and a failure of one does not hide the
-	# others' results.  The TAP files, which spend much of their time waiting
-	# on servers of their own (starts, restarts, replicas, crashes), run
-	# beside pg_regress and the isolation tests, whose one backend at a time
-	# leaves a core free; their output follows the others'.
-	local tbin=$1 kind tapout tappid
+	# others' results.
+	local tbin=$1 kind t0 rc
 	local args
 	eval "args=($SERVER_ARGS)"          # REGRESS='a b' stays one word
-	suite() {  # suite KIND: one installcheck between its marker lines
-		local kind=$1 t0=$SECONDS rc only=()
+	for kind in regress isolation tap; do
+		local only=()
 		case $kind in
 		regress) only=(ISOLATION= TAP_TESTS=) ;;
 		isolation) only=(REGRESS= TAP_TESTS=) ;;
 		tap) only=(REGRESS= ISOLATION=) ;;
 		esac
 		echo "@@@ suite $kind"
+		t0=$SECONDS
 		make -s installcheck PG_CONFIG="$PG_CONFIG" bindir="$tbin" "${args[@]}" "${only[@]}" \
 			EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
 			PROVE_FLAGS="--timer -j$PROVE_JOBS" 2>&1
 		rc=$?
 		echo "@@@ end $kind $rc $((SECONDS - t0))"
-	}
-	tapout=$(mktemp "${TMPDIR:-/tmp}/simhash-tap.XXXXXX")
-	suite tap >"$tapout" 2>&1 &
-	tappid=$!
-	for kind in regress isolation; do suite "$kind"; done
-	wait "$tappid"
-	cat "$tapout"; rm -f "$tapout"
+	done
 }
 
 # count_suite KIND OUTPUT: sets np, nf, fnames (what failed) and secs (its
