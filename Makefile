@@ -54,7 +54,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra $(WERROR_FLAG) -fPIC
 override with_llvm = no
 
 TOOLS       = $(patsubst %.cpp,%,$(wildcard src/cli/simhash-*.cpp))
-EXTRA_CLEAN = .pg-build $(DATA_built) $(OBJS:.o=.d) $(TOOLS) test/unit/unit_tests test/unit/unit_tests_asan src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
+EXTRA_CLEAN = .pg-build $(DATA_built) $(OBJS:.o=.d) $(TOOLS) test/unit/unit_tests test/unit/*.o test/unit/unit_tests_asan test/unit/asan src/cli/*.o tmp_install tmp_check results regression.* output_iso log tmp_valgrind
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -95,17 +95,28 @@ uninstall-tools:
 	rm -f $(addprefix '$(DESTDIR)$(bindir)'/,$(notdir $(TOOLS)))
 
 # ---- unit tests of the core (GoogleTest) -----------------------------------
+# Each test file is an object of its own, so that make -j compiles them side
+# by side (one compiler run over all of them was the build's longest step).
 UNIT_SRCS = $(sort $(wildcard test/unit/*_test.cpp))
-test/unit/unit_tests: $(UNIT_SRCS) $(CORE_OBJS) $(CORE_HDRS)
-	$(CXX) $(TOOL_CXXFLAGS) -o $@ $(UNIT_SRCS) $(CORE_OBJS) $(CORE_LIBS) -lgtest -lgtest_main
+UNIT_OBJS = $(UNIT_SRCS:.cpp=.o)
+$(UNIT_OBJS): %.o: %.cpp $(CORE_HDRS)
+	$(CXX) $(TOOL_CXXFLAGS) -c -o $@ $<
+test/unit/unit_tests: $(UNIT_OBJS) $(CORE_OBJS)
+	$(CXX) $(TOOL_CXXFLAGS) -o $@ $(UNIT_OBJS) $(CORE_OBJS) $(CORE_LIBS) -lgtest -lgtest_main
 
 unit: test/unit/unit_tests
 	./test/unit/unit_tests
 
-# The same tests on a core built with AddressSanitizer and UBSan.
-test/unit/unit_tests_asan: $(UNIT_SRCS) $(CORE_SRCS) $(CORE_HDRS)
-	$(CXX) $(TOOL_CXXFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
-		-fno-sanitize-recover=all -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(CORE_LIBS) -lgtest -lgtest_main
+# The same tests on a core built with AddressSanitizer and UBSan, each
+# source an object of its own under test/unit/asan/ (make -j compiles them
+# side by side).
+ASAN_FLAGS = -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+ASAN_OBJS  = $(patsubst %.cpp,test/unit/asan/%.o,$(UNIT_SRCS) $(CORE_SRCS))
+test/unit/asan/%.o: %.cpp $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) $(TOOL_CXXFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+test/unit/unit_tests_asan: $(ASAN_OBJS)
+	$(CXX) $(TOOL_CXXFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJS) $(CORE_LIBS) -lgtest -lgtest_main
 
 unit-asan: test/unit/unit_tests_asan
 	./test/unit/unit_tests_asan

@@ -28,6 +28,7 @@ CREATE FUNCTION fill_ref() RETURNS void LANGUAGE sql AS $$
       FROM kq, kp WHERE fp IS NOT NULL) s WHERE rn <= 2500 OR d <= 24;
 $$;
 CREATE INDEX ON kref (qid, rn);
+CREATE INDEX ON kref (qid, d);   -- the radius answers below
 
 -- For one layout: build the index, add pending rows, and compare
 --   knn_k:       ORDER BY fp <~> q LIMIT k through the index, k = 1, 10, 100, 2500

@@ -51,6 +51,8 @@ SELECT count(*) FILTER (WHERE kind = 'run') > 1 AS runs,
   FROM simhash_index_runs('sw_fp_idx');
 
 CREATE TABLE sw_ref AS SELECT qid, id, fp <~> q AS d, sw.ctid AS tid FROM sw_q, sw WHERE fp IS NOT NULL;
+CREATE INDEX ON sw_ref (qid, d);  -- for the lookups of the reference below
+ANALYZE sw_ref;
 
 -- Every (query, radius 0..16) through the scan the settings allow, against
 -- sw_ref; returns the scan nodes used, the pairs compared and mismatches.

@@ -54,7 +54,7 @@ fi
 # fail a package build), debian/control for the versions this system supports.
 if ! (cd "$src" && pg_buildext updatecontrol &&
 	env -u WERROR DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" MAKEFLAGS="-j$(nproc)" \
-		nice dpkg-buildpackage -us -uc -b) >"$TMPC_DIR/build.log" 2>&1; then
+		dpkg-buildpackage -us -uc -b) >"$TMPC_DIR/build.log" 2>&1; then
 	tail -40 "$TMPC_DIR/build.log"
 	check dpkg-buildpackage 0 1
 	echo "package: $pass passed, $fail failed"

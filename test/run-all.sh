@@ -126,9 +126,9 @@ lint_run() {
 	if ! command -v clang-tidy >/dev/null || ! command -v cppcheck >/dev/null; then
 		echo "clang-tidy or cppcheck is not installed (tools/install-deps.sh installs them): skipped"; return 0
 	fi
-	make -s lint
+	make -s -j"$JOBS" lint     # one clang-tidy per file: side by side where a core is free
 }
-asan_run() { make -s test/unit/unit_tests_asan && ./test/unit/unit_tests_asan --gtest_brief=1; }
+asan_run() { make -s -j"$JOBS" test/unit/unit_tests_asan && ./test/unit/unit_tests_asan --gtest_brief=1; }
 background lint lint_run
 background unit-asan asan_run
 collect() {  # collect NAME: waits for a background job and tallies it

@@ -17,7 +17,7 @@ if ! command -v "$FUZZ_CXX" >/dev/null ||
 	echo "fuzz: 0 passed, 0 failed"
 	exit 0
 fi
-make -s fuzz-build FUZZ_CXX="$FUZZ_CXX" || { echo "fuzz: build failed"; echo "fuzz: 0 passed, 1 failed"; exit 1; }
+make -s -j"$(nproc)" fuzz-build FUZZ_CXX="$FUZZ_CXX" || { echo "fuzz: build failed"; echo "fuzz: 0 passed, 1 failed"; exit 1; }
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=($(ls test/fuzz/fuzz_*.cpp | sed 's|test/fuzz/fuzz_\(.*\)\.cpp|\1|'))
 pass=0 fail=0
