@@ -198,7 +198,7 @@ server_tests() {
 		echo "@@@ suite $kind"
 		t0=$SECONDS
 		make -s installcheck PG_CONFIG="$PG_CONFIG" bindir="$tbin" "${args[@]}" "${only[@]}" \
-			EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --bindir=$tbin" \
+			EXTRA_REGRESS_OPTS="--temp-instance=$PWD/tmp_check_regress --temp-config=$PWD/test/regress.conf --bindir=$tbin" \
 			PROVE_FLAGS="--timer -j$PROVE_JOBS" 2>&1
 		rc=$?
 		echo "@@@ end $kind $rc $((SECONDS - t0))"
