@@ -251,6 +251,21 @@ keys_first(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 #define keys_first keys_first_scalar
 #endif
 
+/*
+ * A reach lowered while the keys counted below it still number `want`:
+ * *upto counts those up to *reach (count_keys' d and upto, d1 and upto1).
+ * True when it moved.
+ */
+static pg_attribute_always_inline bool
+lower_reach(const int64 *count, int64 *upto, int *reach, int64 want)
+{
+	int was = *reach;
+
+	while (*reach > 0 && *upto - count[*reach] >= want)
+		*upto -= count[(*reach)--];
+	return *reach != was;
+}
+
 /* One key at distance d: counted (count_keys); its least kept in *least. */
 static pg_attribute_always_inline void
 count_key(SimhashKeyCount *kc, int d, int lo, int *least)
@@ -263,11 +278,9 @@ count_key(SimhashKeyCount *kc, int d, int lo, int *least)
 	if (d <= kc->d1)
 	{
 		kc->upto1++;
-		while (kc->d1 > 0 && kc->upto1 - kc->count[kc->d1] >= kc->batch)
-			kc->upto1 -= kc->count[kc->d1--];
+		lower_reach(kc->count, &kc->upto1, &kc->d1, kc->batch);
 	}
-	while (kc->d > 0 && kc->upto - kc->count[kc->d] >= kc->want)
-		kc->upto -= kc->count[kc->d--];
+	lower_reach(kc->count, &kc->upto, &kc->d, kc->want);
 }
 
 /*
@@ -353,14 +366,9 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 				upto1 += counted & (x <= d1);
 				in &= in - 1;
 			} while (in != 0);
-			while (d1 > 0 && upto1 - count[d1] >= kc->batch)
-				upto1 -= count[d1--];
-			if (upto - count[d] >= kc->want)
-			{
-				while (d > 0 && upto - count[d] >= kc->want)
-					upto -= count[d--];
+			lower_reach(count, &upto1, &d1, kc->batch);
+			if (lower_reach(count, &upto, &d, kc->want))
 				reach = _mm256_set1_epi64x(d);
-			}
 		}
 	}
 	_mm256_storeu_si256((__m256i *) lanes, _mm256_min_epu16(least0, least1));
