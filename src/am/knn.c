@@ -46,11 +46,11 @@
 #define KNN_SWEEP_BATCH 100 /* the first pass of a KNN scan that sweeps from the start */
 /*
  * ... either, when the backend may keep the keys (cost.c's keyed share): a
- * pass then costs its visits more than its keys (a pass keeps about
- * batch * ln(N / batch) rows, each looked up on its page), and a LIMIT 10
- * needs few
+ * pass then costs its visits more than its keys (it reads about a page for
+ * each row of its batch, and looks the row up there), and a LIMIT 10 or
+ * LIMIT 1 needs no more: 10 rows read about 25 pages at 1M rows, 32 read 46
  */
-#define KNN_KEYED_BATCH 32
+#define KNN_KEYED_BATCH 10
 #define KNN_CARRY_ROWS	100
 
 #define KNN_SORT_ALL 2048 /* a band or pass of at most this many rows is sorted whole */
@@ -497,8 +497,12 @@ linear_short(SimhashScanOpaque so, int d)
 	return true;
 }
 
-/* A counting pass notes the pages of this many batches' keys, for the passes after it. */
-#define KNN_NOTED_BATCHES 8
+/*
+ * A counting pass notes the pages of this many batches' keys, for the passes
+ * after it: with the keyed batch of 10, those of 10, 20, 40 and 80 rows (a
+ * LIMIT 100 counts once).
+ */
+#define KNN_NOTED_BATCHES 16
 
 /*
  * The bound of a pass over the pages the last counting pass noted: the
