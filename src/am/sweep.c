@@ -304,15 +304,24 @@ SIMHASH_POPCOUNT_LOOP(int, count_keys_scalar,
 					  (kc, keys, n, qkey, lo))
 
 #ifdef SIMHASH_AVX2_DISPATCH
+/* A bit for each of four counts below reach (lanes of 64 bits). */
+__attribute__((target("avx2"))) static inline unsigned
+lanes_below(__m256i reach, __m256i c)
+{
+	return (unsigned) _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(reach, c)));
+}
+
 /*
- * count_keys() with AVX2: eight keys a step.  Only the keys below kc->d (and
- * not below lo) of a step holding some go through the count: a key at d
- * itself leaves d where it is, so it is not counted once d has fallen to it
- * (the counts are then lower bounds, d and d1 upper bounds: every key within
- * them is still on a page the pass reads or notes).  The least distance of
- * the keys not below lo is kept in the vectors (one vpminuw a vector): all
- * n keys' (65 if none).  The count's state is kept in locals, the bounds
- * lowered once a step.
+ * count_keys() with AVX2.  Only the keys below kc->d (and not below lo) go
+ * through the count: a key at d itself leaves d where it is, so it is not
+ * counted once d has fallen to it (the counts are then lower bounds, d and
+ * d1 upper bounds: every key within them is still on a page the pass reads
+ * or notes).  The least distance of the keys not below lo is kept in the
+ * vectors (one vpminuw a vector): all n keys' (65 if none).  The count's
+ * state is kept in locals, the bounds lowered once a step.  From distance
+ * 0 (lo <= 0: KNN's first passes) sixteen keys a step, tested by their
+ * least count (three vpminuw, one compare); else, and for the last keys of
+ * a page, eight or four a step, each count compared with both ends.
  */
 __attribute__((target("avx2"))) static int
 count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int lo)
@@ -324,38 +333,61 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 	int64		  upto = kc->upto, upto1 = kc->upto1;
 	int			  d = kc->d, d1 = kc->d1;
 	__m256i		  reach = _mm256_set1_epi64x(d);
-	__m256i		  least0 = none, least1 = none;
-	uint64		  lanes[8];
+	__m256i		  least_v = none;
+	__m256i		  c0 = none, c1 = none, c2 = none, c3 = none;
+	uint64		  lanes[16];
 	int			  e = 0, least = 65;
 
-	for (; e + 8 <= n; e += 8)
+	for (;;)
 	{
-		__m256i c0 = popcount4_avx2(keys + e, q);
-		__m256i c1 = popcount4_avx2(keys + e + 4, q);
-		__m256i hit0 = _mm256_cmpgt_epi64(reach, c0);
-		__m256i hit1 = _mm256_cmpgt_epi64(reach, c1);
-		__m256i hit;
+		unsigned in = 0;
+		int		 step;
 
-		if (lo > 0)
+		if (lo <= 0 && e + 16 <= n)
 		{
-			__m256i in0 = _mm256_cmpgt_epi64(c0, below), in1 = _mm256_cmpgt_epi64(c1, below);
+			__m256i m, hit;
 
-			hit0 = _mm256_and_si256(hit0, in0);
-			hit1 = _mm256_and_si256(hit1, in1);
-			c0 = _mm256_or_si256(c0, _mm256_andnot_si256(in0, none));
-			c1 = _mm256_or_si256(c1, _mm256_andnot_si256(in1, none));
+			c0 = popcount4_avx2(keys + e, q);
+			c1 = popcount4_avx2(keys + e + 4, q);
+			c2 = popcount4_avx2(keys + e + 8, q);
+			c3 = popcount4_avx2(keys + e + 12, q);
+			m = _mm256_min_epu16(_mm256_min_epu16(c0, c1), _mm256_min_epu16(c2, c3));
+			least_v = _mm256_min_epu16(least_v, m);
+			hit = _mm256_cmpgt_epi64(reach, m);
+			step = 16;
+			if (likely(_mm256_testz_si256(hit, hit)))
+			{
+				e += step;
+				continue;
+			}
+			in = lanes_below(reach, c0) | lanes_below(reach, c1) << 4 |
+				 lanes_below(reach, c2) << 8 | lanes_below(reach, c3) << 12;
 		}
-		least0 = _mm256_min_epu16(least0, c0);
-		least1 = _mm256_min_epu16(least1, c1);
-		hit = _mm256_or_si256(hit0, hit1);
-		if (unlikely(!_mm256_testz_si256(hit, hit)))
+		else if (e + 4 <= n)
 		{
-			/* the eight counts, each in its lane's low bits; those in reach counted */
-			unsigned in = (unsigned) (_mm256_movemask_pd(_mm256_castsi256_pd(hit0)) |
-									  (_mm256_movemask_pd(_mm256_castsi256_pd(hit1)) << 4));
-
+			/* counts below lo: out of the least and of the count */
+			step = e + 8 <= n ? 8 : 4;
+			c0 = popcount4_avx2(keys + e, q);
+			c0 = _mm256_or_si256(c0, _mm256_andnot_si256(_mm256_cmpgt_epi64(c0, below), none));
+			least_v = _mm256_min_epu16(least_v, c0);
+			in = lanes_below(reach, c0);
+			if (step == 8)
+			{
+				c1 = popcount4_avx2(keys + e + 4, q);
+				c1 = _mm256_or_si256(c1, _mm256_andnot_si256(_mm256_cmpgt_epi64(c1, below), none));
+				least_v = _mm256_min_epu16(least_v, c1);
+				in |= lanes_below(reach, c1) << 4;
+			}
+		}
+		else
+			break;
+		if (in != 0)
+		{
+			/* the counts, each in its lane's low bits; those in reach counted */
 			_mm256_storeu_si256((__m256i *) lanes, c0);
 			_mm256_storeu_si256((__m256i *) (lanes + 4), c1);
+			_mm256_storeu_si256((__m256i *) (lanes + 8), c2);
+			_mm256_storeu_si256((__m256i *) (lanes + 12), c3);
 			do
 			{
 				int x = (int) (lanes[pg_rightmost_one_pos32(in)] & 0xffff);
@@ -370,8 +402,9 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 			if (lower_reach(count, &upto, &d, kc->want))
 				reach = _mm256_set1_epi64x(d);
 		}
+		e += step;
 	}
-	_mm256_storeu_si256((__m256i *) lanes, _mm256_min_epu16(least0, least1));
+	_mm256_storeu_si256((__m256i *) lanes, least_v);
 	for (int i = 0; i < 4; i++)
 		least = Min(least, (int) (lanes[i] & 0xffff));
 	kc->upto = upto;
