@@ -334,7 +334,7 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 	int			  d = kc->d, d1 = kc->d1;
 	__m256i		  reach = _mm256_set1_epi64x(d);
 	__m256i		  least_v = none;
-	__m256i		  c0 = none, c1 = none, c2 = none, c3 = none;
+	__m256i		  c0, c1 = none, c2 = none, c3 = none;
 	uint64		  lanes[16];
 	int			  e = 0, least = 65;
 
