@@ -27,10 +27,14 @@
  * for ReadRecentBuffer(): a pin without the buffer mapping table's lookup,
  * which was a quarter of a KNN query's time.
  *
- * The directory of a run's table 0 may also keep the keys of its run pages,
- * 8 bytes a row, packed in page order (simhash_dirstore_load_keys), for the
- * sweep (sweep.c): reading a run page cost 1.2-1.9 us at 1M rows, filtering
- * its 581 keys from a packed array a fifth of that.  The keys are a copy of
+ * The directory of a run's table may also keep the keys of its run pages,
+ * 8 bytes a row, packed in page order (simhash_dirstore_load_keys): table 0's
+ * for the sweep (sweep.c), as its first sweep reads them (reading a run page
+ * cost 1.2-1.9 us at 1M rows, filtering its 581 keys from a packed array a
+ * fifth of that), and any table's for the listed probes (probe_list.c) once
+ * the probes of that run and table have read as many pages as it has
+ * (simhash_dirstore_probed: keeping them costs at most what the probes have
+ * spent), all of them or none.  The keys are a copy of
  * the pages as they were read; VACUUM removes entries in place and nothing
  * adds any, so the copy holds every entry still on those pages, and the
  * sweep looks up on the page the keys it finds in range.  All keys kept
@@ -47,6 +51,8 @@
 #include "utils/inval.h"
 #include "utils/memutils.h"
 
+#include <sys/mman.h>
+
 typedef struct StoredDir
 {
 	Oid				relid;
@@ -58,6 +64,7 @@ typedef struct StoredDir
 	Size			bytes;
 	Size			key_bytes; /* dir.keys and dir.kstart */
 	bool			keys_tried;
+	uint64			probed; /* run pages its listed probes read (simhash_dirstore_probed) */
 	SimhashDirCache dir;
 } StoredDir;
 
@@ -272,15 +279,39 @@ keys_make_room(Relation index, const SimhashMetaPageData *meta, Size bytes, Size
 }
 
 /*
- * Keep the keys of table 0 of run r, whose directory the scan's copy d lists
+ * Ask the kernel to back the whole 2 MB pages of a key array with huge pages
+ * (Linux, transparent huge pages in "madvise" or "always" mode): the probes
+ * of simhash_probe_listed touch the keys of a few hundred ranges scattered
+ * over hundreds of megabytes, and with 4 kB pages each first touch of a
+ * range also missed the TLB.  A hint: nothing changes where it is refused.
+ */
+static void
+keys_huge_pages(void *keys, Size bytes)
+{
+#if defined(MADV_HUGEPAGE)
+	const uintptr_t huge = (uintptr_t) 2 * 1024 * 1024;
+	uintptr_t		from = ((uintptr_t) keys + huge - 1) & ~(huge - 1);
+	uintptr_t		to = ((uintptr_t) keys + bytes) & ~(huge - 1);
+
+	if (to > from)
+		(void) madvise((void *) from, to - from, MADV_HUGEPAGE);
+#else
+	(void) keys;
+	(void) bytes;
+#endif
+}
+
+/*
+ * Keep the keys of run r's table whose directory the scan's copy d lists
  * (the backend's: d->stored): every run page read in order, as the sweep
  * does, and its keys copied, for as many pages as simhash.sweep_cache_size
- * leaves room for.  Tried once per stored directory (again after its keys
+ * leaves room for (the sweep), or, when `whole`, all of them or none (the
+ * probes).  Tried once per stored directory (again after its keys
  * were dropped).  A page recycled since the scan's metapage copy stops it
  * (so->stale: the scan starts over); the keys of the pages before stay.
  */
 void
-simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
+simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool whole)
 {
 	SimhashScanOpaque so = (SimhashScanOpaque) scan->opaque;
 	Relation		  index = scan->indexRelation;
@@ -297,13 +328,16 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
 	for (int i = 0; i < nstored && s == NULL; i++)
 		if (stored[i]->dir.hikeys == d->hikeys)
 			s = stored[i];
-	if (s == NULL || s->table != 0 || s->keys_tried || s->dir.n <= 0)
+	if (s == NULL || s->keys_tried || s->dir.n <= 0)
 		return;
 	s->keys_tried = true;
 	kstart_bytes = sizeof(uint32) * (s->dir.n + 1);
 	cap = Min((Size) run->count, (Size) s->dir.n * SIMHASH_PAGE_CAPACITY);
 	keys_make_room(index, &so->meta, kstart_bytes + cap * sizeof(uint64), budget);
 	room = budget > store_key_bytes + kstart_bytes ? budget - store_key_bytes - kstart_bytes : 0;
+	/* the probes take only a run's keys whole (simhash_probe_listed) */
+	if (whole && Min(room, MaxAllocHugeSize) / sizeof(uint64) < cap)
+		return;
 	cap = Min(cap, Min(room, MaxAllocHugeSize) / sizeof(uint64));
 	if (cap < SIMHASH_PAGE_CAPACITY)
 		return;
@@ -318,6 +352,7 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
 			pfree(kstart);
 		return;
 	}
+	keys_huge_pages(keys, cap * sizeof(uint64));
 	/* kept as soon as allocated: an error midway leaves the pages done so far */
 	kstart[0] = 0;
 	s->dir.keys = keys;
@@ -333,7 +368,7 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
 
 		CHECK_FOR_INTERRUPTS();
 		buf = simhash_dir_read_page(index, &s->dir, p);
-		n = simhash_scan_lock_run_page(scan, buf, run, 0, (BlockNumber) p);
+		n = simhash_scan_lock_run_page(scan, buf, run, s->table, (BlockNumber) p);
 		if (n < 0)
 			break;
 		if (used + (Size) n > cap)
@@ -369,6 +404,33 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d)
 			(errmsg_internal("simhash index \"%s\": keeping the keys of %d of the %d pages "
 							 "of a run, %u rows",
 							 RelationGetRelationName(index), s->dir.nkeyed, s->dir.n, used)));
+}
+
+/*
+ * A listed probe read `pages` run pages through the stored directory d:
+ * true once the probes of that run and table have read
+ * as many pages as the run has, and its keys are not kept yet (nor tried),
+ * so that keeping them (reading every page once) costs at most what the
+ * probes have already spent; the caller then keeps them
+ * (simhash_dirstore_load_keys), when simhash.sweep_cache_size holds them.
+ */
+bool
+simhash_dirstore_probed(const SimhashDirCache *d, int pages)
+{
+	if (!d->stored || d->epoch != store_epoch || simhash_sweep_cache_size == 0)
+		return false;
+	for (int i = 0; i < nstored; i++)
+	{
+		StoredDir *s = stored[i];
+
+		if (s->dir.hikeys != d->hikeys)
+			continue;
+		if (s->keys_tried || s->dir.keys != NULL)
+			return false;
+		s->probed += (uint64) pages;
+		return s->probed >= (uint64) s->dir.n;
+	}
+	return false;
 }
 
 /*

@@ -14,7 +14,8 @@ simhash_dirstore_get(Relation index, uint32 gen, int table, BlockNumber dstart, 
 extern SimhashDirCache *
 simhash_dirstore_put(Relation index, const SimhashMetaPageData *meta, uint32 gen, int table,
 					 BlockNumber dstart, const SimhashDirCache *dir);
-extern void simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d);
+extern void simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool whole);
+extern bool simhash_dirstore_probed(const SimhashDirCache *d, int pages);
 
 /* Forget a scan's directories (they belong to its metapage copy). */
 extern void simhash_dir_cache_reset(SimhashScanOpaque so);

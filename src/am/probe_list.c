@@ -10,6 +10,7 @@
 #include "scan_int.h"
 #include "probe_int.h"
 #include "popcount.h"
+#include "dirstore.h"
 
 #include "miscadmin.h"
 #include "storage/buf_internals.h"
@@ -41,6 +42,32 @@ next_candidate_body(Page page, int e, int n, uint64 hi, uint64 qkey, int radius,
 SIMHASH_POPCOUNT_LOOP(int, next_candidate,
 					  (Page page, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done),
 					  (page, e, n, hi, qkey, radius, done))
+
+/*
+ * The same over a run page's kept keys (dirstore.c): the first key from e
+ * on (of n) that is > hi (*done set) or within radius of qkey; n if none.
+ */
+static pg_attribute_always_inline int
+next_kept_body(const uint64 *keys, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done,
+			   bool hw)
+{
+	for (; e < n; e++)
+	{
+		if (keys[e] > hi)
+		{
+			*done = true;
+			return e;
+		}
+		if (simhash_popcount_as(keys[e] ^ qkey, hw) <= radius)
+			return e;
+	}
+	return n;
+}
+
+SIMHASH_POPCOUNT_LOOP(int, next_kept,
+					  (const uint64 *keys, int e, int n, uint64 hi, uint64 qkey, int radius,
+					   bool *done),
+					  (keys, e, n, hi, qkey, radius, done))
 
 /*
  * The prefixes (key bits above the table's prefix mask) `left` bits away
@@ -127,6 +154,197 @@ prefetch_listed_page(const SimhashDirCache *cache, int p, double where, int line
 }
 
 /*
+ * The first of a page's n kept keys that is >= lo: by steps doubling away
+ * from guess (the keys are about evenly spread, so the guess is near), then
+ * by halving the bracket.
+ */
+static int
+kept_first_at_least(const uint64 *keys, int n, uint64 lo, int guess)
+{
+	int l, r, step = 1;
+
+	guess = Min(Max(guess, 0), n);
+	if (guess < n && keys[guess] < lo)
+	{
+		/* after guess: keys[l - 1] < lo, and r the first found >= lo (or n) */
+		l = guess + 1;
+		r = l;
+		while (r < n && keys[r] < lo)
+		{
+			l = r + 1;
+			r = Min(r + step, n);
+			step *= 2;
+		}
+	}
+	else
+	{
+		/* at or before guess: keys[r] >= lo (or r = n), and l past the last found < lo */
+		r = guess;
+		l = 0;
+		for (;;)
+		{
+			int below = r - step;
+
+			if (below < 0)
+				break;
+			if (keys[below] < lo)
+			{
+				l = below + 1;
+				break;
+			}
+			r = below;
+			step *= 2;
+		}
+	}
+	while (l < r)
+	{
+		int mid = l + (r - l) / 2;
+
+		if (keys[mid] < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	return l;
+}
+
+/*
+ * The entries of run page p with the kept key `key` (at kept position guess
+ * when VACUUM has removed nothing before it since the keys were kept), when
+ * this table owns their row: the page read and checked if it is not the one
+ * held in *buf, and each entry visited.  False when the page was recycled
+ * (so->stale set, *buf released).
+ */
+static bool
+visit_kept(ProbeCtx *c, SimhashDirCache *cache, Buffer *buf, int *bpage, int *n, int p, uint64 key,
+		   int guess)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	Page			  page;
+	uint64			  fp = sh_table_unpermute(c->tab, key);
+	int				  first;
+
+	if (!(c->exact ? simhash_owned_at(so, c->t, fp ^ c->q, c->flips)
+				   : sh_table_first_match_split(so->tables, c->t, fp, c->q, c->level, c->split)))
+		return true;
+	if (*bpage != p)
+	{
+		if (BufferIsValid(*buf))
+			UnlockReleaseBuffer(*buf);
+		CHECK_FOR_INTERRUPTS();
+		*buf = simhash_dir_read_page(c->scan->indexRelation, cache, p);
+		*bpage = p;
+		*n = simhash_scan_lock_run_page(c->scan, *buf, run, c->t, (BlockNumber) p);
+		if (*n < 0)
+		{
+			*buf = InvalidBuffer;
+			return false;
+		}
+	}
+	page = BufferGetPage(*buf);
+	if (guess < *n && simhash_entry_key(SimhashPageEntry(page, guess)) == key)
+	{
+		first = guess;
+		while (first > 0 && simhash_entry_key(SimhashPageEntry(page, first - 1)) == key)
+			first--;
+	}
+	else
+		first = simhash_first_at_least(page, *n, key, Min(guess, *n));
+	for (int e = first; e < *n && simhash_entry_key(SimhashPageEntry(page, e)) == key; e++)
+	{
+		ItemPointerData tid;
+
+		simhash_entry_tid(SimhashPageEntry(page, e), &tid);
+		c->visit(so, fp, &tid, c->arg);
+	}
+	return true;
+}
+
+/*
+ * Ranges ahead whose expected kept keys are prefetched, and further ahead
+ * whose page's directory entry and key offset are (the keys' address needs
+ * them).
+ */
+#define KEPT_AHEAD	   8
+#define KEPT_DIR_AHEAD 16
+
+/*
+ * simhash_probe_listed over the kept keys of every page of the run: each
+ * range's keys filtered in memory, and a run page read only for a key within
+ * the radius, where its entries are looked up (VACUUM may have removed some
+ * since the keys were kept: they are not found; nothing adds entries to a
+ * run page).
+ */
+static void
+probe_listed_kept(ProbeCtx *c, SimhashDirCache *cache, const uint64 *los, const uint64 *his,
+				  int nlos, const int *first)
+{
+	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
+	const SimhashRun *run = &so->meta.list.runs[c->r];
+	Buffer			  buf = InvalidBuffer;
+	int				  bpage = -1, n = 0;
+	/* the cache lines of keys a range is expected to span (its rows per prefix) */
+	int lines = c->tab->prefix_bits >= 63
+					? 1
+					: (int) Min((run->count >> c->tab->prefix_bits) * sizeof(uint64) / 64 + 1, 32);
+
+	for (int i = 0; i < nlos && first[i] < cache->n; i++)
+	{
+		uint64 lo = los[i], hi = his[i];
+
+		if (i + KEPT_DIR_AHEAD < nlos && first[i + KEPT_DIR_AHEAD] < cache->n)
+		{
+			int p = first[i + KEPT_DIR_AHEAD];
+
+			__builtin_prefetch(&cache->kstart[p]);
+			__builtin_prefetch(&cache->hikeys[p]);
+			if (p > 0)
+				__builtin_prefetch(&cache->hikeys[p - 1]);
+		}
+		if (i + KEPT_AHEAD < nlos && first[i + KEPT_AHEAD] < cache->n)
+		{
+			int			  p = first[i + KEPT_AHEAD];
+			int			  nk = (int) (cache->kstart[p + 1] - cache->kstart[p]);
+			const uint64 *at = cache->keys + cache->kstart[p] +
+							   (int) (dir_where(cache, p, los[i + KEPT_AHEAD]) * (nk - 1));
+
+			for (int l = 0; l < lines; l++)
+				__builtin_prefetch((const char *) at + l * 64);
+		}
+		if ((i & 63) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int p = first[i]; p < cache->n; p++)
+		{
+			const uint64 *keys = cache->keys + cache->kstart[p];
+			int			  nk = (int) (cache->kstart[p + 1] - cache->kstart[p]);
+			int			  e = p == first[i]
+								  ? kept_first_at_least(keys, nk, lo, (int) (dir_where(cache, p, lo) * nk))
+								  : 0;
+			bool		  done = false;
+
+			for (;;)
+			{
+				uint64 key;
+
+				e = next_kept(keys, e, nk, hi, c->qkey, c->radius, &done);
+				if (e >= nk || done)
+					break;
+				key = keys[e];
+				if (!visit_kept(c, cache, &buf, &bpage, &n, p, key, e))
+					return;
+				while (e < nk && keys[e] == key)
+					e++;
+			}
+			if (done || cache->hikeys[p] > hi)
+				break;
+		}
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+/*
  * One run's ranges [los[i], his[i]], disjoint and in increasing order,
  * through its cached directory: the run page of each range is found in
  * memory first; then the pages are read in order, each locked once for all
@@ -136,8 +354,11 @@ prefetch_listed_page(const SimhashDirCache *cache, int p, double where, int line
  * would otherwise wait for memory).  The entries of a range are filtered by
  * distance in a tight loop; the rare entries within c->radius are then
  * checked for their owner (simhash_owned_at for KNN's exact steps, else
- * sh_table_first_match_split) and visited.  Returns false when the directory
- * is not cached (the caller probes range by range).
+ * sh_table_first_match_split) and visited.  A run whose keys the backend
+ * keeps, every page's, is probed in memory (probe_listed_kept); the pages
+ * read otherwise count towards keeping them (simhash_dirstore_probed).
+ * Returns false when the directory is not cached (the caller probes range
+ * by range).
  */
 bool
 simhash_probe_listed(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos)
@@ -156,7 +377,7 @@ simhash_probe_listed(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos
 	int				  ahead_p[PROBE_AHEAD];
 	int				  ahead_h = 0, ahead_n = 0, next_i = 0, last_pinned = -1;
 	bool			  stale = false;
-	int				  prefetch_lines;
+	int				  prefetch_lines, pages = 0;
 
 	/* the cache lines a range is expected to span (its rows per prefix), 2 to 8 */
 	prefetch_lines =
@@ -180,6 +401,12 @@ simhash_probe_listed(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos
 	{
 		a = simhash_dir_first_from(cache, a, los[i]);
 		first[i] = a;
+	}
+	if (cache->keys != NULL && cache->nkeyed == cache->n && cache->n > 0)
+	{
+		probe_listed_kept(c, cache, los, his, nlos, first);
+		pfree(first);
+		return true;
 	}
 	for (int i = 0; i < nlos && first[i] < cache->n && !stale; i++)
 	{
@@ -248,6 +475,7 @@ simhash_probe_listed(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos
 					buf = simhash_dir_read_page(index, cache, p);
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
 				bpage = p;
+				pages++;
 				if (!simhash_scan_page_current(c->scan, buf, SIMHASH_RUN, run->gen, c->t))
 				{
 					stale = true; /* so->stale: the scan starts over */
@@ -294,5 +522,8 @@ simhash_probe_listed(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos
 		ahead_n--;
 	}
 	pfree(first);
+	/* probes that have read as many pages as the run has: its keys kept, if they fit */
+	if (!stale && !so->stale && simhash_dirstore_probed(cache, pages))
+		simhash_dirstore_load_keys(c->scan, c->r, cache, true);
 	return true;
 }

@@ -54,12 +54,13 @@ typedef struct SimhashDirCache
 	bool   stored;
 	uint64 epoch;
 	/*
-	 * Table 0 of a stored directory: the keys of run pages [0, nkeyed), those
+	 * A stored directory's kept keys: those of run pages [0, nkeyed), those
 	 * of page p at keys[kstart[p] .. kstart[p + 1]) in page order, as read
 	 * (dirstore.c).  VACUUM removes entries from run pages in place, nothing
 	 * adds any: the keys hold every entry of those pages, and maybe some
-	 * removed since, so the sweep (sweep.c) filters them and looks up on the
-	 * page only the keys in range.
+	 * removed since, so the sweep (sweep.c) and the listed probes
+	 * (probe_list.c) filter them and look up on the page only the keys in
+	 * range.
 	 */
 	const uint64 *keys;
 	const uint32 *kstart;

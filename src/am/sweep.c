@@ -819,7 +819,7 @@ sweep_cached(Sweep *s, SimhashDirCache *cache, int from)
 
 	if (from == 0 && cache->stored && cache->keys == NULL)
 	{
-		simhash_dirstore_load_keys(s->scan, s->r, cache);
+		simhash_dirstore_load_keys(s->scan, s->r, cache, false);
 		if (s->so->stale)
 			return;
 	}
