@@ -310,7 +310,7 @@ probe_listed_kept(ProbeCtx *c, SimhashDirCache *cache, const uint64 *los, const 
 							   (int) (dir_where(cache, p, los[i + KEPT_AHEAD]) * (nk - 1));
 
 			for (int l = 0; l < lines; l++)
-				__builtin_prefetch((const char *) at + l * 64);
+				__builtin_prefetch((const char *) at + (Size) l * 64);
 		}
 		if ((i & 63) == 0)
 			CHECK_FOR_INTERRUPTS();
