@@ -276,7 +276,7 @@ visit_kept(ProbeCtx *c, SimhashDirCache *cache, Buffer *buf, int *bpage, int *n,
  * since the keys were kept: they are not found; nothing adds entries to a
  * run page).
  */
-static void
+static pg_noinline void
 probe_listed_kept(ProbeCtx *c, SimhashDirCache *cache, const uint64 *los, const uint64 *his,
 				  int nlos, const int *first)
 {
