@@ -29,9 +29,21 @@ CREATE TABLE pkq (qid int, q simhash);
 INSERT INTO pkq SELECT i, pk_h64('c' || i)::simhash FROM generate_series(0, 5) i;
 INSERT INTO pkq SELECT 100 + i, pk_h64('fresh' || i)::simhash FROM generate_series(1, 4) i;
 
+-- The scans the planner may use: a sequential scan only, or the index only.
+CREATE FUNCTION pk_scans(seq bool, bitmap bool) RETURNS void LANGUAGE sql AS $$
+  SELECT set_config('enable_seqscan', seq::text, true), set_config('enable_bitmapscan', bitmap::text, true),
+         set_config('enable_indexscan', (NOT seq AND NOT bitmap)::text, true) $$;
+-- 1 (and a warning) when an index answer differs from the sequential scan's.
+CREATE FUNCTION pk_differs(what text, got text, want text) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  IF got IS NOT DISTINCT FROM want THEN RETURN 0; END IF;
+  RAISE WARNING '%: got % want %', what, left(got, 60), left(want, 60);
+  RETURN 1;
+END $$;
+
 -- Every query at radius 0..16 (a bitmap scan's id set) and KNN LIMIT 1, 10
--- and 100 (distances in order) against a sequential scan: pairs compared and
--- mismatches.
+-- and 100 (distances in order) against a sequential scan: answers compared
+-- and mismatches.
 CREATE FUNCTION pk_check(label text)
 RETURNS TABLE (config text, compared int, mismatches int) LANGUAGE plpgsql AS $$
 DECLARE qr record; r int; k int; got text; want text;
@@ -40,36 +52,24 @@ BEGIN
   compared := 0; mismatches := 0;
   FOR qr IN SELECT qid, q FROM pkq ORDER BY qid LOOP
     FOREACH r IN ARRAY ARRAY[0, 1, 2, 3, 4, 6, 8, 10, 12, 13, 14, 16] LOOP
-      PERFORM set_config('enable_seqscan', 'on', true);
-      PERFORM set_config('enable_indexscan', 'off', true);
-      PERFORM set_config('enable_bitmapscan', 'off', true);
+      PERFORM pk_scans(true, false);
       SELECT array_agg(id ORDER BY id)::text INTO want FROM pk WHERE fp <~> qr.q <= r;
-      PERFORM set_config('enable_seqscan', 'off', true);
-      PERFORM set_config('enable_bitmapscan', 'on', true);
+      PERFORM pk_scans(false, true);
       EXECUTE format('SELECT array_agg(id ORDER BY id)::text FROM pk WHERE simhash_within(fp, %L, %s)',
                      qr.q, r) INTO got;
       compared := compared + 1;
-      IF got IS DISTINCT FROM want THEN
-        mismatches := mismatches + 1;
-        RAISE WARNING '% qid % radius %: got % want %', label, qr.qid, r, left(got, 60), left(want, 60);
-      END IF;
+      mismatches := mismatches + pk_differs(format('%s qid %s radius %s', label, qr.qid, r), got, want);
     END LOOP;
     FOREACH k IN ARRAY ARRAY[1, 10, 100] LOOP
-      PERFORM set_config('enable_seqscan', 'on', true);
-      PERFORM set_config('enable_indexscan', 'off', true);
-      PERFORM set_config('enable_bitmapscan', 'off', true);
+      PERFORM pk_scans(true, false);
       SELECT array_agg(d ORDER BY d)::text INTO want
         FROM (SELECT fp <~> qr.q AS d FROM pk ORDER BY fp <~> qr.q LIMIT k) s;
-      PERFORM set_config('enable_seqscan', 'off', true);
-      PERFORM set_config('enable_indexscan', 'on', true);
+      PERFORM pk_scans(false, false);
       EXECUTE format('SELECT array_agg(d ORDER BY n)::text FROM
                         (SELECT fp <~> %L AS d, row_number() OVER () AS n FROM
                            (SELECT fp FROM pk ORDER BY fp <~> %L LIMIT %s) s) s', qr.q, qr.q, k) INTO got;
       compared := compared + 1;
-      IF got IS DISTINCT FROM want THEN
-        mismatches := mismatches + 1;
-        RAISE WARNING '% qid % LIMIT %: got % want %', label, qr.qid, k, left(got, 60), left(want, 60);
-      END IF;
+      mismatches := mismatches + pk_differs(format('%s qid %s LIMIT %s', label, qr.qid, k), got, want);
     END LOOP;
   END LOOP;
   RETURN NEXT;
@@ -80,8 +80,7 @@ END $$;
 CREATE FUNCTION pk_warm(r int, times int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE n bigint;
 BEGIN
-  PERFORM set_config('enable_seqscan', 'off', true);
-  PERFORM set_config('enable_indexscan', 'off', true);
+  PERFORM pk_scans(false, true);
   FOR i IN 1 .. times LOOP
     SELECT count(*) INTO n FROM pk WHERE simhash_within(fp, pk_h64('w' || i)::simhash, r);
   END LOOP;
@@ -119,4 +118,5 @@ SELECT pk_warm(16, 60);
 SELECT * FROM pk_check('(7,8), inserted, warmed');
 
 DROP TABLE pk, pkq;
-DROP FUNCTION pk_check(text), pk_warm(int, int), pk_h64(text), pk_flip(bigint, int);
+DROP FUNCTION pk_check(text), pk_warm(int, int), pk_scans(bool, bool), pk_differs(text, text, text),
+  pk_h64(text), pk_flip(bigint, int);
