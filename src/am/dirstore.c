@@ -333,6 +333,9 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 	s->keys_tried = true;
 	kstart_bytes = sizeof(uint32) * (s->dir.n + 1);
 	cap = Min((Size) run->count, (Size) s->dir.n * SIMHASH_PAGE_CAPACITY);
+	/* keys that could never fit whole evict nobody's */
+	if (whole && kstart_bytes + cap * sizeof(uint64) > budget)
+		return;
 	keys_make_room(index, &so->meta, kstart_bytes + cap * sizeof(uint64), budget);
 	room = budget > store_key_bytes + kstart_bytes ? budget - store_key_bytes - kstart_bytes : 0;
 	/* the probes take only a run's keys whole (simhash_probe_listed) */
