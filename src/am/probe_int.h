@@ -93,6 +93,7 @@ extern int simhash_scan_lock_run_page(IndexScanDesc scan, Buffer buf, const Simh
 extern void simhash_probe_ctx_init(ProbeCtx *c, IndexScanDesc scan, int t, uint64 q, int radius,
 								   int flips, bool exact, SimhashVisit visit, void *arg);
 extern int	simhash_first_at_least(Page page, int n, uint64 lo, int guess);
+extern int	simhash_first_with_key(Page page, int n, uint64 key, int guess);
 extern void simhash_range_scan(ProbeCtx *c, uint64 lo, uint64 hi);
 extern void simhash_probe_table(IndexScanDesc scan, int t, uint64 q, int radius, int flips,
 								int split, bool exact, SimhashVisit visit, void *arg);

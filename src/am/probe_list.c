@@ -223,7 +223,6 @@ visit_kept(ProbeCtx *c, SimhashDirCache *cache, Buffer *buf, int *bpage, int *n,
 	const SimhashRun *run = &so->meta.list.runs[c->r];
 	Page			  page;
 	uint64			  fp = sh_table_unpermute(c->tab, key);
-	int				  first;
 
 	if (!(c->exact ? simhash_owned_at(so, c->t, fp ^ c->q, c->flips)
 				   : sh_table_first_match_split(so->tables, c->t, fp, c->q, c->level, c->split)))
@@ -243,15 +242,8 @@ visit_kept(ProbeCtx *c, SimhashDirCache *cache, Buffer *buf, int *bpage, int *n,
 		}
 	}
 	page = BufferGetPage(*buf);
-	if (guess < *n && simhash_entry_key(SimhashPageEntry(page, guess)) == key)
-	{
-		first = guess;
-		while (first > 0 && simhash_entry_key(SimhashPageEntry(page, first - 1)) == key)
-			first--;
-	}
-	else
-		first = simhash_first_at_least(page, *n, key, Min(guess, *n));
-	for (int e = first; e < *n && simhash_entry_key(SimhashPageEntry(page, e)) == key; e++)
+	for (int e = simhash_first_with_key(page, *n, key, guess);
+		 e < *n && simhash_entry_key(SimhashPageEntry(page, e)) == key; e++)
 	{
 		ItemPointerData tid;
 

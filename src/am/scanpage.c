@@ -176,3 +176,21 @@ simhash_first_at_least(Page page, int n, uint64 lo, int guess)
 	}
 	return l;
 }
+
+/*
+ * The first of a run page's n entries whose key is `key`, or where it would
+ * be: a kept key's place among the page's kept keys (guess) is its place on
+ * the page while VACUUM has removed nothing before it, else it is searched.
+ */
+int
+simhash_first_with_key(Page page, int n, uint64 key, int guess)
+{
+	int first;
+
+	if (guess < 0 || guess >= n || simhash_entry_key(SimhashPageEntry(page, guess)) != key)
+		return simhash_first_at_least(page, n, key, Min(Max(guess, 0), n));
+	first = guess;
+	while (first > 0 && simhash_entry_key(SimhashPageEntry(page, first - 1)) == key)
+		first--;
+	return first;
+}

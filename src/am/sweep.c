@@ -558,15 +558,8 @@ visit_key(Sweep *s, Page page, int n, uint64 key, int guess, int64 p)
 		return true;
 	if (s->after && key == so->pos.key)
 		first = first_after_pos(so, page, n);
-	/* the key's place among the kept keys is its place on a page VACUUM has not touched */
-	else if (guess < n && simhash_entry_key(SimhashPageEntry(page, guess)) == key)
-	{
-		first = guess;
-		while (first > 0 && simhash_entry_key(SimhashPageEntry(page, first - 1)) == key)
-			first--;
-	}
 	else
-		first = simhash_first_at_least(page, n, key, Min(guess, n));
+		first = simhash_first_with_key(page, n, key, guess);
 	for (int e = first; e < n && simhash_entry_key(SimhashPageEntry(page, e)) == key; e++)
 	{
 		ItemPointerData tid;
