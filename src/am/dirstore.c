@@ -279,6 +279,22 @@ keys_make_room(Relation index, const SimhashMetaPageData *meta, Size bytes, Size
 }
 
 /*
+ * The stored directory a scan's copy d is of, if the store still holds it
+ * (d's epoch is the store's: nothing was removed since d was copied); NULL
+ * if not.
+ */
+static StoredDir *
+stored_of(const SimhashDirCache *d)
+{
+	if (!d->stored || d->epoch != store_epoch)
+		return NULL;
+	for (int i = 0; i < nstored; i++)
+		if (stored[i]->dir.hikeys == d->hikeys)
+			return stored[i];
+	return NULL;
+}
+
+/*
  * Ask the kernel to back the whole 2 MB pages of a key array with huge pages
  * (Linux, transparent huge pages in "madvise" or "always" mode): the probes
  * of simhash_probe_listed touch the keys of a few hundred ranges scattered
@@ -317,17 +333,12 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 	Relation		  index = scan->indexRelation;
 	const SimhashRun *run = &so->meta.list.runs[r];
 	Size			  budget = (Size) simhash_sweep_cache_size * 1024;
-	StoredDir		 *s = NULL;
+	StoredDir		 *s = budget == 0 ? NULL : stored_of(d);
 	Size			  kstart_bytes, room, cap;
 	uint64			 *keys;
 	uint32			 *kstart;
 	uint32			  used = 0;
 
-	if (!d->stored || d->epoch != store_epoch || budget == 0)
-		return;
-	for (int i = 0; i < nstored && s == NULL; i++)
-		if (stored[i]->dir.hikeys == d->hikeys)
-			s = stored[i];
 	if (s == NULL || s->keys_tried || s->dir.n <= 0)
 		return;
 	s->keys_tried = true;
@@ -420,20 +431,12 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 bool
 simhash_dirstore_probed(const SimhashDirCache *d, int pages)
 {
-	if (!d->stored || d->epoch != store_epoch || simhash_sweep_cache_size == 0)
-		return false;
-	for (int i = 0; i < nstored; i++)
-	{
-		StoredDir *s = stored[i];
+	StoredDir *s = simhash_sweep_cache_size == 0 ? NULL : stored_of(d);
 
-		if (s->dir.hikeys != d->hikeys)
-			continue;
-		if (s->keys_tried || s->dir.keys != NULL)
-			return false;
-		s->probed += (uint64) pages;
-		return s->probed >= (uint64) s->dir.n;
-	}
-	return false;
+	if (s == NULL || s->keys_tried || s->dir.keys != NULL)
+		return false;
+	s->probed += (uint64) pages;
+	return s->probed >= (uint64) s->dir.n;
 }
 
 /*
