@@ -154,6 +154,19 @@ prefetch_listed_page(const SimhashDirCache *cache, int p, double where, int line
 }
 
 /*
+ * The cache lines a range of a run is expected to span (its rows per prefix,
+ * row_bytes each), within [least, most].
+ */
+static int
+range_lines(const ProbeCtx *c, const SimhashRun *run, Size row_bytes, int least, int most)
+{
+	if (c->tab->prefix_bits >= 63)
+		return least;
+	return (int) Min(Max((run->count >> c->tab->prefix_bits) * row_bytes / 64 + 1, (uint64) least),
+					 (uint64) most);
+}
+
+/*
  * The first of a page's n kept keys that is >= lo: by steps doubling away
  * from guess (the keys are about evenly spread, so the guess is near), then
  * by halving the bracket.
@@ -276,10 +289,8 @@ probe_listed_kept(ProbeCtx *c, SimhashDirCache *cache, const uint64 *los, const 
 	const SimhashRun *run = &so->meta.list.runs[c->r];
 	Buffer			  buf = InvalidBuffer;
 	int				  bpage = -1, n = 0;
-	/* the cache lines of keys a range is expected to span (its rows per prefix) */
-	int lines = c->tab->prefix_bits >= 63
-					? 1
-					: (int) Min((run->count >> c->tab->prefix_bits) * sizeof(uint64) / 64 + 1, 32);
+	/* the cache lines of keys a range is expected to span, 1 to 32 */
+	int lines = range_lines(c, run, sizeof(uint64), 1, 32);
 
 	for (int i = 0; i < nlos && first[i] < cache->n; i++)
 	{
@@ -371,12 +382,8 @@ simhash_probe_listed(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos
 	bool			  stale = false;
 	int				  prefetch_lines, pages = 0;
 
-	/* the cache lines a range is expected to span (its rows per prefix), 2 to 8 */
-	prefetch_lines =
-		c->tab->prefix_bits >= 63
-			? 2
-			: (int) Min(Max((run->count >> c->tab->prefix_bits) * SIMHASH_ENTRY_SIZE / 64 + 1, 2),
-						8);
+	/* the cache lines a range's entries are expected to span, 2 to 8 */
+	prefetch_lines = range_lines(c, run, SIMHASH_ENTRY_SIZE, 2, 8);
 	cache = simhash_dir_cache_get(c);
 	/*
 	 * A directory is cached at its second probe: a listed probe reads many
