@@ -98,8 +98,11 @@ store_drop_keys(StoredDir *s)
 		pfree(unconstify(uint64 *, s->dir.keys));
 	if (s->dir.kstart != NULL)
 		pfree(unconstify(uint32 *, s->dir.kstart));
+	if (s->dir.kbucket != NULL)
+		pfree(unconstify(uint32 *, s->dir.kbucket));
 	s->dir.keys = NULL;
 	s->dir.kstart = NULL;
+	s->dir.kbucket = NULL;
 	s->dir.nkeyed = 0;
 	store_key_bytes -= s->key_bytes;
 	s->key_bytes = 0;
@@ -318,6 +321,47 @@ keys_huge_pages(void *keys, Size bytes)
 }
 
 /*
+ * The prefix bits of kept keys' bucket index (SimhashDirCache.kbucket) for
+ * up to cap keys: about 64 keys a bucket, 1 to 24 bits (4 bytes a bucket).
+ */
+static int
+kbucket_bits(Size cap)
+{
+	int bits = 1;
+
+	while (bits < 24 && ((Size) 64 << bits) < cap)
+		bits++;
+	return bits;
+}
+
+/*
+ * The bucket index of s's kept keys (every page's, in increasing order), in
+ * bytes already charged to the store; false when it cannot be allocated
+ * (the probes then read the pages).
+ */
+static bool
+kbucket_build(StoredDir *s, uint32 used, int bits)
+{
+	Size	nb = (Size) 1 << bits;
+	int		shift = 64 - bits;
+	uint32 *kb = MemoryContextAllocExtended(store_cxt, (nb + 1) * sizeof(uint32),
+											MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	uint32	g = 0;
+
+	if (kb == NULL)
+		return false;
+	for (Size b = 0; b <= nb; b++)
+	{
+		while (g < used && (s->dir.keys[g] >> shift) < b)
+			g++;
+		kb[b] = g;
+	}
+	s->dir.kbucket = kb;
+	s->dir.kshift = shift;
+	return true;
+}
+
+/*
  * Keep the keys of run r's table whose directory the scan's copy d lists
  * (the backend's: d->stored): every run page read in order, as the sweep
  * does, and its keys copied, for as many pages as simhash.sweep_cache_size
@@ -338,12 +382,15 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 	uint64			 *keys;
 	uint32			 *kstart;
 	uint32			  used = 0;
+	int				  bits;
 
 	if (s == NULL || s->keys_tried || s->dir.n <= 0)
 		return;
 	s->keys_tried = true;
-	kstart_bytes = sizeof(uint32) * (s->dir.n + 1);
 	cap = Min((Size) run->count, (Size) s->dir.n * SIMHASH_PAGE_CAPACITY);
+	/* the page offsets, and the bucket index if every page's keys are kept */
+	bits = kbucket_bits(cap);
+	kstart_bytes = sizeof(uint32) * (s->dir.n + 1) + sizeof(uint32) * (((Size) 1 << bits) + 1);
 	/* keys that could never fit whole evict nobody's */
 	if (whole && kstart_bytes + cap * sizeof(uint64) > budget)
 		return;
@@ -355,8 +402,8 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 	cap = Min(cap, Min(room, MaxAllocHugeSize) / sizeof(uint64));
 	if (cap < SIMHASH_PAGE_CAPACITY)
 		return;
-	kstart =
-		MemoryContextAllocExtended(store_cxt, kstart_bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	kstart = MemoryContextAllocExtended(store_cxt, sizeof(uint32) * (s->dir.n + 1),
+										MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 	keys = kstart == NULL ? NULL
 						  : MemoryContextAllocExtended(store_cxt, cap * sizeof(uint64),
 													   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
@@ -410,8 +457,16 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 		store_key_bytes -= (cap - Max(used, 1)) * sizeof(uint64);
 		s->key_bytes -= (cap - Max(used, 1)) * sizeof(uint64);
 	}
+	if (!(s->dir.nkeyed == s->dir.n && kbucket_build(s, used, bits)))
+	{
+		/* no bucket index: its bytes go back */
+		store_key_bytes -= sizeof(uint32) * (((Size) 1 << bits) + 1);
+		s->key_bytes -= sizeof(uint32) * (((Size) 1 << bits) + 1);
+	}
 	d->keys = s->dir.keys;
 	d->kstart = s->dir.kstart;
+	d->kbucket = s->dir.kbucket;
+	d->kshift = s->dir.kshift;
 	d->nkeyed = s->dir.nkeyed;
 	d->epoch = store_epoch;
 	ereport(DEBUG1,
@@ -531,6 +586,7 @@ simhash_dir_cache_get(ProbeCtx *c)
 		d->loaded = d->stored = false;
 		d->keys = NULL;
 		d->kstart = NULL;
+		d->kbucket = NULL;
 		d->nkeyed = 0;
 	}
 	if (d->loaded)

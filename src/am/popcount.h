@@ -1,7 +1,7 @@
 /*
  * popcount.h — counting bits in a hot loop without pg_popcount64's function
  * pointer: the loops over a listed probe's entries (probe_list.c) and a pairs group's
- * rows (pairs.c).  On x86-64 built without POPCNT such a loop is compiled
+ * rows (pairs.c), and the filter over kept keys (popcount.c).  On x86-64 built without POPCNT such a loop is compiled
  * twice, with the instruction and with a bit-parallel count, and one copy is
  * chosen at each call by whether the CPU has it (asked once); elsewhere the
  * compiler's own count is used.
@@ -82,7 +82,32 @@ extern bool simhash_cpu_has_popcnt(void);
  */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #define SIMHASH_AVX2_DISPATCH 1
+#include <immintrin.h>
+
 extern bool simhash_cpu_has_avx2(void);
+
+/* The bit counts of four keys xor q, one a 64-bit lane. */
+__attribute__((target("avx2"))) static inline __m256i
+simhash_popcount4_avx2(const uint64 *keys, __m256i q)
+{
+	const __m256i nibbles = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1,
+											 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+	const __m256i low4 = _mm256_set1_epi8(0x0f);
+	__m256i		  x = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) keys), q);
+	__m256i		  c =
+		_mm256_add_epi8(_mm256_shuffle_epi8(nibbles, _mm256_and_si256(x, low4)),
+						_mm256_shuffle_epi8(nibbles,
+											_mm256_and_si256(_mm256_srli_epi64(x, 4), low4)));
+
+	return _mm256_sad_epu8(c, _mm256_setzero_si256());
+}
 #endif
+
+/*
+ * The first of the n keys within [lo, lo + span] bits of qkey (n when none):
+ * the filter over kept keys of the sweep (a fixed band over one long array)
+ * and of listed probes (a range's keys, from distance 0).
+ */
+extern int simhash_keys_first(const uint64 *keys, int n, uint64 qkey, int lo, int span);
 
 #endif /* SIMHASH_POPCOUNT_H */

@@ -44,32 +44,6 @@ SIMHASH_POPCOUNT_LOOP(int, next_candidate,
 					  (page, e, n, hi, qkey, radius, done))
 
 /*
- * The same over a run page's kept keys (dirstore.c): the first key from e
- * on (of n) that is > hi (*done set) or within radius of qkey; n if none.
- */
-static pg_attribute_always_inline int
-next_kept_body(const uint64 *keys, int e, int n, uint64 hi, uint64 qkey, int radius, bool *done,
-			   bool hw)
-{
-	for (; e < n; e++)
-	{
-		if (keys[e] > hi)
-		{
-			*done = true;
-			return e;
-		}
-		if (simhash_popcount_as(keys[e] ^ qkey, hw) <= radius)
-			return e;
-	}
-	return n;
-}
-
-SIMHASH_POPCOUNT_LOOP(int, next_kept,
-					  (const uint64 *keys, int e, int n, uint64 hi, uint64 qkey, int radius,
-					   bool *done),
-					  (keys, e, n, hi, qkey, radius, done))
-
-/*
  * The prefixes (key bits above the table's prefix mask) `left` bits away
  * from qkey's in bits b on (exactly, or with !exact at most), the bits
  * before b being lo's, appended to out[] in increasing order: the ranges
@@ -167,54 +141,61 @@ range_lines(const ProbeCtx *c, const SimhashRun *run, Size row_bytes, int least,
 }
 
 /*
- * The first of a page's n kept keys that is >= lo: by steps doubling away
- * from guess (the keys are about evenly spread, so the guess is near), then
- * by halving the bracket.
+ * The position of the first kept key >= lo (cache->kbucket's count of keys
+ * when none is): its bucket's first key when lo starts the bucket, else
+ * searched by halving within the bucket.
  */
-static int
-kept_first_at_least(const uint64 *keys, int n, uint64 lo, int guess)
+static inline uint32
+kept_first_at_least(const SimhashDirCache *cache, uint64 lo)
 {
-	int l, r, step = 1;
+	uint64 b = lo >> cache->kshift;
+	uint32 l = cache->kbucket[b], r = cache->kbucket[b + 1];
 
-	guess = Min(Max(guess, 0), n);
-	if (guess < n && keys[guess] < lo)
-	{
-		/* after guess: keys[l - 1] < lo, and r the first found >= lo (or n) */
-		l = guess + 1;
-		r = l;
-		while (r < n && keys[r] < lo)
-		{
-			l = r + 1;
-			r = Min(r + step, n);
-			step *= 2;
-		}
-	}
-	else
-	{
-		/* at or before guess: keys[r] >= lo (or r = n), and l past the last found < lo */
-		r = guess;
-		l = 0;
-		for (;;)
-		{
-			int below = r - step;
-
-			if (below < 0)
-				break;
-			if (keys[below] < lo)
-			{
-				l = below + 1;
-				break;
-			}
-			r = below;
-			step *= 2;
-		}
-	}
+	if ((b << cache->kshift) == lo)
+		return l;
 	while (l < r)
+	{
+		uint32 mid = l + (r - l) / 2;
+
+		if (cache->keys[mid] < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	return l;
+}
+
+/*
+ * The run page of kept key g: the last p with kstart[p] <= g.  Run pages are
+ * about equally full, so g's share of the keys is a close guess, walked
+ * from a few pages; VACUUM may have emptied some, then the pages are
+ * searched by halving.
+ */
+static inline int
+kept_page_of(const SimhashDirCache *cache, uint32 g)
+{
+	uint32 nkeys = cache->kstart[cache->n];
+	int	   p = (int) Min((uint64) g * (uint64) cache->n / Max(nkeys, 1), (uint64) cache->n - 1);
+	int	   l, r;
+
+	for (int walk = 0; walk < 4; walk++)
+	{
+		if (cache->kstart[p] > g)
+			p--;
+		else if (cache->kstart[p + 1] <= g)
+			p++;
+		else
+			return p;
+	}
+	/* kstart[l] <= g < kstart[r] */
+	l = 0;
+	r = cache->n;
+	while (r - l > 1)
 	{
 		int mid = l + (r - l) / 2;
 
-		if (keys[mid] < lo)
-			l = mid + 1;
+		if (cache->kstart[mid] <= g)
+			l = mid;
 		else
 			r = mid;
 	}
@@ -267,80 +248,57 @@ visit_kept(ProbeCtx *c, SimhashDirCache *cache, Buffer *buf, int *bpage, int *n,
 }
 
 /*
- * Ranges ahead whose expected kept keys are prefetched, and further ahead
- * whose page's directory entry and key offset are (the keys' address needs
- * them).
+ * Ranges ahead whose kept keys are prefetched, and further ahead whose
+ * bucket entries are (the keys' address needs them).
  */
-#define KEPT_AHEAD	   8
-#define KEPT_DIR_AHEAD 16
+#define KEPT_AHEAD		  16
+#define KEPT_BUCKET_AHEAD 32
 
 /*
  * simhash_probe_listed over the kept keys of every page of the run: each
- * range's keys filtered in memory, and a run page read only for a key within
- * the radius, where its entries are looked up (VACUUM may have removed some
- * since the keys were kept: they are not found; nothing adds entries to a
- * run page).
+ * range found in the keys' bucket index and its keys filtered in memory, and
+ * a run page read only for a key within the radius, where its entries are
+ * looked up (VACUUM may have removed some since the keys were kept: they
+ * are not found; nothing adds entries to a run page).
  */
 static pg_noinline void
 probe_listed_kept(ProbeCtx *c, SimhashDirCache *cache, const uint64 *los, const uint64 *his,
-				  int nlos, const int *first)
+				  int nlos)
 {
-	SimhashScanOpaque so = (SimhashScanOpaque) c->scan->opaque;
-	const SimhashRun *run = &so->meta.list.runs[c->r];
-	Buffer			  buf = InvalidBuffer;
-	int				  bpage = -1, n = 0;
-	/* the cache lines of keys a range is expected to span, 1 to 32 */
-	int lines = range_lines(c, run, sizeof(uint64), 1, 32);
+	Buffer buf = InvalidBuffer;
+	int	   bpage = -1, n = 0;
+	uint32 nkeys = cache->kstart[cache->n];
 
-	for (int i = 0; i < nlos && first[i] < cache->n; i++)
+	for (int i = 0; i < nlos; i++)
 	{
-		uint64 lo = los[i], hi = his[i];
+		uint32 e, end;
 
-		if (i + KEPT_DIR_AHEAD < nlos && first[i + KEPT_DIR_AHEAD] < cache->n)
+		if (i + KEPT_BUCKET_AHEAD < nlos)
+			__builtin_prefetch(&cache->kbucket[los[i + KEPT_BUCKET_AHEAD] >> cache->kshift]);
+		if (i + KEPT_AHEAD < nlos)
 		{
-			int p = first[i + KEPT_DIR_AHEAD];
+			uint64		  b = los[i + KEPT_AHEAD] >> cache->kshift;
+			const uint64 *at = cache->keys + cache->kbucket[b];
+			const uint64 *to =
+				cache->keys + cache->kbucket[Min(his[i + KEPT_AHEAD] >> cache->kshift, b + 4) + 1];
 
-			__builtin_prefetch(&cache->kstart[p]);
-			__builtin_prefetch(&cache->hikeys[p]);
-			if (p > 0)
-				__builtin_prefetch(&cache->hikeys[p - 1]);
-		}
-		if (i + KEPT_AHEAD < nlos && first[i + KEPT_AHEAD] < cache->n)
-		{
-			int			  p = first[i + KEPT_AHEAD];
-			int			  nk = (int) (cache->kstart[p + 1] - cache->kstart[p]);
-			const uint64 *at = cache->keys + cache->kstart[p] +
-							   (int) (dir_where(cache, p, los[i + KEPT_AHEAD]) * (nk - 1));
-
-			for (int l = 0; l < lines; l++)
-				__builtin_prefetch((const char *) at + (Size) l * 64);
+			for (; at < to; at += 8)
+				__builtin_prefetch(at);
 		}
 		if ((i & 63) == 0)
 			CHECK_FOR_INTERRUPTS();
-		for (int p = first[i]; p < cache->n; p++)
+		e = kept_first_at_least(cache, los[i]);
+		end = his[i] == PG_UINT64_MAX ? nkeys : kept_first_at_least(cache, his[i] + 1);
+		while ((e += (uint32) simhash_keys_first(cache->keys + e, (int) (end - e), c->qkey, 0,
+												 c->radius)) < end)
 		{
-			const uint64 *keys = cache->keys + cache->kstart[p];
-			int			  nk = (int) (cache->kstart[p + 1] - cache->kstart[p]);
-			int			  e = p == first[i]
-								  ? kept_first_at_least(keys, nk, lo, (int) (dir_where(cache, p, lo) * nk))
-								  : 0;
-			bool		  done = false;
-
-			for (;;)
-			{
-				uint64 key;
-
-				e = next_kept(keys, e, nk, hi, c->qkey, c->radius, &done);
-				if (e >= nk || done)
-					break;
-				key = keys[e];
-				if (!visit_kept(c, cache, &buf, &bpage, &n, p, key, e))
-					return;
-				while (e < nk && keys[e] == key)
-					e++;
-			}
-			if (done || cache->hikeys[p] > hi)
-				break;
+			uint64 key = cache->keys[e];
+			int	   p = kept_page_of(cache, e);
+			if (!visit_kept(c, cache, &buf, &bpage, &n, p, key, (int) (e - cache->kstart[p])))
+				return;
+			/* its entries on page p (the next page may hold more) */
+			while (e < end && e < cache->kstart[p + 1] && cache->keys[e] == key)
+				e++;
 		}
 	}
 	if (BufferIsValid(buf))
@@ -358,8 +316,9 @@ probe_listed_kept(ProbeCtx *c, SimhashDirCache *cache, const uint64 *los, const 
  * distance in a tight loop; the rare entries within c->radius are then
  * checked for their owner (simhash_owned_at for KNN's exact steps, else
  * sh_table_first_match_split) and visited.  A run whose keys the backend
- * keeps, every page's, is probed in memory (probe_listed_kept); the pages
- * read otherwise count towards keeping them (simhash_dirstore_probed).
+ * keeps, every page's, with their bucket index, is probed in memory
+ * (probe_listed_kept); the pages read otherwise count towards keeping them
+ * (simhash_dirstore_probed).
  * Returns false when the directory is not cached (the caller probes range
  * by range).
  */
@@ -394,18 +353,17 @@ simhash_probe_listed(ProbeCtx *c, const uint64 *los, const uint64 *his, int nlos
 		cache = simhash_dir_cache_get(c);
 	if (cache == NULL)
 		return false;
+	if (cache->kbucket != NULL && cache->nkeyed == cache->n && cache->n > 0)
+	{
+		probe_listed_kept(c, cache, los, his, nlos);
+		return true;
+	}
 	/* the first run page whose hikey is >= lo, for each range in turn */
 	first = palloc(sizeof(int) * Max(nlos, 1));
 	for (int i = 0; i < nlos; i++)
 	{
 		a = simhash_dir_first_from(cache, a, los[i]);
 		first[i] = a;
-	}
-	if (cache->keys != NULL && cache->nkeyed == cache->n && cache->n > 0)
-	{
-		probe_listed_kept(c, cache, los, his, nlos, first);
-		pfree(first);
-		return true;
 	}
 	for (int i = 0; i < nlos && first[i] < cache->n && !stale; i++)
 	{

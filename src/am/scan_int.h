@@ -65,6 +65,14 @@ typedef struct SimhashDirCache
 	const uint64 *keys;
 	const uint32 *kstart;
 	int			  nkeyed;
+	/*
+	 * With every page's keys kept: where each key prefix starts among them,
+	 * for the listed probes (probe_list.c): kbucket[b] counts the kept keys
+	 * whose top bits (key >> kshift) are below b, for b up to 2^(64 -
+	 * kshift).  NULL when not every page's keys are kept.
+	 */
+	const uint32 *kbucket;
+	int			  kshift;
 } SimhashDirCache;
 
 /*

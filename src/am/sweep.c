@@ -98,42 +98,7 @@ SIMHASH_POPCOUNT_LOOP(bool, keys_any_scalar,
 					  (const uint64 *keys, int n, uint64 qkey, int lo, int span),
 					  (keys, n, qkey, lo, span))
 
-/*
- * The first of the n keys within [lo, lo + span] bits of qkey (n when none):
- * the sweep over a run's kept keys for a fixed band, one long array.
- */
-static pg_attribute_always_inline int
-keys_first_scalar_body(const uint64 *keys, int n, uint64 qkey, int lo, int span, bool hw)
-{
-	int e = 0;
-
-	while (e < n && (unsigned) (simhash_popcount_as(keys[e] ^ qkey, hw) - lo) > (unsigned) span)
-		e++;
-	return e;
-}
-
-SIMHASH_POPCOUNT_LOOP(int, keys_first_scalar,
-					  (const uint64 *keys, int n, uint64 qkey, int lo, int span),
-					  (keys, n, qkey, lo, span))
-
 #ifdef SIMHASH_AVX2_DISPATCH
-#include <immintrin.h>
-
-/* The bit counts of four keys xor q, one a 64-bit lane. */
-__attribute__((target("avx2"))) static inline __m256i
-popcount4_avx2(const uint64 *keys, __m256i q)
-{
-	const __m256i nibbles = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1,
-											 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
-	const __m256i low4 = _mm256_set1_epi8(0x0f);
-	__m256i		  x = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) keys), q);
-	__m256i		  c =
-		_mm256_add_epi8(_mm256_shuffle_epi8(nibbles, _mm256_and_si256(x, low4)),
-						_mm256_shuffle_epi8(nibbles,
-											_mm256_and_si256(_mm256_srli_epi64(x, 4), low4)));
-
-	return _mm256_sad_epu8(c, _mm256_setzero_si256());
-}
 
 /*
  * keys_any() with AVX2, where the CPU has it: four keys a vector, each
@@ -154,12 +119,12 @@ keys_any_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 
 		for (; e + 8 <= n; e += 8)
 		{
-			least0 = _mm256_min_epu16(least0, popcount4_avx2(keys + e, q));
-			least1 = _mm256_min_epu16(least1, popcount4_avx2(keys + e + 4, q));
+			least0 = _mm256_min_epu16(least0, simhash_popcount4_avx2(keys + e, q));
+			least1 = _mm256_min_epu16(least1, simhash_popcount4_avx2(keys + e + 4, q));
 		}
 		if (e + 4 <= n)
 		{
-			least0 = _mm256_min_epu16(least0, popcount4_avx2(keys + e, q));
+			least0 = _mm256_min_epu16(least0, simhash_popcount4_avx2(keys + e, q));
 			e += 4;
 		}
 		/* the lanes' counts are in their low 16 bits, the rest zero */
@@ -176,7 +141,7 @@ keys_any_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 
 		for (; e + 4 <= n; e += 4)
 		{
-			__m256i pop = popcount4_avx2(keys + e, q);
+			__m256i pop = simhash_popcount4_avx2(keys + e, q);
 
 			hit = _mm256_or_si256(hit, _mm256_and_si256(_mm256_cmpgt_epi64(pop, below),
 														_mm256_cmpgt_epi64(above, pop)));
@@ -194,61 +159,8 @@ keys_any(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 								  : keys_any_scalar(keys, n, qkey, lo, span);
 }
 
-/*
- * keys_first() with AVX2: from distance 0, sixteen keys a step, their least
- * count (three vpminuw) compared with the band's end; else eight a step,
- * each count compared with both ends.  One test a step; the step that holds
- * a key in the band is searched key by key.
- */
-__attribute__((target("avx2"))) static int
-keys_first_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
-{
-	const __m256i q = _mm256_set1_epi64x((long long) qkey);
-	const __m256i below = _mm256_set1_epi64x(lo - 1);				 /* count > lo - 1 */
-	const __m256i above = _mm256_set1_epi64x((int64) lo + span + 1); /* count < lo + span + 1 */
-	int			  e = 0;
-
-	if (lo == 0)
-	{
-		/* sixteen keys a step: their least count compared */
-		for (; e + 16 <= n; e += 16)
-		{
-			__m256i least = _mm256_min_epu16(_mm256_min_epu16(popcount4_avx2(keys + e, q),
-															  popcount4_avx2(keys + e + 4, q)),
-											 _mm256_min_epu16(popcount4_avx2(keys + e + 8, q),
-															  popcount4_avx2(keys + e + 12, q)));
-			__m256i in = _mm256_cmpgt_epi64(above, least);
-
-			if (!_mm256_testz_si256(in, in))
-				break;
-		}
-	}
-	else
-	{
-		for (; e + 8 <= n; e += 8)
-		{
-			__m256i p0 = popcount4_avx2(keys + e, q), p1 = popcount4_avx2(keys + e + 4, q);
-			__m256i in = _mm256_or_si256(_mm256_and_si256(_mm256_cmpgt_epi64(p0, below),
-														  _mm256_cmpgt_epi64(above, p0)),
-										 _mm256_and_si256(_mm256_cmpgt_epi64(p1, below),
-														  _mm256_cmpgt_epi64(above, p1)));
-
-			if (!_mm256_testz_si256(in, in))
-				break;
-		}
-	}
-	return e + keys_first_scalar(keys + e, n - e, qkey, lo, span);
-}
-
-static int
-keys_first(const uint64 *keys, int n, uint64 qkey, int lo, int span)
-{
-	return simhash_cpu_has_avx2() ? keys_first_avx2(keys, n, qkey, lo, span)
-								  : keys_first_scalar(keys, n, qkey, lo, span);
-}
 #else
-#define keys_any   keys_any_scalar
-#define keys_first keys_first_scalar
+#define keys_any keys_any_scalar
 #endif
 
 /*
@@ -347,10 +259,10 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 		{
 			__m256i m, hit;
 
-			c0 = popcount4_avx2(keys + e, q);
-			c1 = popcount4_avx2(keys + e + 4, q);
-			c2 = popcount4_avx2(keys + e + 8, q);
-			c3 = popcount4_avx2(keys + e + 12, q);
+			c0 = simhash_popcount4_avx2(keys + e, q);
+			c1 = simhash_popcount4_avx2(keys + e + 4, q);
+			c2 = simhash_popcount4_avx2(keys + e + 8, q);
+			c3 = simhash_popcount4_avx2(keys + e + 12, q);
 			m = _mm256_min_epu16(_mm256_min_epu16(c0, c1), _mm256_min_epu16(c2, c3));
 			least_v = _mm256_min_epu16(least_v, m);
 			hit = _mm256_cmpgt_epi64(reach, m);
@@ -367,13 +279,13 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 		{
 			/* counts below lo: out of the least and of the count */
 			step = e + 8 <= n ? 8 : 4;
-			c0 = popcount4_avx2(keys + e, q);
+			c0 = simhash_popcount4_avx2(keys + e, q);
 			c0 = _mm256_or_si256(c0, _mm256_andnot_si256(_mm256_cmpgt_epi64(c0, below), none));
 			least_v = _mm256_min_epu16(least_v, c0);
 			in = lanes_below(reach, c0);
 			if (step == 8)
 			{
-				c1 = popcount4_avx2(keys + e + 4, q);
+				c1 = simhash_popcount4_avx2(keys + e + 4, q);
 				c1 = _mm256_or_si256(c1, _mm256_andnot_si256(_mm256_cmpgt_epi64(c1, below), none));
 				least_v = _mm256_min_epu16(least_v, c1);
 				in |= lanes_below(reach, c1) << 4;
@@ -738,8 +650,8 @@ sweep_keyed_hits(Sweep *s, SimhashDirCache *cache, int p, uint32 h)
 		next = k + 1;
 		while (next < end && keys[next] == keys[k])
 			next++;
-		k = next +
-			(uint32) keys_first(keys + next, (int) (end - next), s->qkey, s->lo, s->hi - s->lo);
+		k = next + (uint32) simhash_keys_first(keys + next, (int) (end - next), s->qkey, s->lo,
+											   s->hi - s->lo);
 	}
 	s->after = false;
 	UnlockReleaseBuffer(buf);
@@ -767,7 +679,8 @@ sweep_keyed_band(Sweep *s, SimhashDirCache *cache, int from)
 		uint32 h;
 
 		CHECK_FOR_INTERRUPTS();
-		h = i + (uint32) keys_first(cache->keys + i, (int) n, s->qkey, s->lo, s->hi - s->lo);
+		h = i +
+			(uint32) simhash_keys_first(cache->keys + i, (int) n, s->qkey, s->lo, s->hi - s->lo);
 		if (h == i + n)
 		{
 			i += n;
