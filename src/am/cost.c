@@ -51,6 +51,19 @@
  * range's 0.7 and 1.1 us (0.28 and 0.52 here)
  */
 #define SWEEP_KEYED_PAGE_COST 0.2
+/*
+ * a range probed over kept keys (probe_list.c), beyond filtering its keys as
+ * a kept page's are: its bucket entry and first keys, fetched from memory,
+ * in kept pages.  Measured at 10M rows with every table's keys kept (CPU,
+ * three paired sessions, load 1): radius 13 probes 1,668 prefixes of ~152
+ * keys in 0.70-0.77 ms, 0.42-0.46 us a range, and a sweep over kept keys
+ * costs 0.67 us a page (581 keys): 0.63-0.69 pages a range, 0.26 of them
+ * its keys, so about 0.4 beyond them.  At 1M rows (keys in the CPU caches,
+ * kept pages cheaper) a range costs about 0.9 kept pages: 0.4 made KNN-10
+ * probe level 3 there, where a linear pass was 35-50% faster (the level
+ * does not cover a random query's 10th row), so the larger is taken.
+ */
+#define KEPT_RANGE_PAGES 1.0
 /* KNN's linear pass, in sweeps */
 #define KNN_PASS_FACTOR 2.5
 /*
@@ -98,6 +111,25 @@ simhash_keyed_share(double sorted)
 }
 
 /*
+ * How many of ntables tables of `sorted` rows a backend may keep the keys of
+ * whole, for the listed probes (dirstore.c): none when their directories do
+ * not fit in the store's quarter of work_mem, else as many as
+ * simhash.sweep_cache_size holds (8 bytes a key and half a byte of bucket
+ * index, 4 a page).
+ */
+static int
+simhash_kept_tables(double sorted, int ntables)
+{
+	double pages = ceil(sorted / SIMHASH_PAGE_CAPACITY);
+
+	if (sorted <= 0 || simhash_dirstore_dir_bytes(pages) * ntables > simhash_dirstore_budget())
+		return 0;
+	return (int) Min((double) ntables,
+					 floor((double) simhash_sweep_cache_size * 1024 /
+						   (sorted * (sizeof(uint64) + 0.5) + pages * sizeof(uint32))));
+}
+
+/*
  * What the cost model needs from a metapage copy: rows, pending entries,
  * runs, the layout and each table's prefix bits.
  */
@@ -117,6 +149,7 @@ simhash_read_model(const SimhashMetaPageData *meta, SimhashReadModel *m)
 		m->prefix_bits[t] = tables[t].prefix_bits;
 	pfree(tables);
 	m->keyed = simhash_keyed_share(Max(m->rows - m->pending, 0.0));
+	m->kept_tables = simhash_kept_tables(Max(m->rows - m->pending, 0.0), m->ntables);
 }
 
 /* The least flip count whose probes cover radius; -1 when none does. */
@@ -155,7 +188,11 @@ simhash_linear_cost(const SimhashReadModel *m)
 		   (m->keyed * SWEEP_KEYED_PAGE_COST + (1 - m->keyed) * SWEEP_PAGE_COST) * seq_page_cost;
 }
 
-/* One probe of table t: a directory search and a run page in every run, and the prefix's entries. */
+/*
+ * One probe of table t: a directory search and a run page in every run, and
+ * the prefix's entries; or, when the backend may keep the table's keys, a
+ * range of kept keys in every run.
+ */
 static double
 probe_unit_cost(const SimhashReadModel *m, int t)
 {
@@ -163,10 +200,14 @@ probe_unit_cost(const SimhashReadModel *m, int t)
 	double run_pages = Max(pages_of(sorted / Max(m->runs, 1)), 1.0);
 	double dir_reads = ceil(log2(Max(run_pages / SIMHASH_DIR_CAPACITY, 1.0))) + 1;
 	double per_probe = ldexp(sorted, -m->prefix_bits[t]); /* sorted / 2^prefix_bits */
+	double pages = (m->runs * (dir_reads + 1) + per_probe / SIMHASH_PAGE_CAPACITY) *
+					   PROBE_PAGE_COST * seq_page_cost +
+				   per_probe * cpu_operator_cost;
+	double kept = (m->runs * KEPT_RANGE_PAGES + per_probe / SIMHASH_PAGE_CAPACITY) *
+				  SWEEP_KEYED_PAGE_COST * seq_page_cost;
 
-	return (m->runs * (dir_reads + 1) + per_probe / SIMHASH_PAGE_CAPACITY) * PROBE_PAGE_COST *
-			   seq_page_cost +
-		   per_probe * cpu_operator_cost;
+	/* kept keys cost no more than the pages (small indexes: a few hot pages) */
+	return t < m->kept_tables ? Min(kept, pages) : pages;
 }
 
 /* C(n, k) as a double (0 outside 0 <= k <= n). */

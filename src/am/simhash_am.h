@@ -104,7 +104,8 @@ typedef struct SimhashReadModel
 	int	   blocks;
 	int	   ntables;
 	int	   prefix_bits[SIMHASH_MAX_TABLES];
-	double keyed; /* the share of the sweep's rows whose keys the backend may keep */
+	double keyed;		/* the share of the sweep's rows whose keys the backend may keep */
+	int	   kept_tables; /* tables whose keys the backend may keep whole, for probes */
 } SimhashReadModel;
 
 /* Read-cost model (cost.c) */
