@@ -54,16 +54,17 @@
 /*
  * a range probed over kept keys (probe_list.c), beyond filtering its keys as
  * a kept page's are: its bucket entry and first keys, fetched from memory,
- * in kept pages.  Measured at 10M rows with every table's keys kept (CPU,
- * three paired sessions, load 1): radius 13 probes 1,668 prefixes of ~152
- * keys in 0.70-0.77 ms, 0.42-0.46 us a range, and a sweep over kept keys
- * costs 0.67 us a page (581 keys): 0.63-0.69 pages a range, 0.26 of them
- * its keys, so about 0.4 beyond them.  At 1M rows (keys in the CPU caches,
- * kept pages cheaper) a range costs about 0.9 kept pages: 0.4 made KNN-10
- * probe level 3 there, where a linear pass was 35-50% faster (the level
- * does not cover a random query's 10th row), so the larger is taken.
+ * in kept pages.  Measured (CPU, paired sessions, load 1): at 10M rows with
+ * every table's keys kept, radius 13 probes 1,668 prefixes of ~152 keys in
+ * 0.70-0.77 ms, 0.42-0.46 us a range, and a sweep over kept keys costs 0.67
+ * us a page (581 keys): 0.63-0.69 pages a range, 0.26 of them its keys; at
+ * 1M rows (64MB), 0.30-0.33 ms for 1,668 ranges of ~15 keys against 0.41 us
+ * a kept page: 0.45 pages a range.  KNN's steps are priced as page probes
+ * even so (simhash_step_cost): priced as kept ranges, KNN-10 probed level 3
+ * at 1M rows and level 4 at 4M instead of a linear pass over kept keys, and
+ * took 35-50% more and twice as long.
  */
-#define KEPT_RANGE_PAGES 1.0
+#define KEPT_RANGE_PAGES 0.4
 /* KNN's linear pass, in sweeps */
 #define KNN_PASS_FACTOR 2.5
 /*
@@ -190,11 +191,11 @@ simhash_linear_cost(const SimhashReadModel *m)
 
 /*
  * One probe of table t: a directory search and a run page in every run, and
- * the prefix's entries; or, when the backend may keep the table's keys, a
- * range of kept keys in every run.
+ * the prefix's entries; or, when `kept` and the backend may keep the table's
+ * keys, a range of kept keys in every run.
  */
 static double
-probe_unit_cost(const SimhashReadModel *m, int t)
+probe_unit_cost(const SimhashReadModel *m, int t, bool kept)
 {
 	double sorted = Max(m->rows - m->pending, 0.0);
 	double run_pages = Max(pages_of(sorted / Max(m->runs, 1)), 1.0);
@@ -203,11 +204,11 @@ probe_unit_cost(const SimhashReadModel *m, int t)
 	double pages = (m->runs * (dir_reads + 1) + per_probe / SIMHASH_PAGE_CAPACITY) *
 					   PROBE_PAGE_COST * seq_page_cost +
 				   per_probe * cpu_operator_cost;
-	double kept = (m->runs * KEPT_RANGE_PAGES + per_probe / SIMHASH_PAGE_CAPACITY) *
+	double keys = (m->runs * KEPT_RANGE_PAGES + per_probe / SIMHASH_PAGE_CAPACITY) *
 				  SWEEP_KEYED_PAGE_COST * seq_page_cost;
 
 	/* kept keys cost no more than the pages (small indexes: a few hot pages) */
-	return t < m->kept_tables ? Min(kept, pages) : pages;
+	return kept && t < m->kept_tables ? Min(keys, pages) : pages;
 }
 
 /* C(n, k) as a double (0 outside 0 <= k <= n). */
@@ -239,7 +240,7 @@ simhash_probe_cost(const SimhashReadModel *m, int flips, int split)
 
 		if (top < 0)
 			continue;
-		unit = probe_unit_cost(m, t);
+		unit = probe_unit_cost(m, t, true);
 		for (int f = 0; f <= top; f++)
 		{
 			total += c * unit;
@@ -249,11 +250,14 @@ simhash_probe_cost(const SimhashReadModel *m, int flips, int split)
 	return total;
 }
 
-/* A KNN step: table t probed with the prefixes exactly `flips` bits away. */
+/*
+ * A KNN step: table t probed with the prefixes exactly `flips` bits away
+ * (priced as page probes, kept keys or not: KEPT_RANGE_PAGES).
+ */
 double
 simhash_step_cost(const SimhashReadModel *m, int t, int flips)
 {
-	return binomial(m->prefix_bits[t], flips) * probe_unit_cost(m, t);
+	return binomial(m->prefix_bits[t], flips) * probe_unit_cost(m, t, false);
 }
 
 /*
