@@ -59,12 +59,17 @@
  * 0.70-0.77 ms, 0.42-0.46 us a range, and a sweep over kept keys costs 0.67
  * us a page (581 keys): 0.63-0.69 pages a range, 0.26 of them its keys; at
  * 1M rows (64MB), 0.30-0.33 ms for 1,668 ranges of ~15 keys against 0.41 us
- * a kept page: 0.45 pages a range.  KNN's steps are priced as page probes
- * even so (simhash_step_cost): priced as kept ranges, KNN-10 probed level 3
- * at 1M rows and level 4 at 4M instead of a linear pass over kept keys, and
- * took 35-50% more and twice as long.
+ * a kept page: 0.45 pages a range, which is taken.  0.4 made radius 10 at
+ * 100k rows probe 428 ranges (0.083 ms) where the sweep took 0.060 (a kept
+ * page there costs less than at 1M: the keys fit the CPU's caches); 0.45
+ * sweeps it and changes no other plan of bench/limit.sh (0.48 and more
+ * would sweep radius 16 at 4M rows with one table's keys kept: 4.5 ms
+ * against 2.3).  KNN's steps are priced as page probes even so
+ * (simhash_step_cost): priced as kept ranges, KNN-10 probed level 3 at 1M
+ * rows and level 4 at 4M instead of a linear pass over kept keys, and took
+ * 35-50% more and twice as long.
  */
-#define KEPT_RANGE_PAGES 0.4
+#define KEPT_RANGE_PAGES 0.45
 /* KNN's linear pass, in sweeps */
 #define KNN_PASS_FACTOR 2.5
 /*
@@ -193,7 +198,7 @@ simhash_linear_cost(const SimhashReadModel *m)
  * One probe of table t: a directory search and a run page in every run, and
  * the prefix's entries; or, when `kept` and the backend may keep the table's
  * keys, a range of kept keys in every run (with one run, less than a probe
- * of pages at any size: two page touches cost 0.12, a range 0.08).
+ * of pages at any size: two page touches cost 0.12, a range 0.09).
  */
 static double
 probe_unit_cost(const SimhashReadModel *m, int t, bool kept)
