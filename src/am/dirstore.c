@@ -334,6 +334,13 @@ kbucket_bits(Size cap)
 	return bits;
 }
 
+/* The bytes of a bucket index of `bits` bits. */
+static Size
+kbucket_bytes(int bits)
+{
+	return sizeof(uint32) * (((Size) 1 << bits) + 1);
+}
+
 /*
  * The bucket index of s's kept keys (every page's, in increasing order), in
  * bytes already charged to the store; false when it cannot be allocated
@@ -344,7 +351,7 @@ kbucket_build(StoredDir *s, uint32 used, int bits)
 {
 	Size	nb = (Size) 1 << bits;
 	int		shift = 64 - bits;
-	uint32 *kb = MemoryContextAllocExtended(store_cxt, (nb + 1) * sizeof(uint32),
+	uint32 *kb = MemoryContextAllocExtended(store_cxt, kbucket_bytes(bits),
 											MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 	uint32	g = 0;
 
@@ -390,7 +397,7 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 	cap = Min((Size) run->count, (Size) s->dir.n * SIMHASH_PAGE_CAPACITY);
 	/* the page offsets, and the bucket index if every page's keys are kept */
 	bits = kbucket_bits(cap);
-	kstart_bytes = sizeof(uint32) * (s->dir.n + 1) + sizeof(uint32) * (((Size) 1 << bits) + 1);
+	kstart_bytes = sizeof(uint32) * (s->dir.n + 1) + kbucket_bytes(bits);
 	/* keys that could never fit whole evict nobody's */
 	if (whole && kstart_bytes + cap * sizeof(uint64) > budget)
 		return;
@@ -460,8 +467,8 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 	if (!(s->dir.nkeyed == s->dir.n && kbucket_build(s, used, bits)))
 	{
 		/* no bucket index: its bytes go back */
-		store_key_bytes -= sizeof(uint32) * (((Size) 1 << bits) + 1);
-		s->key_bytes -= sizeof(uint32) * (((Size) 1 << bits) + 1);
+		store_key_bytes -= kbucket_bytes(bits);
+		s->key_bytes -= kbucket_bytes(bits);
 	}
 	d->keys = s->dir.keys;
 	d->kstart = s->dir.kstart;
@@ -537,16 +544,7 @@ simhash_dir_first_from(const SimhashDirCache *cache, int a, uint64 lo)
 		a = b + 1;
 		b = Min(b + step, cache->n);
 	}
-	while (a < b)
-	{
-		int mid = a + (b - a) / 2;
-
-		if (cache->hikeys[mid] < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
+	return (int) simhash_first_u64_at_least(cache->hikeys, (uint32) a, (uint32) b, lo);
 }
 
 /*

@@ -149,20 +149,10 @@ static inline uint32
 kept_first_at_least(const SimhashDirCache *cache, uint64 lo)
 {
 	uint64 b = lo >> cache->kshift;
-	uint32 l = cache->kbucket[b], r = cache->kbucket[b + 1];
 
 	if ((b << cache->kshift) == lo)
-		return l;
-	while (l < r)
-	{
-		uint32 mid = l + (r - l) / 2;
-
-		if (cache->keys[mid] < lo)
-			l = mid + 1;
-		else
-			r = mid;
-	}
-	return l;
+		return cache->kbucket[b];
+	return simhash_first_u64_at_least(cache->keys, cache->kbucket[b], cache->kbucket[b + 1], lo);
 }
 
 /*

@@ -76,6 +76,25 @@ typedef struct SimhashDirCache
 } SimhashDirCache;
 
 /*
+ * The first of a[l .. r) that is >= lo (r when none is), a ascending: by
+ * halving.  The run directory's key bounds and the kept keys' buckets.
+ */
+static inline uint32
+simhash_first_u64_at_least(const uint64 *a, uint32 l, uint32 r, uint64 lo)
+{
+	while (l < r)
+	{
+		uint32 mid = l + (r - l) / 2;
+
+		if (a[mid] < lo)
+			l = mid + 1;
+		else
+			r = mid;
+	}
+	return l;
+}
+
+/*
  * Where a streamed scan's batch stopped: the last entry it visited, by table,
  * probe variant (their order of enumeration), run, run page, and the entry's
  * (stored key, heap TID); entries of a run page are in (key, TID) order, and
