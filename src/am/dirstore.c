@@ -322,14 +322,19 @@ keys_huge_pages(void *keys, Size bytes)
 
 /*
  * The prefix bits of kept keys' bucket index (SimhashDirCache.kbucket) for
- * up to cap keys: about 64 keys a bucket, 1 to 24 bits (4 bytes a bucket).
+ * up to cap keys of a table whose keys' prefixes are prefix_bits wide: about
+ * 64 keys a bucket, and up to the prefix's width while a bucket holds about
+ * 16 (then every prefix range starts and ends on a bucket's edge: two loads,
+ * no search); 1 to 24 bits (4 bytes a bucket, at most a quarter of a byte a
+ * key).
  */
 static int
-kbucket_bits(Size cap)
+kbucket_bits(Size cap, int prefix_bits)
 {
 	int bits = 1;
 
-	while (bits < 24 && ((Size) 64 << bits) < cap)
+	while (bits < 24 &&
+		   (((Size) 64 << bits) < cap || (bits < prefix_bits && ((Size) 16 << bits) < cap)))
 		bits++;
 	return bits;
 }
@@ -396,7 +401,7 @@ simhash_dirstore_load_keys(IndexScanDesc scan, int r, SimhashDirCache *d, bool w
 	s->keys_tried = true;
 	cap = Min((Size) run->count, (Size) s->dir.n * SIMHASH_PAGE_CAPACITY);
 	/* the page offsets, and the bucket index if every page's keys are kept */
-	bits = kbucket_bits(cap);
+	bits = kbucket_bits(cap, so->tables[s->table].prefix_bits);
 	kstart_bytes = sizeof(uint32) * (s->dir.n + 1) + kbucket_bytes(bits);
 	/* keys that could never fit whole evict nobody's */
 	if (whole && kstart_bytes + cap * sizeof(uint64) > budget)

@@ -6,6 +6,8 @@
 
 #include "popcount.h"
 
+#include "port/pg_bitutils.h"
+
 /* simhash.debug_simd (options.c): off, the loops run as on a CPU without POPCNT or AVX2 */
 bool simhash_debug_simd = true;
 
@@ -55,11 +57,48 @@ SIMHASH_POPCOUNT_LOOP(int, keys_first_scalar,
 					  (keys, n, qkey, lo, span))
 
 #ifdef SIMHASH_AVX2_DISPATCH
+/* The lanes (a bit each) of four counts in the band: below < c < above. */
+__attribute__((target("avx2"))) static inline unsigned
+lanes_in_band(__m256i c, __m256i below, __m256i above)
+{
+	__m256i in = _mm256_and_si256(_mm256_cmpgt_epi64(c, below), _mm256_cmpgt_epi64(above, c));
+
+	return (unsigned) _mm256_movemask_pd(_mm256_castsi256_pd(in));
+}
+
 /*
- * simhash_keys_first() with AVX2: from distance 0, sixteen keys a step, their least
- * count (three vpminuw) compared with the band's end; else eight a step,
- * each count compared with both ends.  One test a step; the step that holds
- * a key in the band is searched key by key.
+ * The counts of keys[4j .. 4j + 3] for j < 4, only the first t keys loaded
+ * (the others' lanes are left out by the caller's mask): a range's last keys
+ * without a scalar loop, and without reading past them.
+ */
+__attribute__((target("avx2"))) static inline void
+popcount16_first(const uint64 *keys, int t, __m256i q, __m256i c[4])
+{
+	const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
+
+	for (int j = 0; j < 4; j++)
+	{
+		__m256i load = _mm256_cmpgt_epi64(_mm256_set1_epi64x(t - 4 * j), lane);
+		__m256i k = _mm256_maskload_epi64((const long long *) (keys + (ptrdiff_t) 4 * j), load);
+
+		c[j] = simhash_popcount_lanes_avx2(_mm256_xor_si256(k, q));
+	}
+}
+
+/* Of sixteen counts, the keys' bits (one a key) in the band. */
+__attribute__((target("avx2"))) static inline unsigned
+keys_in_band16(const __m256i c[4], __m256i below, __m256i above)
+{
+	return lanes_in_band(c[0], below, above) | lanes_in_band(c[1], below, above) << 4 |
+		   lanes_in_band(c[2], below, above) << 8 | lanes_in_band(c[3], below, above) << 12;
+}
+
+/*
+ * simhash_keys_first() with AVX2: sixteen keys a step.  From distance 0
+ * their least count (three vpminuw) is compared with the band's end, else
+ * each count with both ends; a step with a key in the band gives its first
+ * by the lanes' bits.  The last (fewer than sixteen) keys are loaded under
+ * a mask: a range of the kept keys at 1M rows holds about sixteen.
  */
 __attribute__((target("avx2"))) static int
 keys_first_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
@@ -67,40 +106,32 @@ keys_first_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 	const __m256i q = _mm256_set1_epi64x((long long) qkey);
 	const __m256i below = _mm256_set1_epi64x(lo - 1);				 /* count > lo - 1 */
 	const __m256i above = _mm256_set1_epi64x((int64) lo + span + 1); /* count < lo + span + 1 */
+	__m256i		  c[4];
+	unsigned	  in;
 	int			  e = 0;
 
-	if (lo == 0)
+	for (; e + 16 <= n; e += 16)
 	{
-		/* sixteen keys a step: their least count compared */
-		for (; e + 16 <= n; e += 16)
+		for (int j = 0; j < 4; j++)
+			c[j] = simhash_popcount4_avx2(keys + e + (ptrdiff_t) 4 * j, q);
+		if (lo <= 0)
 		{
 			__m256i least =
-				_mm256_min_epu16(_mm256_min_epu16(simhash_popcount4_avx2(keys + e, q),
-												  simhash_popcount4_avx2(keys + e + 4, q)),
-								 _mm256_min_epu16(simhash_popcount4_avx2(keys + e + 8, q),
-												  simhash_popcount4_avx2(keys + e + 12, q)));
-			__m256i in = _mm256_cmpgt_epi64(above, least);
+				_mm256_min_epu16(_mm256_min_epu16(c[0], c[1]), _mm256_min_epu16(c[2], c[3]));
+			__m256i hit = _mm256_cmpgt_epi64(above, least);
 
-			if (!_mm256_testz_si256(in, in))
-				break;
+			if (_mm256_testz_si256(hit, hit))
+				continue;
 		}
+		in = keys_in_band16(c, below, above);
+		if (in != 0)
+			return e + pg_rightmost_one_pos32(in);
 	}
-	else
-	{
-		for (; e + 8 <= n; e += 8)
-		{
-			__m256i p0 = simhash_popcount4_avx2(keys + e, q),
-					p1 = simhash_popcount4_avx2(keys + e + 4, q);
-			__m256i in = _mm256_or_si256(_mm256_and_si256(_mm256_cmpgt_epi64(p0, below),
-														  _mm256_cmpgt_epi64(above, p0)),
-										 _mm256_and_si256(_mm256_cmpgt_epi64(p1, below),
-														  _mm256_cmpgt_epi64(above, p1)));
-
-			if (!_mm256_testz_si256(in, in))
-				break;
-		}
-	}
-	return e + keys_first_scalar(keys + e, n - e, qkey, lo, span);
+	if (e == n)
+		return n;
+	popcount16_first(keys + e, n - e, q, c);
+	in = keys_in_band16(c, below, above) & ((1u << (n - e)) - 1);
+	return in != 0 ? e + pg_rightmost_one_pos32(in) : n;
 }
 
 int

@@ -86,20 +86,27 @@ extern bool simhash_cpu_has_popcnt(void);
 
 extern bool simhash_cpu_has_avx2(void);
 
-/* The bit counts of four keys xor q, one a 64-bit lane. */
+/* The bit counts of the four 64-bit lanes of x, one a lane. */
 __attribute__((target("avx2"))) static inline __m256i
-simhash_popcount4_avx2(const uint64 *keys, __m256i q)
+simhash_popcount_lanes_avx2(__m256i x)
 {
 	const __m256i nibbles = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1,
 											 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
 	const __m256i low4 = _mm256_set1_epi8(0x0f);
-	__m256i		  x = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) keys), q);
 	__m256i		  c =
 		_mm256_add_epi8(_mm256_shuffle_epi8(nibbles, _mm256_and_si256(x, low4)),
 						_mm256_shuffle_epi8(nibbles,
 											_mm256_and_si256(_mm256_srli_epi64(x, 4), low4)));
 
 	return _mm256_sad_epu8(c, _mm256_setzero_si256());
+}
+
+/* The bit counts of four keys xor q, one a 64-bit lane. */
+__attribute__((target("avx2"))) static inline __m256i
+simhash_popcount4_avx2(const uint64 *keys, __m256i q)
+{
+	return simhash_popcount_lanes_avx2(
+		_mm256_xor_si256(_mm256_loadu_si256((const __m256i *) keys), q));
 }
 #endif
 

@@ -82,16 +82,20 @@ typedef struct SimhashDirCache
 static inline uint32
 simhash_first_u64_at_least(const uint64 *a, uint32 l, uint32 r, uint64 lo)
 {
-	while (l < r)
-	{
-		uint32 mid = l + (r - l) / 2;
+	const uint64 *base = a + l;
+	uint32		  n = r - l;
 
-		if (a[mid] < lo)
-			l = mid + 1;
-		else
-			r = mid;
+	if (n == 0)
+		return l;
+	/* the answer lies in [base, base + n]; no branch to mispredict */
+	while (n > 1)
+	{
+		uint32 half = n / 2;
+
+		base = base[half] < lo ? base + half : base;
+		n -= half;
 	}
-	return l;
+	return (uint32) (base - a) + (*base < lo);
 }
 
 /*
