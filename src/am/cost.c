@@ -53,23 +53,22 @@
 #define SWEEP_KEYED_PAGE_COST 0.2
 /*
  * a range probed over kept keys (probe_list.c), beyond filtering its keys as
- * a kept page's are: its bucket entry and first keys, fetched from memory,
- * in kept pages.  Measured (CPU, paired sessions, load 1): at 10M rows with
- * every table's keys kept, radius 13 probes 1,668 prefixes of ~152 keys in
- * 0.70-0.77 ms, 0.42-0.46 us a range, and a sweep over kept keys costs 0.67
- * us a page (581 keys): 0.63-0.69 pages a range, 0.26 of them its keys; at
- * 1M rows (64MB), 0.30-0.33 ms for 1,668 ranges of ~15 keys against 0.41 us
- * a kept page: 0.45 pages a range, which is taken.  0.4 made radius 10 at
- * 100k rows probe 428 ranges (0.083 ms) where the sweep took 0.060 (a kept
- * page there costs less than at 1M: the keys fit the CPU's caches); 0.45
- * sweeps it and changes no other plan of bench/limit.sh (0.48 and more
- * would sweep radius 16 at 4M rows with one table's keys kept: 4.5 ms
- * against 2.3).  KNN's steps are priced as page probes even so
- * (simhash_step_cost): priced as kept ranges, KNN-10 probed level 3 at 1M
- * rows and level 4 at 4M instead of a linear pass over kept keys, and took
- * 35-50% more and twice as long.
+ * a kept page's are: its bucket entries and first keys, fetched from memory,
+ * in kept pages.  Measured (CPU, paired sessions, load 1): at 1M rows
+ * (64MB), radius 13 probes 1,668 ranges of ~15 keys in 0.17-0.22 ms, each
+ * range two bucket loads (buckets as wide as the prefixes) and its keys
+ * filtered under a mask, against 0.41 us a kept page: 0.25-0.32 pages a
+ * range, 0.03 of them its keys; radius 16 (4,608 ranges) probed 0.61-0.65
+ * ms, swept 0.92-1.26.  At 100k rows radius 10 probed 0.063-0.073 ms, swept
+ * 0.067-0.079; radius 13 probed 0.15-0.16, swept 0.08.  0.3 gives those
+ * plans and no other change in bench/limit.sh's.  At 10M rows with every
+ * table's keys kept a range costs more (~0.4 pages beyond its keys: the keys
+ * outgrow the CPU's caches), where every radius probes anyway.  KNN's steps
+ * are priced as page probes even so (simhash_step_cost): priced as kept
+ * ranges, KNN-10 probed level 3 at 1M rows and level 4 at 4M instead of a
+ * linear pass over kept keys, and took 35-50% more and twice as long.
  */
-#define KEPT_RANGE_PAGES 0.45
+#define KEPT_RANGE_PAGES 0.3
 /* KNN's linear pass, in sweeps */
 #define KNN_PASS_FACTOR 2.5
 /*
