@@ -67,30 +67,25 @@ lanes_in_band(__m256i c, __m256i below, __m256i above)
 }
 
 /*
- * The counts of keys[4j .. 4j + 3] for j < 4, only the first t keys loaded
- * (the others' lanes are left out by the caller's mask): a range's last keys
+ * The counts of four keys of which only the first t are loaded (t < 4: the
+ * others' lanes are left out by the caller's mask): a range's last keys
  * without a scalar loop, and without reading past them.
  */
-__attribute__((target("avx2"))) static inline void
-popcount16_first(const uint64 *keys, int t, __m256i q, __m256i c[4])
+__attribute__((target("avx2"))) static inline __m256i
+popcount4_first(const uint64 *keys, int t, __m256i q)
 {
-	const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
+	const __m256i load = _mm256_cmpgt_epi64(_mm256_set1_epi64x(t), _mm256_setr_epi64x(0, 1, 2, 3));
 
-	for (int j = 0; j < 4; j++)
-	{
-		__m256i load = _mm256_cmpgt_epi64(_mm256_set1_epi64x(t - 4 * j), lane);
-		__m256i k = _mm256_maskload_epi64((const long long *) (keys + (ptrdiff_t) 4 * j), load);
-
-		c[j] = simhash_popcount_lanes_avx2(_mm256_xor_si256(k, q));
-	}
+	return simhash_popcount_lanes_avx2(
+		_mm256_xor_si256(_mm256_maskload_epi64((const long long *) keys, load), q));
 }
 
-/* Of sixteen counts, the keys' bits (one a key) in the band. */
+/* Of sixteen counts, four a vector, the keys' bits (one a key) in the band. */
 __attribute__((target("avx2"))) static inline unsigned
-keys_in_band16(const __m256i c[4], __m256i below, __m256i above)
+keys_in_band16(__m256i c0, __m256i c1, __m256i c2, __m256i c3, __m256i below, __m256i above)
 {
-	return lanes_in_band(c[0], below, above) | lanes_in_band(c[1], below, above) << 4 |
-		   lanes_in_band(c[2], below, above) << 8 | lanes_in_band(c[3], below, above) << 12;
+	return lanes_in_band(c0, below, above) | lanes_in_band(c1, below, above) << 4 |
+		   lanes_in_band(c2, below, above) << 8 | lanes_in_band(c3, below, above) << 12;
 }
 
 /*
@@ -98,7 +93,8 @@ keys_in_band16(const __m256i c[4], __m256i below, __m256i above)
  * their least count (three vpminuw) is compared with the band's end, else
  * each count with both ends; a step with a key in the band gives its first
  * by the lanes' bits.  The last (fewer than sixteen) keys are loaded under
- * a mask: a range of the kept keys at 1M rows holds about sixteen.
+ * a mask: a range of the kept keys at 1M rows holds about sixteen.  The
+ * counts are named variables, not an array, which GCC would keep in memory.
  */
 __attribute__((target("avx2"))) static int
 keys_first_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
@@ -106,31 +102,50 @@ keys_first_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 	const __m256i q = _mm256_set1_epi64x((long long) qkey);
 	const __m256i below = _mm256_set1_epi64x(lo - 1);				 /* count > lo - 1 */
 	const __m256i above = _mm256_set1_epi64x((int64) lo + span + 1); /* count < lo + span + 1 */
-	__m256i		  c[4];
+	__m256i		  c0, c1, c2, c3;
 	unsigned	  in;
-	int			  e = 0;
+	int			  e = 0, t;
 
-	for (; e + 16 <= n; e += 16)
+	if (lo <= 0)
 	{
-		for (int j = 0; j < 4; j++)
-			c[j] = simhash_popcount4_avx2(keys + e + (ptrdiff_t) 4 * j, q);
-		if (lo <= 0)
+		for (; e + 16 <= n; e += 16)
 		{
-			__m256i least =
-				_mm256_min_epu16(_mm256_min_epu16(c[0], c[1]), _mm256_min_epu16(c[2], c[3]));
-			__m256i hit = _mm256_cmpgt_epi64(above, least);
+			__m256i least, hit;
 
-			if (_mm256_testz_si256(hit, hit))
+			c0 = simhash_popcount4_avx2(keys + e, q);
+			c1 = simhash_popcount4_avx2(keys + e + 4, q);
+			c2 = simhash_popcount4_avx2(keys + e + 8, q);
+			c3 = simhash_popcount4_avx2(keys + e + 12, q);
+			least = _mm256_min_epu16(_mm256_min_epu16(c0, c1), _mm256_min_epu16(c2, c3));
+			hit = _mm256_cmpgt_epi64(above, least);
+			if (likely(_mm256_testz_si256(hit, hit)))
 				continue;
+			in = keys_in_band16(c0, c1, c2, c3, below, above);
+			if (in != 0)
+				return e + pg_rightmost_one_pos32(in);
 		}
-		in = keys_in_band16(c, below, above);
-		if (in != 0)
-			return e + pg_rightmost_one_pos32(in);
+	}
+	else
+	{
+		for (; e + 16 <= n; e += 16)
+		{
+			c0 = simhash_popcount4_avx2(keys + e, q);
+			c1 = simhash_popcount4_avx2(keys + e + 4, q);
+			c2 = simhash_popcount4_avx2(keys + e + 8, q);
+			c3 = simhash_popcount4_avx2(keys + e + 12, q);
+			in = keys_in_band16(c0, c1, c2, c3, below, above);
+			if (in != 0)
+				return e + pg_rightmost_one_pos32(in);
+		}
 	}
 	if (e == n)
 		return n;
-	popcount16_first(keys + e, n - e, q, c);
-	in = keys_in_band16(c, below, above) & ((1u << (n - e)) - 1);
+	t = n - e;
+	c0 = popcount4_first(keys + e, t, q);
+	c1 = t > 4 ? popcount4_first(keys + e + 4, t - 4, q) : c0;
+	c2 = t > 8 ? popcount4_first(keys + e + 8, t - 8, q) : c0;
+	c3 = t > 12 ? popcount4_first(keys + e + 12, t - 12, q) : c0;
+	in = keys_in_band16(c0, c1, c2, c3, below, above) & ((1U << t) - 1);
 	return in != 0 ? e + pg_rightmost_one_pos32(in) : n;
 }
 
