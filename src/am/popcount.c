@@ -110,14 +110,8 @@ keys_first_avx2(const uint64 *keys, int n, uint64 qkey, int lo, int span)
 	{
 		for (; e + 16 <= n; e += 16)
 		{
-			__m256i least, hit;
-
-			c0 = simhash_popcount4_avx2(keys + e, q);
-			c1 = simhash_popcount4_avx2(keys + e + 4, q);
-			c2 = simhash_popcount4_avx2(keys + e + 8, q);
-			c3 = simhash_popcount4_avx2(keys + e + 12, q);
-			least = _mm256_min_epu16(_mm256_min_epu16(c0, c1), _mm256_min_epu16(c2, c3));
-			hit = _mm256_cmpgt_epi64(above, least);
+			__m256i least = simhash_popcount16_least_avx2(keys + e, q, &c0, &c1, &c2, &c3);
+			__m256i hit = _mm256_cmpgt_epi64(above, least);
 			if (likely(_mm256_testz_si256(hit, hit)))
 				continue;
 			in = keys_in_band16(c0, c1, c2, c3, below, above);

@@ -257,13 +257,8 @@ count_keys_avx2(SimhashKeyCount *kc, const uint64 *keys, int n, uint64 qkey, int
 
 		if (lo <= 0 && e + 16 <= n)
 		{
-			__m256i m, hit;
+			__m256i m = simhash_popcount16_least_avx2(keys + e, q, &c0, &c1, &c2, &c3), hit;
 
-			c0 = simhash_popcount4_avx2(keys + e, q);
-			c1 = simhash_popcount4_avx2(keys + e + 4, q);
-			c2 = simhash_popcount4_avx2(keys + e + 8, q);
-			c3 = simhash_popcount4_avx2(keys + e + 12, q);
-			m = _mm256_min_epu16(_mm256_min_epu16(c0, c1), _mm256_min_epu16(c2, c3));
 			least_v = _mm256_min_epu16(least_v, m);
 			hit = _mm256_cmpgt_epi64(reach, m);
 			step = 16;
