@@ -197,7 +197,7 @@ simhash_linear_cost(const SimhashReadModel *m)
  * One probe of table t: a directory search and a run page in every run, and
  * the prefix's entries; or, when `kept` and the backend may keep the table's
  * keys, a range of kept keys in every run (with one run, less than a probe
- * of pages at any size: two page touches cost 0.12, a range 0.09).
+ * of pages at any size: two page touches cost 0.12, a range 0.06).
  */
 static double
 probe_unit_cost(const SimhashReadModel *m, int t, bool kept)
